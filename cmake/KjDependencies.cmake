@@ -1,0 +1,57 @@
+# Finds every third-party dependency with find_package; nothing is vendored. CUDA, CUPTI and NVML are optional.
+
+# Python: the interpreter that has torch decides which libpython the worker embeds.
+if(KJ_PYTHON)
+  set(Python3_EXECUTABLE ${KJ_PYTHON})
+endif()
+find_package(Python3 REQUIRED COMPONENTS Interpreter Development.Embed)
+set(KJ_PYTHON_EXECUTABLE ${Python3_EXECUTABLE})
+
+# pybind11: the distribution's CMake package, else the one that ships inside the chosen Python's pip package.
+find_package(pybind11 CONFIG QUIET)
+if(NOT pybind11_FOUND)
+  execute_process(COMMAND ${Python3_EXECUTABLE} -c "import pybind11; print(pybind11.get_cmake_dir())"
+                  OUTPUT_VARIABLE _kj_pybind11_dir OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  find_package(pybind11 CONFIG REQUIRED HINTS ${_kj_pybind11_dir})
+endif()
+
+find_package(fmt REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(SQLite3 REQUIRED) # -DSQLite3_INCLUDE_DIR=<prefix>/usr/include where the headers are unpacked by hand
+find_package(CURL REQUIRED)
+find_package(Threads REQUIRED)
+
+if(KJ_BUILD_TESTS)
+  find_package(Catch2 REQUIRED)
+  if(Catch2_VERSION VERSION_GREATER_EQUAL 3)
+    set(KJ_CATCH2_V3 ON)
+  endif()
+endif()
+if(KJ_BUILD_BENCHMARKS)
+  find_package(benchmark REQUIRED)
+endif()
+
+# CUDA: compiled and linked whenever the toolkit is found (AUTO) so CI proves it links; no GPU is needed to build.
+set(KJ_HAVE_CUDA OFF)
+set(KJ_HAVE_CUPTI OFF)
+set(KJ_HAVE_NVML OFF)
+if(NOT KJ_WITH_CUDA STREQUAL "OFF")
+  if(KJ_WITH_CUDA STREQUAL "ON")
+    find_package(CUDAToolkit REQUIRED)
+  else()
+    find_package(CUDAToolkit QUIET)
+  endif()
+  if(CUDAToolkit_FOUND)
+    set(KJ_HAVE_CUDA ON)
+    if(TARGET CUDA::cupti)
+      set(KJ_HAVE_CUPTI ON)
+    endif()
+    find_path(KJ_NVML_INCLUDE_DIR nvml.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+    if(TARGET CUDA::nvml AND KJ_NVML_INCLUDE_DIR)
+      set(KJ_HAVE_NVML ON)
+    endif()
+  endif()
+endif()
+message(STATUS "kerneljudge: python=${KJ_PYTHON_EXECUTABLE} cuda=${KJ_HAVE_CUDA} cupti=${KJ_HAVE_CUPTI} "
+               "nvml=${KJ_HAVE_NVML} catch2=${Catch2_VERSION}")

@@ -1,0 +1,1 @@
+// placeholder until the data-access layer lands

@@ -1,0 +1,168 @@
+// The data-access layer: the only code in kerneljudge that writes SQL. One writer per database file.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kj::db {
+
+// Thrown for any database failure; the message names the database path and what was being done.
+class db_error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr int schema_version = 1;
+
+struct run_record {
+  std::string run_uid;      // user-visible id, e.g. "r20261120-235959-1a2b"
+  std::string created_at;   // ISO-8601 UTC, filled by the store when empty
+  std::string status;       // "running", "finished", "interrupted"
+  std::string device;       // "cpu" or "cuda"
+  std::string command_line; // argv joined with spaces
+  std::string kj_version;   // "0.1.0+<git sha>"
+  std::string config_json;  // the resolved run options as JSON
+  std::int64_t stack_id = 0;
+};
+
+struct stack_record {
+  std::string stack_hash; // hash of the identity fields of the fingerprint
+  std::string python;
+  std::string torch;
+  std::string device_name;
+  std::string fingerprint_json; // every field measured, identity or not
+};
+
+struct problem_record {
+  std::string suite;      // "kernelbench", "builtin" or "file"
+  std::string kb_version; // "main", "v0.1", "v0" for KernelBench; "" otherwise
+  int level = 0;
+  int number = 0;        // the id before the first '_' of the file name
+  std::string name;      // file stem after the id, e.g. "Square_matrix_multiplication_"
+  std::string file_name; // e.g. "1_Square_matrix_multiplication_.py"
+  std::string path;      // where it was loaded from
+  std::string source;    // full text
+  std::string source_hash;
+  std::string source_commit; // git commit of the checkout when known
+};
+
+struct candidate_record {
+  std::int64_t problem_id = 0;
+  std::string producer; // "directory", "identity", "examples", ...
+  int sample = 0;
+  std::string path; // file it came from ("" for generated ones)
+  std::string source;
+  std::string source_hash;
+};
+
+struct trial_record {
+  int index = 0;
+  std::uint64_t seed = 0;
+  bool passed = false;
+  double max_abs_err = 0;
+  double max_rel_err = 0;
+  std::int64_t mismatches = 0;
+  std::string detail_json; // shapes, dtypes, messages
+};
+
+struct timing_record {
+  std::string subject; // "candidate", "reference_eager", later "compile_default", ...
+  std::string method;  // "host-median", later "robust", "kernelbench", "cuda-agent"
+  std::string clock;   // "host" or "cuda-event"
+  std::string params_json;
+  std::vector<double> samples_ms; // raw, in measurement order
+  double median_ms = 0, mean_ms = 0, min_ms = 0, max_ms = 0, stdev_ms = 0;
+};
+
+struct evaluation_record {
+  std::int64_t run_id = 0;
+  std::int64_t problem_id = 0;
+  std::int64_t candidate_id = 0;
+  std::int64_t stack_id = 0;
+  std::string device;
+  std::string overrides_json; // module-constant overrides applied, e.g. {"batch_size": 4}
+  std::string protocol;       // e.g. "kernelbench-main"
+  std::string verdict;        // see harness/verdict.hpp
+  std::string error;          // message or traceback, "" when none
+  std::string started_at, finished_at;
+  double duration_s = 0;
+  std::vector<trial_record> trials;
+  std::vector<timing_record> timings;
+};
+
+// One row of `kj results`: an evaluation joined with its problem, candidate and timing summaries.
+struct result_row {
+  std::int64_t evaluation_id = 0;
+  std::string run_uid;
+  std::string suite;
+  int level = 0;
+  int number = 0;
+  std::string problem_name;
+  std::string candidate_path;
+  std::string producer;
+  int sample = 0;
+  std::string device;
+  std::string verdict;
+  std::string error;
+  std::optional<double> candidate_median_ms;
+  std::optional<double> reference_median_ms;
+  std::optional<double> speedup; // reference / candidate
+};
+
+struct db_info {
+  std::filesystem::path path;
+  int schema_version = 0;
+  std::int64_t runs = 0, stacks = 0, problems = 0, candidates = 0, evaluations = 0, timing_samples = 0;
+};
+
+class store {
+public:
+  // Opens (creating if needed) and migrates the database forward. Throws db_error naming the path when it cannot.
+  static store open(const std::filesystem::path& path);
+  // Opens read-only without migrating; throws db_error if the file does not exist or is newer than this build.
+  static store open_read_only(const std::filesystem::path& path);
+
+  store(store&&) noexcept;
+  store& operator=(store&&) noexcept;
+  ~store();
+
+  int user_version() const;
+  const std::filesystem::path& path() const;
+
+  // Rows are deduplicated by their natural key; the existing id is returned when the row is already there.
+  std::int64_t upsert_stack(const stack_record& stack);
+  std::int64_t upsert_problem(const problem_record& problem);     // key: suite, kb_version, level, file_name, hash
+  std::int64_t upsert_candidate(const candidate_record& candidate); // key: problem_id, producer, sample, source_hash
+
+  std::int64_t create_run(const run_record& run);
+  std::optional<std::int64_t> find_run(const std::string& run_uid) const;
+  std::optional<run_record> get_run(std::int64_t run_id) const;
+  std::optional<std::string> latest_run_uid() const;
+  void set_run_status(std::int64_t run_id, const std::string& status);
+  void set_run_stack(std::int64_t run_id, std::int64_t stack_id);
+
+  // Whether this run already holds an evaluation of this candidate (for resuming a run).
+  bool has_evaluation(std::int64_t run_id, std::int64_t candidate_id) const;
+  // Writes the evaluation with its trials, timings and raw samples in one transaction.
+  std::int64_t insert_evaluation(const evaluation_record& evaluation);
+
+  std::vector<result_row> results(const std::string& run_uid) const;
+  db_info info() const;
+
+private:
+  struct impl;
+  explicit store(std::unique_ptr<impl> impl);
+  std::unique_ptr<impl> m_impl;
+};
+
+// Lower-case hex SHA-256 of a text (source hashes, stack ids).
+std::string sha256_hex(const std::string& text);
+// The current time as ISO-8601 UTC with milliseconds.
+std::string now_iso8601();
+
+} // namespace kj::db

@@ -1,0 +1,2 @@
+// Entry point of `kj`.
+int main() { return 0; }

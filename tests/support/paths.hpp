@@ -1,0 +1,40 @@
+// Paths and helpers shared by the tests: the source tree, the built `kj`, scratch folders, running commands.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kj::test {
+
+std::filesystem::path source_dir();
+std::filesystem::path kj_binary();
+std::filesystem::path fixtures_dir();
+
+// A fresh, empty directory under the system temp dir, removed when the object goes out of scope.
+class scratch_dir {
+public:
+  scratch_dir();
+  ~scratch_dir();
+  scratch_dir(const scratch_dir&) = delete;
+  scratch_dir& operator=(const scratch_dir&) = delete;
+  const std::filesystem::path& path() const { return m_path; }
+  std::filesystem::path operator/(const std::string& name) const { return m_path / name; }
+
+private:
+  std::filesystem::path m_path;
+};
+
+struct command_result {
+  int exit_code = -1;
+  std::string out; // stdout
+  std::string err; // stderr
+};
+
+// Runs the real `kj` binary with these arguments in `cwd`, capturing stdout and stderr.
+command_result run_kj(const std::vector<std::string>& args, const std::filesystem::path& cwd = {});
+
+void write_file(const std::filesystem::path& path, const std::string& text);
+std::string read_file(const std::filesystem::path& path);
+
+} // namespace kj::test
