@@ -15,6 +15,8 @@ cold_measurement::cold_measurement(timed_subject& subject, const measure_params&
 }
 
 measurement cold_measurement::run() {
+  if (m_ran) throw std::logic_error("cold_measurement::run: already run; make a new one per measurement");
+  m_ran = true;
   run_warmup();
   run_trials();
   generate_summary();

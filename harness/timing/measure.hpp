@@ -45,10 +45,12 @@ struct measurement {
   stopping_params params;
 };
 
-// Runs warmup and trials on the subject and summarizes them; see measure_cold.
+// Runs warmup and trials on the subject and summarizes them; see measure_cold. One run per object.
 class cold_measurement {
 public:
+  // Throws std::invalid_argument for inconsistent parameters (see stopping_rule for its own).
   cold_measurement(timed_subject& subject, const measure_params& params);
+  // Throws std::logic_error on a second call.
   measurement run();
 
 private:
@@ -61,6 +63,7 @@ private:
   measure_params m_params;
   stopping_rule m_rule;
   measurement m_result;
+  bool m_ran = false;
 };
 
 // One cold measurement with the default steps. Exceptions from the subject propagate.

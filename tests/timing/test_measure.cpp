@@ -151,3 +151,10 @@ TEST_CASE("measure_cold lets the subject's errors through and rejects bad parame
   CHECK_THROWS_AS(measure_cold(subject, params), std::invalid_argument);
   CHECK(subject.log().empty());
 }
+
+TEST_CASE("cold_measurement runs once", "[timing][measure]") {
+  fake_subject subject(10.0);
+  kj::timing::cold_measurement run(subject, measure_params{});
+  CHECK(run.run().stop_reason == "converged");
+  CHECK_THROWS_AS(run.run(), std::logic_error);
+}
