@@ -1,1 +1,207 @@
-// placeholder until the data-access layer lands
+// The store's life cycle (open, migrate, read-only open), the deduplicating upserts, runs, and the hash/time
+// helpers.
+#include "db/store.hpp"
+
+#include "db/migrations.hpp"
+#include "db/store_impl.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <fmt/format.h>
+#include <openssl/evp.h>
+#include <system_error>
+
+namespace kj::db {
+
+namespace fs = std::filesystem;
+using sqlite::connection;
+
+store::store(std::unique_ptr<impl> state) : m_impl(std::move(state)) {}
+store::store(store&&) noexcept = default;
+store& store::operator=(store&&) noexcept = default;
+store::~store() = default;
+
+store store::open(const fs::path& path) {
+  connection db = connection::open(path, connection::open_mode::read_write_create);
+  db.exec("PRAGMA foreign_keys = ON", "enable foreign keys");
+  // Setting the journal mode reads the header (and creates the file), so an unusable path fails here, at
+  // open.
+  const std::string mode = db.query_text("PRAGMA journal_mode = WAL", "switch to WAL journal mode");
+  if (mode != "wal") db.fail("switch to WAL journal mode", fmt::format("the journal mode stayed '{}'", mode));
+  // In WAL mode NORMAL cannot corrupt the database; a power cut may lose only the last commits.
+  db.exec("PRAGMA synchronous = NORMAL", "set synchronous mode");
+  migrate(db);
+  return store(std::make_unique<impl>(impl{std::move(db), path}));
+}
+
+store store::open_read_only(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw db_error(fmt::format("cannot open database '{}': no such file", path.string()));
+  connection db = connection::open(path, connection::open_mode::read_only);
+  const int version = read_user_version(db);
+  if (version > schema_version)
+    throw db_error(
+        fmt::format("database '{}' has schema version {}, newer than the {} this build of kerneljudge "
+                    "supports; use a newer kj to open it",
+                    path.string(), version, schema_version));
+  if (version == 0)
+    throw db_error(
+        fmt::format("database '{}' is not a kerneljudge database (schema version 0)", path.string()));
+  if (version < schema_version)
+    throw db_error(
+        fmt::format("database '{}' has schema version {}, older than this build's {}; open it once "
+                    "for writing (any kj command that records results) to migrate it",
+                    path.string(), version, schema_version));
+  return store(std::make_unique<impl>(impl{std::move(db), path}));
+}
+
+int store::user_version() const {
+  return read_user_version(m_impl->m_db);
+}
+const fs::path& store::path() const {
+  return m_impl->m_path;
+}
+
+std::int64_t store::upsert_stack(const stack_record& stack) {
+  connection& db = m_impl->m_db;
+  if (stack.stack_hash.empty()) db.fail("upsert stack", "stack_hash is empty");
+  db.prepare("INSERT INTO stacks (stack_hash, python, torch, device_name, fingerprint_json, created_at) "
+             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (stack_hash) DO NOTHING",
+             fmt::format("insert stack {}", stack.stack_hash))
+      .bind_all(stack.stack_hash, stack.python, stack.torch, stack.device_name, stack.fingerprint_json,
+                now_iso8601())
+      .run();
+  auto find = db.prepare("SELECT id FROM stacks WHERE stack_hash = ?", "find stack");
+  find.bind_all(stack.stack_hash);
+  if (!find.step()) db.fail("upsert stack", "the row vanished after insertion");
+  return find.column_int64(0);
+}
+
+std::int64_t store::upsert_problem(const problem_record& problem) {
+  connection& db = m_impl->m_db;
+  const std::string hash = problem.source_hash.empty() ? sha256_hex(problem.source) : problem.source_hash;
+  const std::string what = fmt::format("upsert problem {}/{}/level {}/{}", problem.suite, problem.kb_version,
+                                       problem.level, problem.file_name);
+  db.prepare(
+        "INSERT INTO problems (suite, kb_version, level, number, name, file_name, path, source, source_hash, "
+        "source_commit, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (suite, kb_version, level, file_name, source_hash) DO NOTHING",
+        what)
+      .bind_all(problem.suite, problem.kb_version, problem.level, problem.number, problem.name,
+                problem.file_name, problem.path, problem.source, hash, problem.source_commit, now_iso8601())
+      .run();
+  auto find = db.prepare("SELECT id FROM problems WHERE suite = ? AND kb_version = ? AND level = ? "
+                         "AND file_name = ? AND source_hash = ?",
+                         what);
+  find.bind_all(problem.suite, problem.kb_version, problem.level, problem.file_name, hash);
+  if (!find.step()) db.fail(what, "the row vanished after insertion");
+  return find.column_int64(0);
+}
+
+std::int64_t store::upsert_candidate(const candidate_record& candidate) {
+  connection& db = m_impl->m_db;
+  const std::string hash =
+      candidate.source_hash.empty() ? sha256_hex(candidate.source) : candidate.source_hash;
+  const std::string what = fmt::format("upsert candidate (problem {}, producer '{}', sample {})",
+                                       candidate.problem_id, candidate.producer, candidate.sample);
+  db.prepare(
+        "INSERT INTO candidates (problem_id, producer, sample, path, source, source_hash, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (problem_id, producer, sample, source_hash) DO NOTHING",
+        what)
+      .bind_all(candidate.problem_id, candidate.producer, candidate.sample, candidate.path, candidate.source,
+                hash, now_iso8601())
+      .run();
+  auto find = db.prepare(
+      "SELECT id FROM candidates WHERE problem_id = ? AND producer = ? AND sample = ? AND source_hash = ?",
+      what);
+  find.bind_all(candidate.problem_id, candidate.producer, candidate.sample, hash);
+  if (!find.step()) db.fail(what, "the row vanished after insertion");
+  return find.column_int64(0);
+}
+
+std::int64_t store::create_run(const run_record& run) {
+  connection& db = m_impl->m_db;
+  const std::string what = fmt::format("create run '{}'", run.run_uid);
+  if (run.run_uid.empty()) db.fail(what, "run_uid is empty");
+  db.prepare("INSERT INTO runs (run_uid, created_at, status, device, command_line, kj_version, config_json, "
+             "stack_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+             what)
+      .bind_all(run.run_uid, run.created_at.empty() ? now_iso8601() : run.created_at, run.status, run.device,
+                run.command_line, run.kj_version, run.config_json, id_or_null(run.stack_id))
+      .run();
+  return db.last_insert_rowid();
+}
+
+std::optional<std::int64_t> store::find_run(const std::string& run_uid) const {
+  auto find =
+      m_impl->m_db.prepare("SELECT id FROM runs WHERE run_uid = ?", fmt::format("find run '{}'", run_uid));
+  find.bind_all(run_uid);
+  if (!find.step()) return std::nullopt;
+  return find.column_int64(0);
+}
+
+std::optional<run_record> store::get_run(std::int64_t run_id) const {
+  auto get = m_impl->m_db.prepare("SELECT run_uid, created_at, status, device, command_line, kj_version, "
+                                  "config_json, stack_id FROM runs WHERE id = ?",
+                                  fmt::format("read run {}", run_id));
+  get.bind_all(run_id);
+  if (!get.step()) return std::nullopt;
+  run_record run;
+  run.run_uid = get.column_text(0);
+  run.created_at = get.column_text(1);
+  run.status = get.column_text(2);
+  run.device = get.column_text(3);
+  run.command_line = get.column_text(4);
+  run.kj_version = get.column_text(5);
+  run.config_json = get.column_text(6);
+  run.stack_id = get.column_int64(7); // NULL reads as 0
+  return run;
+}
+
+std::optional<std::string> store::latest_run_uid() const {
+  auto latest = m_impl->m_db.prepare("SELECT run_uid FROM runs ORDER BY created_at DESC, id DESC LIMIT 1",
+                                     "find the latest run");
+  if (!latest.step()) return std::nullopt;
+  return latest.column_text(0);
+}
+
+void store::set_run_status(std::int64_t run_id, const std::string& status) {
+  connection& db = m_impl->m_db;
+  const std::string what = fmt::format("set the status of run {} to '{}'", run_id, status);
+  db.prepare("UPDATE runs SET status = ? WHERE id = ?", what).bind_all(status, run_id).run();
+  if (db.changes() != 1) db.fail(what, "no such run");
+}
+
+void store::set_run_stack(std::int64_t run_id, std::int64_t stack_id) {
+  connection& db = m_impl->m_db;
+  const std::string what = fmt::format("set the stack of run {} to {}", run_id, stack_id);
+  db.prepare("UPDATE runs SET stack_id = ? WHERE id = ?", what).bind_all(id_or_null(stack_id), run_id).run();
+  if (db.changes() != 1) db.fail(what, "no such run");
+}
+
+std::string sha256_hex(const std::string& text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr) != 1)
+    throw db_error("sha256: EVP_Digest failed");
+  std::string hex;
+  hex.reserve(2 * length);
+  for (unsigned int i = 0; i < length; ++i)
+    hex += fmt::format("{:02x}", digest[i]);
+  return hex;
+}
+
+std::string now_iso8601() {
+  using namespace std::chrono;
+  const auto now = system_clock::now();
+  const auto seconds = floor<std::chrono::seconds>(now);
+  const auto millis = duration_cast<milliseconds>(now - seconds).count();
+  const std::time_t t = system_clock::to_time_t(seconds);
+  std::tm utc{};
+  ::gmtime_r(&t, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", utc.tm_year + 1900, utc.tm_mon + 1,
+                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, millis);
+}
+
+} // namespace kj::db

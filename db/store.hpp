@@ -122,9 +122,9 @@ struct db_info {
 
 class store {
 public:
-  // Opens (creating if needed) and migrates the database forward. Throws db_error naming the path when it cannot.
+  // Opens (creating if needed) and migrates the database forward; throws db_error naming the path if not.
   static store open(const std::filesystem::path& path);
-  // Opens read-only without migrating; throws db_error if the file does not exist or is newer than this build.
+  // Opens read-only without migrating; throws db_error if the file is missing or has another schema version.
   static store open_read_only(const std::filesystem::path& path);
 
   store(store&&) noexcept;
@@ -134,10 +134,13 @@ public:
   int user_version() const;
   const std::filesystem::path& path() const;
 
-  // Rows are deduplicated by their natural key; the existing id is returned when the row is already there.
-  std::int64_t upsert_stack(const stack_record& stack);
-  std::int64_t upsert_problem(const problem_record& problem);     // key: suite, kb_version, level, file_name, hash
-  std::int64_t upsert_candidate(const candidate_record& candidate); // key: problem_id, producer, sample, source_hash
+  // Rows are deduplicated by their natural key; the existing id is returned when the row is already there
+  // (its other fields are kept as first written). An empty source_hash is filled with sha256_hex(source).
+  std::int64_t upsert_stack(const stack_record& stack); // key: stack_hash
+  // key: suite, kb_version, level, file_name, source_hash
+  std::int64_t upsert_problem(const problem_record& problem);
+  // key: problem_id, producer, sample, source_hash
+  std::int64_t upsert_candidate(const candidate_record& candidate);
 
   std::int64_t create_run(const run_record& run);
   std::optional<std::int64_t> find_run(const std::string& run_uid) const;
@@ -148,8 +151,11 @@ public:
 
   // Whether this run already holds an evaluation of this candidate (for resuming a run).
   bool has_evaluation(std::int64_t run_id, std::int64_t candidate_id) const;
-  // Writes the evaluation with its trials, timings and raw samples in one transaction.
+  // Writes the evaluation with its trials, timings and raw samples in one transaction. stack_id 0 means the
+  // run's stack (one is required); problem_id 0 means the candidate's problem (another one is refused).
   std::int64_t insert_evaluation(const evaluation_record& evaluation);
+  // Reads an evaluation back with its trials (by index), timings (in insertion order) and their raw samples.
+  std::optional<evaluation_record> get_evaluation(std::int64_t evaluation_id) const;
 
   std::vector<result_row> results(const std::string& run_uid) const;
   db_info info() const;

@@ -1,0 +1,192 @@
+// Schema migrations as SQL text, oldest first, and the runner that applies the pending ones in one
+// transaction.
+#include "db/migrations.hpp"
+
+#include "db/store.hpp"
+
+#include <array>
+#include <fmt/format.h>
+
+namespace kj::db {
+
+namespace {
+
+// Version 1: runs, stacks, problems, candidates, evaluations with their trials, timings and raw samples.
+// docs/schema.md describes every column; keep the two in step. Never edit a released migration: add a new
+// one.
+constexpr const char* schema_v1 = R"sql(
+CREATE TABLE schema_migrations (
+  version     INTEGER PRIMARY KEY,
+  description TEXT NOT NULL,
+  applied_at  TEXT NOT NULL
+);
+
+CREATE TABLE stacks (
+  id               INTEGER PRIMARY KEY,
+  stack_hash       TEXT NOT NULL UNIQUE,
+  python           TEXT NOT NULL,
+  torch            TEXT NOT NULL,
+  device_name      TEXT NOT NULL,
+  fingerprint_json TEXT NOT NULL,
+  created_at       TEXT NOT NULL
+);
+
+CREATE TABLE runs (
+  id           INTEGER PRIMARY KEY,
+  run_uid      TEXT NOT NULL UNIQUE,
+  created_at   TEXT NOT NULL,
+  status       TEXT NOT NULL,
+  device       TEXT NOT NULL,
+  command_line TEXT NOT NULL,
+  kj_version   TEXT NOT NULL,
+  config_json  TEXT NOT NULL,
+  stack_id     INTEGER REFERENCES stacks(id)
+);
+CREATE INDEX runs_created_at ON runs(created_at);
+CREATE INDEX runs_stack_id ON runs(stack_id);
+
+CREATE TABLE problems (
+  id            INTEGER PRIMARY KEY,
+  suite         TEXT NOT NULL,
+  kb_version    TEXT NOT NULL,
+  level         INTEGER NOT NULL,
+  number        INTEGER NOT NULL,
+  name          TEXT NOT NULL,
+  file_name     TEXT NOT NULL,
+  path          TEXT NOT NULL,
+  source        TEXT NOT NULL,
+  source_hash   TEXT NOT NULL,
+  source_commit TEXT NOT NULL,
+  created_at    TEXT NOT NULL,
+  UNIQUE (suite, kb_version, level, file_name, source_hash)
+);
+CREATE INDEX problems_order ON problems(suite, level, number);
+
+CREATE TABLE candidates (
+  id          INTEGER PRIMARY KEY,
+  problem_id  INTEGER NOT NULL REFERENCES problems(id),
+  producer    TEXT NOT NULL,
+  sample      INTEGER NOT NULL,
+  path        TEXT NOT NULL,
+  source      TEXT NOT NULL,
+  source_hash TEXT NOT NULL,
+  created_at  TEXT NOT NULL,
+  UNIQUE (problem_id, producer, sample, source_hash),
+  UNIQUE (id, problem_id)
+);
+
+CREATE TABLE evaluations (
+  id             INTEGER PRIMARY KEY,
+  run_id         INTEGER NOT NULL REFERENCES runs(id),
+  problem_id     INTEGER NOT NULL REFERENCES problems(id),
+  candidate_id   INTEGER NOT NULL,
+  stack_id       INTEGER NOT NULL REFERENCES stacks(id),
+  device         TEXT NOT NULL,
+  overrides_json TEXT NOT NULL,
+  protocol       TEXT NOT NULL,
+  verdict        TEXT NOT NULL,
+  error          TEXT NOT NULL,
+  started_at     TEXT NOT NULL,
+  finished_at    TEXT NOT NULL,
+  duration_s     REAL,
+  UNIQUE (run_id, candidate_id),
+  FOREIGN KEY (candidate_id, problem_id) REFERENCES candidates(id, problem_id)
+);
+CREATE INDEX evaluations_problem_id ON evaluations(problem_id);
+CREATE INDEX evaluations_candidate_id ON evaluations(candidate_id, problem_id);
+CREATE INDEX evaluations_stack_id ON evaluations(stack_id);
+CREATE INDEX evaluations_verdict ON evaluations(verdict);
+
+CREATE TABLE trials (
+  id            INTEGER PRIMARY KEY,
+  evaluation_id INTEGER NOT NULL REFERENCES evaluations(id) ON DELETE CASCADE,
+  trial_index   INTEGER NOT NULL,
+  seed          INTEGER NOT NULL,
+  passed        INTEGER NOT NULL CHECK (passed IN (0, 1)),
+  max_abs_err   REAL,
+  max_rel_err   REAL,
+  mismatches    INTEGER NOT NULL,
+  detail_json   TEXT NOT NULL,
+  UNIQUE (evaluation_id, trial_index)
+);
+
+CREATE TABLE timings (
+  id            INTEGER PRIMARY KEY,
+  evaluation_id INTEGER NOT NULL REFERENCES evaluations(id) ON DELETE CASCADE,
+  subject       TEXT NOT NULL,
+  method        TEXT NOT NULL,
+  clock         TEXT NOT NULL,
+  params_json   TEXT NOT NULL,
+  median_ms     REAL,
+  mean_ms       REAL,
+  min_ms        REAL,
+  max_ms        REAL,
+  stdev_ms      REAL,
+  UNIQUE (evaluation_id, subject, method, clock)
+);
+
+CREATE TABLE timing_samples (
+  timing_id    INTEGER NOT NULL REFERENCES timings(id) ON DELETE CASCADE,
+  sample_index INTEGER NOT NULL,
+  value_ms     REAL,
+  PRIMARY KEY (timing_id, sample_index)
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<migration, 1> all_migrations{{
+    {1, "runs, stacks, problems, candidates, evaluations, trials, timings, timing_samples", schema_v1},
+}};
+static_assert(all_migrations.back().version == schema_version,
+              "add a migration for every schema_version bump");
+
+} // namespace
+
+std::span<const migration> migrations() {
+  return all_migrations;
+}
+
+int read_user_version(const sqlite::connection& db) {
+  return static_cast<int>(db.query_int64("PRAGMA user_version", "read the schema version"));
+}
+
+namespace {
+
+void check_not_newer(const sqlite::connection& db, int current, int target) {
+  if (current > target)
+    throw db_error(
+        fmt::format("database '{}' has schema version {}, newer than the {} this build of kerneljudge "
+                    "supports; use a newer kj to open it",
+                    db.path(), current, target));
+}
+
+} // namespace
+
+void migrate(sqlite::connection& db, std::span<const migration> steps) {
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].version != static_cast<int>(i) + 1)
+      throw db_error(fmt::format("migration list is not numbered 1, 2, ...: entry {} has version {}", i,
+                                 steps[i].version));
+  const int target = steps.empty() ? 0 : steps.back().version;
+
+  const int before = read_user_version(db);
+  check_not_newer(db, before, target);
+  if (before == target) return;
+
+  sqlite::transaction tx(db);
+  // Read again under the write lock: another process may have migrated while we waited for it.
+  const int current = read_user_version(db);
+  check_not_newer(db, current, target);
+  if (current == target) return;
+  for (const migration& step : steps) {
+    if (step.version <= current) continue;
+    db.exec(step.sql, fmt::format("migrate to schema version {} ({})", step.version, step.description));
+    db.prepare("INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
+               "record a migration")
+        .bind_all(step.version, step.description, now_iso8601())
+        .run();
+  }
+  db.exec(fmt::format("PRAGMA user_version = {}", target), "set the schema version");
+  tx.commit();
+}
+
+} // namespace kj::db

@@ -1,0 +1,203 @@
+// Implements the sqlite3 wrappers; the only file besides the migrations that includes sqlite3.h.
+#include "db/sqlite.hpp"
+
+#include "db/store.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+#include <sqlite3.h>
+#include <utility>
+
+namespace kj::db::sqlite {
+
+namespace {
+constexpr int busy_timeout_ms =
+    10000; // a reader (kj results) may briefly hold a lock while the writer commits
+}
+
+connection connection::open(const std::filesystem::path& path, open_mode mode) {
+  const std::string name = path.string();
+  const int flags =
+      (mode == open_mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+      SQLITE_OPEN_NOMUTEX;
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(name.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    // sqlite3_open_v2 allocates a handle even on failure, so that the message can be read from it.
+    const std::string reason = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db);
+    throw db_error(fmt::format("cannot open database '{}': {}", name, reason));
+  }
+  // SQLite silently falls back to read-only for a file it may not write; a writer must fail here instead.
+  if (mode == open_mode::read_write_create && sqlite3_db_readonly(db, "main") == 1) {
+    sqlite3_close_v2(db);
+    throw db_error(fmt::format("cannot open database '{}': the file is not writable", name));
+  }
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, busy_timeout_ms);
+  return connection(db, name);
+}
+
+connection::connection(connection&& other) noexcept
+    : m_db(std::exchange(other.m_db, nullptr)), m_path(std::move(other.m_path)) {}
+
+connection& connection::operator=(connection&& other) noexcept {
+  if (this != &other) {
+    sqlite3_close_v2(m_db);
+    m_db = std::exchange(other.m_db, nullptr);
+    m_path = std::move(other.m_path);
+  }
+  return *this;
+}
+
+connection::~connection() {
+  sqlite3_close_v2(m_db);
+}
+
+void connection::exec(std::string_view sql, std::string_view what) {
+  const std::string text(sql);
+  char* message = nullptr;
+  if (sqlite3_exec(m_db, text.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+    const std::string reason = message != nullptr ? message : sqlite3_errmsg(m_db);
+    sqlite3_free(message);
+    fail(what, reason);
+  }
+}
+
+statement connection::prepare(std::string_view sql, std::string_view what) const {
+  return statement(m_db, m_path, std::string(what), sql);
+}
+
+std::int64_t connection::query_int64(std::string_view sql, std::string_view what) const {
+  statement s = prepare(sql, what);
+  if (!s.step()) fail(what, "the query returned no row");
+  return s.column_int64(0);
+}
+
+std::string connection::query_text(std::string_view sql, std::string_view what) const {
+  statement s = prepare(sql, what);
+  if (!s.step()) fail(what, "the query returned no row");
+  return s.column_text(0);
+}
+
+std::int64_t connection::last_insert_rowid() const {
+  return sqlite3_last_insert_rowid(m_db);
+}
+int connection::changes() const {
+  return sqlite3_changes(m_db);
+}
+bool connection::in_transaction() const {
+  return sqlite3_get_autocommit(m_db) == 0;
+}
+
+void connection::fail(std::string_view what) const {
+  fail(what, sqlite3_errmsg(m_db));
+}
+
+void connection::fail(std::string_view what, std::string_view reason) const {
+  throw db_error(fmt::format("database '{}': {}: {}", m_path, what, reason));
+}
+
+statement::statement(sqlite3* db, std::string path, std::string what, std::string_view sql)
+    : m_db(db), m_path(std::move(path)), m_what(std::move(what)) {
+  if (sqlite3_prepare_v2(m_db, sql.data(), static_cast<int>(sql.size()), &m_stmt, nullptr) != SQLITE_OK)
+    fail();
+}
+
+statement::statement(statement&& other) noexcept
+    : m_db(other.m_db), m_stmt(std::exchange(other.m_stmt, nullptr)), m_path(std::move(other.m_path)),
+      m_what(std::move(other.m_what)) {}
+
+statement::~statement() {
+  sqlite3_finalize(m_stmt);
+}
+
+void statement::fail() const {
+  throw db_error(fmt::format("database '{}': {}: {}", m_path, m_what, sqlite3_errmsg(m_db)));
+}
+
+statement& statement::bind(int index, std::int64_t value) {
+  if (sqlite3_bind_int64(m_stmt, index, value) != SQLITE_OK) fail();
+  return *this;
+}
+
+statement& statement::bind(int index, double value) {
+  const int rc =
+      std::isnan(value) ? sqlite3_bind_null(m_stmt, index) : sqlite3_bind_double(m_stmt, index, value);
+  if (rc != SQLITE_OK) fail();
+  return *this;
+}
+
+statement& statement::bind(int index, std::string_view value) {
+  if (sqlite3_bind_text64(m_stmt, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8) !=
+      SQLITE_OK)
+    fail();
+  return *this;
+}
+
+statement& statement::bind(int index, std::nullopt_t) {
+  if (sqlite3_bind_null(m_stmt, index) != SQLITE_OK) fail();
+  return *this;
+}
+
+statement& statement::bind(int index, const std::optional<std::int64_t>& value) {
+  return value ? bind(index, *value) : bind(index, std::nullopt);
+}
+
+bool statement::step() {
+  const int rc = sqlite3_step(m_stmt);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  fail();
+}
+
+void statement::run() {
+  while (step()) {
+  }
+  reset();
+}
+
+void statement::reset() {
+  sqlite3_reset(m_stmt);
+  sqlite3_clear_bindings(m_stmt);
+}
+
+bool statement::is_null(int column) const {
+  return sqlite3_column_type(m_stmt, column) == SQLITE_NULL;
+}
+
+std::int64_t statement::column_int64(int column) const {
+  return sqlite3_column_int64(m_stmt, column);
+}
+
+double statement::column_double(int column) const {
+  return is_null(column) ? std::numeric_limits<double>::quiet_NaN() : sqlite3_column_double(m_stmt, column);
+}
+
+std::optional<double> statement::column_optional_double(int column) const {
+  if (is_null(column)) return std::nullopt;
+  return sqlite3_column_double(m_stmt, column);
+}
+
+std::string statement::column_text(int column) const {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, column));
+  if (text == nullptr) return {};
+  return std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, column)));
+}
+
+transaction::transaction(connection& db) : m_db(db) {
+  m_db.exec("BEGIN IMMEDIATE", "begin transaction");
+}
+
+transaction::~transaction() {
+  // Some errors (SQLITE_FULL, SQLITE_IOERR) already rolled the transaction back; ROLLBACK would then fail.
+  if (!m_done && m_db.in_transaction()) sqlite3_exec(m_db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+void transaction::commit() {
+  m_db.exec("COMMIT", "commit transaction");
+  m_done = true;
+}
+
+} // namespace kj::db::sqlite

@@ -1,0 +1,239 @@
+// Evaluations with their trials, timings and raw samples: the transactional insert, read-back, results and
+// info.
+#include "db/migrations.hpp"
+#include "db/store.hpp"
+#include "db/store_impl.hpp"
+
+#include <array>
+#include <fmt/format.h>
+#include <utility>
+
+namespace kj::db {
+
+using sqlite::connection;
+
+namespace {
+
+// The problem the candidate belongs to; the evaluation's own problem_id, when given, must agree with it.
+std::int64_t resolve_problem(const connection& db, const evaluation_record& evaluation,
+                             const std::string& what) {
+  auto find = db.prepare("SELECT problem_id FROM candidates WHERE id = ?", what);
+  find.bind_all(evaluation.candidate_id);
+  if (!find.step()) db.fail(what, fmt::format("no candidate with id {}", evaluation.candidate_id));
+  const std::int64_t problem_id = find.column_int64(0);
+  if (evaluation.problem_id != 0 && evaluation.problem_id != problem_id)
+    db.fail(what, fmt::format("candidate {} belongs to problem {}, not {}", evaluation.candidate_id,
+                              problem_id, evaluation.problem_id));
+  return problem_id;
+}
+
+// Every evaluation names the stack it ran on (invariant 5); 0 means the run's stack.
+std::int64_t resolve_stack(const connection& db, const evaluation_record& evaluation,
+                           const std::string& what) {
+  if (evaluation.stack_id != 0) return evaluation.stack_id;
+  auto find = db.prepare("SELECT stack_id FROM runs WHERE id = ?", what);
+  find.bind_all(evaluation.run_id);
+  if (!find.step()) db.fail(what, fmt::format("no run with id {}", evaluation.run_id));
+  if (find.is_null(0))
+    db.fail(what, fmt::format("no stack: the evaluation has stack_id 0 and run {} has none (set_run_stack)",
+                              evaluation.run_id));
+  return find.column_int64(0);
+}
+
+void insert_children(connection& db, std::int64_t evaluation_id, const evaluation_record& evaluation,
+                     const std::string& what) {
+  auto trial =
+      db.prepare("INSERT INTO trials (evaluation_id, trial_index, seed, passed, max_abs_err, max_rel_err, "
+                 "mismatches, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                 what + ": insert trial");
+  for (const trial_record& t : evaluation.trials)
+    trial
+        .bind_all(evaluation_id, t.index, static_cast<std::int64_t>(t.seed), t.passed ? 1 : 0, t.max_abs_err,
+                  t.max_rel_err, t.mismatches, t.detail_json)
+        .run();
+  auto timing =
+      db.prepare("INSERT INTO timings (evaluation_id, subject, method, clock, params_json, median_ms, "
+                 "mean_ms, min_ms, max_ms, stdev_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 what + ": insert timing");
+  auto sample = db.prepare("INSERT INTO timing_samples (timing_id, sample_index, value_ms) VALUES (?, ?, ?)",
+                           what + ": insert timing sample");
+  for (const timing_record& t : evaluation.timings) {
+    timing
+        .bind_all(evaluation_id, t.subject, t.method, t.clock, t.params_json, t.median_ms, t.mean_ms,
+                  t.min_ms, t.max_ms, t.stdev_ms)
+        .run();
+    const std::int64_t timing_id = db.last_insert_rowid();
+    for (std::size_t i = 0; i < t.samples_ms.size(); ++i)
+      sample.bind_all(timing_id, static_cast<std::int64_t>(i), t.samples_ms[i]).run();
+  }
+}
+
+} // namespace
+
+bool store::has_evaluation(std::int64_t run_id, std::int64_t candidate_id) const {
+  auto find = m_impl->m_db.prepare("SELECT 1 FROM evaluations WHERE run_id = ? AND candidate_id = ?",
+                                   "look for an evaluation");
+  find.bind_all(run_id, candidate_id);
+  return find.step();
+}
+
+std::int64_t store::insert_evaluation(const evaluation_record& evaluation) {
+  connection& db = m_impl->m_db;
+  const std::string what =
+      fmt::format("insert evaluation (run {}, candidate {})", evaluation.run_id, evaluation.candidate_id);
+  sqlite::transaction tx(db);
+  if (has_evaluation(evaluation.run_id, evaluation.candidate_id))
+    db.fail(what, fmt::format("run {} already holds an evaluation of candidate {}", evaluation.run_id,
+                              evaluation.candidate_id));
+  const std::int64_t problem_id = resolve_problem(db, evaluation, what);
+  const std::int64_t stack_id = resolve_stack(db, evaluation, what);
+  db.prepare("INSERT INTO evaluations (run_id, problem_id, candidate_id, stack_id, device, overrides_json, "
+             "protocol, verdict, error, started_at, finished_at, duration_s) "
+             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             what)
+      .bind_all(evaluation.run_id, problem_id, evaluation.candidate_id, stack_id, evaluation.device,
+                evaluation.overrides_json, evaluation.protocol, evaluation.verdict, evaluation.error,
+                evaluation.started_at, evaluation.finished_at, evaluation.duration_s)
+      .run();
+  const std::int64_t evaluation_id = db.last_insert_rowid();
+  insert_children(db, evaluation_id, evaluation, what);
+  tx.commit();
+  return evaluation_id;
+}
+
+std::optional<evaluation_record> store::get_evaluation(std::int64_t evaluation_id) const {
+  const connection& db = m_impl->m_db;
+  const std::string what = fmt::format("read evaluation {}", evaluation_id);
+  auto row =
+      db.prepare("SELECT run_id, problem_id, candidate_id, stack_id, device, overrides_json, protocol, "
+                 "verdict, error, started_at, finished_at, duration_s FROM evaluations WHERE id = ?",
+                 what);
+  row.bind_all(evaluation_id);
+  if (!row.step()) return std::nullopt;
+  evaluation_record e{.run_id = row.column_int64(0),
+                      .problem_id = row.column_int64(1),
+                      .candidate_id = row.column_int64(2),
+                      .stack_id = row.column_int64(3),
+                      .device = row.column_text(4),
+                      .overrides_json = row.column_text(5),
+                      .protocol = row.column_text(6),
+                      .verdict = row.column_text(7),
+                      .error = row.column_text(8),
+                      .started_at = row.column_text(9),
+                      .finished_at = row.column_text(10),
+                      .duration_s = row.column_double(11)};
+
+  auto trials =
+      db.prepare("SELECT trial_index, seed, passed, max_abs_err, max_rel_err, mismatches, detail_json "
+                 "FROM trials WHERE evaluation_id = ? ORDER BY trial_index",
+                 what + ": trials");
+  trials.bind_all(evaluation_id);
+  while (trials.step())
+    e.trials.push_back({.index = trials.column_int(0),
+                        .seed = static_cast<std::uint64_t>(trials.column_int64(1)),
+                        .passed = trials.column_int64(2) != 0,
+                        .max_abs_err = trials.column_double(3),
+                        .max_rel_err = trials.column_double(4),
+                        .mismatches = trials.column_int64(5),
+                        .detail_json = trials.column_text(6)});
+
+  auto timings =
+      db.prepare("SELECT id, subject, method, clock, params_json, median_ms, mean_ms, min_ms, max_ms, "
+                 "stdev_ms FROM timings WHERE evaluation_id = ? ORDER BY id",
+                 what + ": timings");
+  auto samples = db.prepare("SELECT value_ms FROM timing_samples WHERE timing_id = ? ORDER BY sample_index",
+                            what + ": timing samples");
+  timings.bind_all(evaluation_id);
+  while (timings.step()) {
+    timing_record t{.subject = timings.column_text(1),
+                    .method = timings.column_text(2),
+                    .clock = timings.column_text(3),
+                    .params_json = timings.column_text(4),
+                    .samples_ms = {},
+                    .median_ms = timings.column_double(5),
+                    .mean_ms = timings.column_double(6),
+                    .min_ms = timings.column_double(7),
+                    .max_ms = timings.column_double(8),
+                    .stdev_ms = timings.column_double(9)};
+    samples.bind_all(timings.column_int64(0));
+    while (samples.step())
+      t.samples_ms.push_back(samples.column_double(0));
+    samples.reset();
+    e.timings.push_back(std::move(t));
+  }
+  return e;
+}
+
+std::vector<result_row> store::results(const std::string& run_uid) const {
+  // The candidate's first timing, and the first eager-reference timing, preferring one taken with the same
+  // method and clock; a speedup is only reported when the two were measured the same way.
+  auto rows = m_impl->m_db.prepare(R"sql(
+WITH picked AS (
+  SELECT e.id, (SELECT t.id FROM timings t WHERE t.evaluation_id = e.id AND t.subject = 'candidate'
+                ORDER BY t.id LIMIT 1) AS candidate_timing
+  FROM evaluations e JOIN runs r ON r.id = e.run_id
+  WHERE r.run_uid = ?
+), paired AS (
+  SELECT picked.*, (SELECT t.id FROM timings t LEFT JOIN timings c ON c.id = picked.candidate_timing
+                    WHERE t.evaluation_id = picked.id AND t.subject = 'reference_eager'
+                    ORDER BY (t.method IS c.method AND t.clock IS c.clock) DESC, t.id LIMIT 1) AS reference_timing
+  FROM picked
+)
+SELECT e.id, r.run_uid, p.suite, p.level, p.number, p.name, c.path, c.producer, c.sample, e.device, e.verdict,
+       e.error, ct.median_ms, rt.median_ms, ct.method = rt.method AND ct.clock = rt.clock
+FROM paired
+JOIN evaluations e ON e.id = paired.id
+JOIN runs r ON r.id = e.run_id
+JOIN problems p ON p.id = e.problem_id
+JOIN candidates c ON c.id = e.candidate_id
+LEFT JOIN timings ct ON ct.id = paired.candidate_timing
+LEFT JOIN timings rt ON rt.id = paired.reference_timing
+ORDER BY p.suite, p.level, p.number, c.sample, e.id
+)sql",
+                                   fmt::format("read the results of run '{}'", run_uid));
+  rows.bind_all(run_uid);
+  std::vector<result_row> out;
+  while (rows.step()) {
+    result_row row{.evaluation_id = rows.column_int64(0),
+                   .run_uid = rows.column_text(1),
+                   .suite = rows.column_text(2),
+                   .level = rows.column_int(3),
+                   .number = rows.column_int(4),
+                   .problem_name = rows.column_text(5),
+                   .candidate_path = rows.column_text(6),
+                   .producer = rows.column_text(7),
+                   .sample = rows.column_int(8),
+                   .device = rows.column_text(9),
+                   .verdict = rows.column_text(10),
+                   .error = rows.column_text(11),
+                   .candidate_median_ms = rows.column_optional_double(12),
+                   .reference_median_ms = rows.column_optional_double(13),
+                   .speedup = std::nullopt};
+    const bool comparable = !rows.is_null(14) && rows.column_int64(14) != 0;
+    if (comparable && row.candidate_median_ms && row.reference_median_ms && *row.candidate_median_ms > 0)
+      row.speedup = *row.reference_median_ms / *row.candidate_median_ms;
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+db_info store::info() const {
+  const connection& db = m_impl->m_db;
+  db_info info;
+  info.path = m_impl->m_path;
+  info.schema_version = read_user_version(db);
+  const std::array<std::pair<const char*, std::int64_t db_info::*>, 6> counts{{
+      {"runs", &db_info::runs},
+      {"stacks", &db_info::stacks},
+      {"problems", &db_info::problems},
+      {"candidates", &db_info::candidates},
+      {"evaluations", &db_info::evaluations},
+      {"timing_samples", &db_info::timing_samples},
+  }};
+  for (const auto& [table, member] : counts)
+    info.*member =
+        db.query_int64(fmt::format("SELECT count(*) FROM {}", table), fmt::format("count {}", table));
+  return info;
+}
+
+} // namespace kj::db

@@ -1,0 +1,147 @@
+// Tests opening a database: schema migrations, WAL, version checks, read-only mode and open-time errors.
+#include "db/migrations.hpp"
+#include "tests/db/db_fixtures.hpp"
+#include "tests/support/catch.hpp"
+
+#include <vector>
+
+using kj::db::store;
+using kj::db::sqlite::connection;
+using namespace kj::test::db;
+
+namespace {
+
+connection raw_open(const std::filesystem::path& path) {
+  return connection::open(path, connection::open_mode::read_write_create);
+}
+
+} // namespace
+
+TEST_CASE("a fresh database is created at open, migrated to the current version and in WAL mode") {
+  kj::test::scratch_dir dir;
+  const auto path = dir / "kj.sqlite";
+  store db = store::open(path);
+  CHECK(std::filesystem::exists(path));
+  CHECK(db.user_version() == kj::db::schema_version);
+  CHECK(db.path() == path);
+
+  auto raw = raw_open(path);
+  CHECK(raw.query_text("PRAGMA journal_mode", "journal mode") == "wal");
+  CHECK(raw.query_int64("PRAGMA user_version", "version") == kj::db::schema_version);
+  for (const char* table :
+       {"runs", "stacks", "problems", "candidates", "evaluations", "trials", "timings", "timing_samples"})
+    CHECK(
+        raw.query_int64(std::string("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '") +
+                            table + "'",
+                        "table exists") == 1);
+  CHECK(raw.query_int64("SELECT count(*) FROM schema_migrations", "migrations") == kj::db::schema_version);
+}
+
+TEST_CASE("reopening a database keeps its data and applies no migration twice") {
+  kj::test::scratch_dir dir;
+  const auto path = dir / "kj.sqlite";
+  std::int64_t run_id = 0;
+  {
+    store db = store::open(path);
+    run_id = db.create_run(make_run("r-keep"));
+  }
+  store again = store::open(path);
+  CHECK(again.user_version() == kj::db::schema_version);
+  CHECK(again.find_run("r-keep") == run_id);
+  CHECK(count_rows(path, "schema_migrations") == kj::db::schema_version);
+}
+
+TEST_CASE("a database newer than this build is refused, for writing and for reading") {
+  kj::test::scratch_dir dir;
+  const auto path = dir / "kj.sqlite";
+  { store db = store::open(path); }
+  raw_open(path).exec("PRAGMA user_version = 99", "pretend to be from the future");
+
+  const std::string message = db_error_of([&] { store::open(path); });
+  CHECK(contains(message, path.string()));
+  CHECK(contains(message, "schema version 99"));
+  CHECK(contains(message, "newer"));
+  CHECK(contains(db_error_of([&] { store::open_read_only(path); }), "newer"));
+  // Refusing must not have touched the version.
+  CHECK(raw_open(path).query_int64("PRAGMA user_version", "version") == 99);
+}
+
+TEST_CASE("the pending migrations are applied in one transaction") {
+  kj::test::scratch_dir dir;
+  const auto path = dir / "kj.sqlite";
+  auto db = raw_open(path);
+  std::vector<kj::db::migration> steps(kj::db::migrations().begin(), kj::db::migrations().end());
+
+  SECTION("a failing later step leaves the database at version 0 with no tables") {
+    steps.push_back(
+        {static_cast<int>(steps.size()) + 1, "broken", "CREATE TABLE broken (x); SELECT * FROM nope;"});
+    const std::string message = db_error_of([&] { kj::db::migrate(db, steps); });
+    CHECK(contains(message, path.string()));
+    CHECK(contains(message, "broken"));
+    CHECK(contains(message, "no such table: nope"));
+    CHECK(kj::db::read_user_version(db) == 0);
+    CHECK(db.query_int64("SELECT count(*) FROM sqlite_master", "schema objects") == 0);
+  }
+  SECTION("a later step is applied on its own to a database at the previous version") {
+    kj::db::migrate(db);
+    steps.push_back({static_cast<int>(steps.size()) + 1, "add a table", "CREATE TABLE extra (x INTEGER);"});
+    kj::db::migrate(db, steps);
+    CHECK(kj::db::read_user_version(db) == static_cast<int>(steps.size()));
+    CHECK(db.query_int64("SELECT count(*) FROM schema_migrations", "migrations") ==
+          static_cast<std::int64_t>(steps.size()));
+    CHECK(db.query_int64("SELECT count(*) FROM extra", "new table") == 0);
+  }
+  SECTION("a list that skips a version is rejected before anything runs") {
+    steps.push_back({static_cast<int>(steps.size()) + 2, "gap", "CREATE TABLE gap (x);"});
+    CHECK(contains(db_error_of([&] { kj::db::migrate(db, steps); }), "numbered"));
+    CHECK(kj::db::read_user_version(db) == 0);
+  }
+}
+
+TEST_CASE("open fails at open time with the path and sqlite's reason") {
+  kj::test::scratch_dir dir;
+  SECTION("a directory that does not exist") {
+    const auto path = dir / "missing" / "kj.sqlite";
+    const std::string message = db_error_of([&] { store::open(path); });
+    CHECK(contains(message, "cannot open database '" + path.string() + "'"));
+    CHECK(contains(message, "unable to open database file"));
+    CHECK_FALSE(std::filesystem::exists(path.parent_path()));
+  }
+  SECTION("a path below a regular file (fails even for root)") {
+    kj::test::write_file(dir / "file", "x");
+    const auto path = dir / "file" / "kj.sqlite";
+    const std::string message = db_error_of([&] { store::open(path); });
+    CHECK(contains(message, path.string()));
+    CHECK(contains(message, "unable to open database file"));
+  }
+  SECTION("a file that is not a database") {
+    const auto path = dir / "notes.txt";
+    kj::test::write_file(path, std::string(4096, 'x'));
+    const std::string message = db_error_of([&] { store::open(path); });
+    CHECK(contains(message, path.string()));
+    CHECK(contains(message, "file is not a database"));
+  }
+}
+
+TEST_CASE("open_read_only reads without migrating and refuses writes") {
+  kj::test::scratch_dir dir;
+  const auto path = dir / "kj.sqlite";
+  SECTION("a missing file is named and not created") {
+    const std::string message = db_error_of([&] { store::open_read_only(path); });
+    CHECK(contains(message, path.string()));
+    CHECK_FALSE(std::filesystem::exists(path));
+  }
+  SECTION("an empty (version 0) database is not migrated") {
+    raw_open(path).exec("CREATE TABLE t (x)", "make a non-kerneljudge database");
+    CHECK(contains(db_error_of([&] { store::open_read_only(path); }), "not a kerneljudge database"));
+    CHECK(raw_open(path).query_int64("PRAGMA user_version", "version") == 0);
+  }
+  SECTION("a current database can be read but not written") {
+    { store::open(path).create_run(make_run("r-ro")); }
+    store db = store::open_read_only(path);
+    CHECK(db.user_version() == kj::db::schema_version);
+    CHECK(db.find_run("r-ro").has_value());
+    CHECK(contains(db_error_of([&] { db.create_run(make_run("r-other")); }), "readonly"));
+    CHECK(db.info().runs == 1);
+  }
+}
