@@ -149,17 +149,13 @@ int read_user_version(const sqlite::connection& db) {
   return static_cast<int>(db.query_int64("PRAGMA user_version", "read the schema version"));
 }
 
-namespace {
-
-void check_not_newer(const sqlite::connection& db, int current, int target) {
-  if (current > target)
+void require_not_newer(const sqlite::connection& db, int version, int supported) {
+  if (version > supported)
     throw db_error(
         fmt::format("database '{}' has schema version {}, newer than the {} this build of kerneljudge "
                     "supports; use a newer kj to open it",
-                    db.path(), current, target));
+                    db.path(), version, supported));
 }
-
-} // namespace
 
 void migrate(sqlite::connection& db, std::span<const migration> steps) {
   for (std::size_t i = 0; i < steps.size(); ++i)
@@ -169,13 +165,13 @@ void migrate(sqlite::connection& db, std::span<const migration> steps) {
   const int target = steps.empty() ? 0 : steps.back().version;
 
   const int before = read_user_version(db);
-  check_not_newer(db, before, target);
+  require_not_newer(db, before, target);
   if (before == target) return;
 
   sqlite::transaction tx(db);
   // Read again under the write lock: another process may have migrated while we waited for it.
   const int current = read_user_version(db);
-  check_not_newer(db, current, target);
+  require_not_newer(db, current, target);
   if (current == target) return;
   for (const migration& step : steps) {
     if (step.version <= current) continue;

@@ -20,6 +20,9 @@ std::span<const migration> migrations();
 // The database's PRAGMA user_version.
 int read_user_version(const sqlite::connection& db);
 
+// Throws db_error when `version` (the database's) is newer than `supported` (this build's).
+void require_not_newer(const sqlite::connection& db, int version, int supported);
+
 // Applies every pending migration of `steps` in one transaction and sets user_version to the last one's
 // version. Throws db_error when the database is newer than the last step, or when a step fails (nothing is
 // applied then).

@@ -24,8 +24,9 @@ store::~store() = default;
 store store::open(const fs::path& path) {
   connection db = connection::open(path, connection::open_mode::read_write_create);
   db.exec("PRAGMA foreign_keys = ON", "enable foreign keys");
-  // Setting the journal mode reads the header (and creates the file), so an unusable path fails here, at
-  // open.
+  // Reading the header makes a non-database file fail here, at open; a newer database is left untouched.
+  require_not_newer(db, read_user_version(db), schema_version);
+  // Setting the journal mode creates the file, so an unusable path fails here too, not at the first write.
   const std::string mode = db.query_text("PRAGMA journal_mode = WAL", "switch to WAL journal mode");
   if (mode != "wal") db.fail("switch to WAL journal mode", fmt::format("the journal mode stayed '{}'", mode));
   // In WAL mode NORMAL cannot corrupt the database; a power cut may lose only the last commits.
@@ -40,11 +41,7 @@ store store::open_read_only(const fs::path& path) {
     throw db_error(fmt::format("cannot open database '{}': no such file", path.string()));
   connection db = connection::open(path, connection::open_mode::read_only);
   const int version = read_user_version(db);
-  if (version > schema_version)
-    throw db_error(
-        fmt::format("database '{}' has schema version {}, newer than the {} this build of kerneljudge "
-                    "supports; use a newer kj to open it",
-                    path.string(), version, schema_version));
+  require_not_newer(db, version, schema_version);
   if (version == 0)
     throw db_error(
         fmt::format("database '{}' is not a kerneljudge database (schema version 0)", path.string()));
