@@ -71,7 +71,7 @@ TEST_CASE("insert_evaluation round-trips trials, timings and raw samples") {
   CHECK(s.db.info().timing_samples == 8);
 }
 
-TEST_CASE("an evaluation without a stack_id takes the run's; a run without one is refused") {
+TEST_CASE("an evaluation without a stack_id takes the run's stack, and is refused if the run has none") {
   populated_store s;
   const auto problem = s.db.upsert_problem(make_problem(1, 1));
   const auto candidate = s.db.upsert_candidate(make_candidate(problem, 0));
