@@ -5,7 +5,9 @@ if(KJ_PYTHON)
   set(Python3_EXECUTABLE ${KJ_PYTHON})
 endif()
 find_package(Python3 REQUIRED COMPONENTS Interpreter Development.Embed)
-set(KJ_PYTHON_EXECUTABLE ${Python3_EXECUTABLE})
+# The real interpreter path (not a pyenv shim): the worker starts Python with it as program name at run time.
+execute_process(COMMAND ${Python3_EXECUTABLE} -c "import sys; print(sys.executable)"
+                OUTPUT_VARIABLE KJ_PYTHON_EXECUTABLE OUTPUT_STRIP_TRAILING_WHITESPACE)
 
 # pybind11: the distribution's CMake package, else the one that ships inside the chosen Python's pip package.
 find_package(pybind11 CONFIG QUIET)

@@ -1,2 +1,51 @@
-// Entry point of `kj`.
-int main() { return 0; }
+// Entry point of `kj`: parse the command line, run the chosen subcommand, map errors to exit codes.
+#include "db/store.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/cli/common.hpp"
+#include "harness/version.hpp"
+#include "kernelbench/problems.hpp"
+
+#include <fmt/core.h>
+
+int main(int argc, char** argv) {
+  CLI::App app{"kerneljudge: verify and time GPU kernels against KernelBench references", "kj"};
+  app.set_version_flag("--version", "kj " + kj::version_string());
+  app.require_subcommand(1);
+  auto run = kj::cli::add_run_command(app, argc, argv);
+  auto problems = kj::cli::add_problems_command(app);
+  auto results = kj::cli::add_results_command(app);
+  auto db = kj::cli::add_db_command(app);
+  auto worker = kj::cli::add_worker_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  try {
+    if (app.got_subcommand("run")) return run();
+    if (app.got_subcommand("problems")) return problems();
+    if (app.got_subcommand("results")) return results();
+    if (app.got_subcommand("db")) return db();
+    if (app.got_subcommand("worker")) return worker();
+  } catch (const kj::cli::usage_error& e) {
+    fmt::print(stderr, "kj: {}\n", e.what());
+    return 2;
+  } catch (const kj::kb::source_error& e) {
+    fmt::print(stderr, "kj: {}\n", e.what());
+    return 2;
+  } catch (const kj::db::db_error& e) {
+    fmt::print(stderr, "kj: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "kj: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,108 @@
+// `kj problems`: list what a problem source contains, with input shapes and dtypes drawn on the meta device.
+#include "harness/cli/commands.hpp"
+#include "harness/cli/common.hpp"
+#include "harness/orchestrator/jobs.hpp"
+#include "harness/worker/worker.hpp"
+
+#include <fmt/core.h>
+
+#include <iostream>
+#include <memory>
+
+using nlohmann::json;
+
+namespace kj::cli {
+namespace {
+
+std::string summarize_inputs(const json& inputs) {
+  std::string text;
+  for (const auto& x : inputs) {
+    if (!text.empty()) text += ", ";
+    if (x.contains("shape")) {
+      std::string dims;
+      for (const auto& d : x["shape"]) dims += (dims.empty() ? "" : "x") + std::to_string(d.get<long long>());
+      text += fmt::format("{}[{}]", x.value("dtype", "?"), dims);
+    } else {
+      text += x.value("value", "?");
+    }
+  }
+  return text;
+}
+
+} // namespace
+
+action add_problems_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("problems", "List the problems of a source: level, id, name, input shapes");
+  struct state {
+    source_flags sources;
+    bool no_shapes = false;
+    bool cpu_sizes = false;
+    std::string format = "table";
+  };
+  auto s = std::make_shared<state>();
+  s->sources.add_to(*cmd);
+  cmd->add_flag("--no-shapes", s->no_shapes, "do not start Python to read input shapes");
+  cmd->add_flag("--cpu-sizes", s->cpu_sizes, "show the built-in suite's CPU sizes instead of its full sizes");
+  cmd->add_option("--format", s->format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  return [s] {
+    const auto problems = kb::load_problems(s->sources.resolve());
+    std::vector<json> described(problems.size(), json::object());
+    if (!s->no_shapes) {
+      job_spec job;
+      job.mode = "describe";
+      job.overrides = s->sources.overrides();
+      for (const auto& p : problems) job.problems.push_back({p.path.string(), p.source});
+      // Per-problem overrides (CPU sizes) differ, so those problems are described one worker each.
+      if (s->cpu_sizes) job.problems.clear();
+      orchestrator::job_runner runner{orchestrator::default_cache_dir(), std::chrono::milliseconds(600'000), false};
+      auto collect = [&](const job_spec& j) {
+        for (const auto& e : runner.run(j, "describe").events)
+          if (e.value("type", "") == "problem")
+            for (std::size_t i = 0; i < problems.size(); ++i)
+              if (problems[i].path.string() == e.value("path", "")) described[i] = e;
+      };
+      if (!job.problems.empty()) collect(job);
+      if (s->cpu_sizes)
+        for (const auto& p : problems) {
+          job_spec one = job;
+          one.problems = {{p.path.string(), p.source}};
+          for (const auto& [k, v] : p.cpu_overrides) one.overrides.emplace(k, v);
+          collect(one);
+        }
+    }
+    if (s->format == "json") {
+      auto array = json::array();
+      for (std::size_t i = 0; i < problems.size(); ++i) {
+        const auto& p = problems[i];
+        array.push_back({{"suite", p.suite}, {"level", p.level}, {"id", p.number}, {"name", p.name},
+                         {"file", p.path.string()}, {"description", described[i].value("description", json())},
+                         {"error", described[i].value("error", "")}});
+      }
+      std::cout << array.dump(2) << "\n";
+      return 0;
+    }
+    fmt::print("{:<11} {:>2} {:>4} {:<44} {}\n", "suite", "L", "id", "name", "inputs");
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+      const auto& p = problems[i];
+      std::string shapes = described[i].contains("error") ? "error: " + described[i]["error"].get<std::string>()
+                           : described[i].contains("description")
+                               ? summarize_inputs(described[i]["description"]["inputs"])
+                               : "";
+      if (shapes.size() > 200) shapes = shapes.substr(0, 197) + "...";
+      fmt::print("{:<11} {:>2} {:>4} {:<44} {}\n", p.suite, p.level, p.number, p.name.substr(0, 44), shapes);
+    }
+    fmt::print("{} problems\n", problems.size());
+    return 0;
+  };
+}
+
+action add_worker_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("worker", "");  // internal: started by the orchestrator, one per job
+  cmd->group("");
+  auto options = std::make_shared<std::pair<std::string, int>>("", 3);
+  cmd->add_option("--job", options->first, "job file")->required();
+  cmd->add_option("--result-fd", options->second, "descriptor of the report pipe");
+  return [options] { return worker::run_worker({options->first, options->second}); };
+}
+
+} // namespace kj::cli

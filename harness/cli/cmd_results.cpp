@@ -1,0 +1,60 @@
+// `kj results` and `kj db info`: read the DB back, for people (table) and scripts (JSON, CSV).
+#include "db/store.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/cli/common.hpp"
+#include "reports/results_table.hpp"
+
+#include <fmt/core.h>
+
+#include <iostream>
+#include <memory>
+
+namespace kj::cli {
+
+action add_results_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("results", "Show one record per evaluation of a run");
+  struct state {
+    std::string db = default_db_path();
+    std::string run;
+    std::string format = "table";
+  };
+  auto s = std::make_shared<state>();
+  cmd->add_option("--db", s->db, "SQLite file to read")->capture_default_str();
+  cmd->add_option("--run", s->run, "run id (default: the latest run)");
+  cmd->add_option("--format", s->format, "table, json or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}))
+      ->capture_default_str();
+  return [s] {
+    db::store store = db::store::open_read_only(s->db);
+    std::string run = s->run;
+    if (run.empty()) {
+      auto latest = store.latest_run_uid();
+      if (!latest) throw usage_error("no runs in " + s->db);
+      run = *latest;
+    } else if (!store.find_run(run)) {
+      throw usage_error(fmt::format("no run '{}' in {}", run, s->db));
+    }
+    reports::write_results(store.results(run), reports::parse_results_format(s->format), std::cout);
+    return 0;
+  };
+}
+
+action add_db_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("db", "Inspect the database");
+  cmd->require_subcommand(1);
+  auto* info = cmd->add_subcommand("info", "Schema version and row counts");
+  auto db_path = std::make_shared<std::string>(default_db_path());
+  info->add_option("--db", *db_path, "SQLite file to read")->capture_default_str();
+  return [db_path, info] {
+    if (!info->parsed()) return 0;
+    const db::store store = db::store::open_read_only(*db_path);
+    const db::db_info i = store.info();
+    fmt::print("database        {}\nschema version  {} (this kj writes {})\nruns            {}\nstacks          {}\n"
+               "problems        {}\ncandidates      {}\nevaluations     {}\ntiming samples  {}\n",
+               i.path.string(), i.schema_version, db::schema_version, i.runs, i.stacks, i.problems, i.candidates,
+               i.evaluations, i.timing_samples);
+    return 0;
+  };
+}
+
+} // namespace kj::cli

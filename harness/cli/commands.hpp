@@ -1,0 +1,18 @@
+// The `kj` subcommands: each registers its options on the app and returns the action to run after parsing.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace kj::cli {
+
+using action = std::function<int()>;
+
+action add_run_command(CLI::App& app, int argc, char** argv);
+action add_problems_command(CLI::App& app);
+action add_results_command(CLI::App& app);
+action add_db_command(CLI::App& app);
+action add_worker_command(CLI::App& app);
+
+} // namespace kj::cli

@@ -1,0 +1,58 @@
+// Implements the shared source options (--kernelbench, --level, --ids, --problem, --builtin, --set).
+#include "harness/cli/common.hpp"
+
+#include <charconv>
+#include <cstdlib>
+
+namespace kj::cli {
+
+void source_flags::add_to(CLI::App& app) {
+  app.add_option("--kernelbench", kernelbench,
+                 "KernelBench checkout to load problems from (default: $KERNELBENCH_DIR when set)");
+  app.add_option("--kb-version", kb_version, "KernelBench version whose rules apply: main, v0.1 or v0")
+      ->check(CLI::IsMember({"main", "v0.1", "v0"}));
+  app.add_option("--level", levels, "levels to load, e.g. 1 or 1,2 (default: all)");
+  app.add_option("--ids", ids, "problem ids to load, e.g. 1-10,19 (default: all)");
+  app.add_option("--problem", files, "a single problem file in KernelBench format (repeatable)");
+  app.add_flag("--builtin", builtin, "the built-in suite (the default when no other source is given)");
+  app.add_option("--set", sets,
+                 "override an integer module constant of the problems before get_inputs/get_init_inputs run, "
+                 "e.g. --set batch_size=4 (repeatable)");
+}
+
+kb::source_options source_flags::resolve() const {
+  kb::source_options options;
+  options.kb_version = kb_version;
+  options.kernelbench_dir = kernelbench;
+  if (options.kernelbench_dir.empty())
+    if (const char* env = std::getenv("KERNELBENCH_DIR"); env && *env && files.empty() && !builtin)
+      options.kernelbench_dir = env;
+  for (const auto& f : files) options.files.emplace_back(f);
+  options.builtin = builtin || (options.kernelbench_dir.empty() && options.files.empty());
+  try {
+    if (!levels.empty())
+      for (int level : kb::id_set::parse(levels).values()) options.levels.push_back(level);
+    if (!ids.empty()) options.ids = kb::id_set::parse(ids);
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(std::string("--level/--ids: ") + e.what());
+  }
+  return options;
+}
+
+std::map<std::string, std::int64_t> source_flags::overrides() const {
+  std::map<std::string, std::int64_t> result;
+  for (const auto& s : sets) {
+    const std::size_t eq = s.find('=');
+    std::int64_t value = 0;
+    const char* begin = s.data() + (eq == std::string::npos ? 0 : eq + 1);
+    const auto [ptr, ec] = std::from_chars(begin, s.data() + s.size(), value);
+    if (eq == std::string::npos || eq == 0 || ec != std::errc() || ptr != s.data() + s.size())
+      throw usage_error("--set '" + s + "': expected NAME=INTEGER, e.g. --set batch_size=4");
+    result[s.substr(0, eq)] = value;
+  }
+  return result;
+}
+
+std::string default_db_path() { return "kj.sqlite"; }
+
+} // namespace kj::cli

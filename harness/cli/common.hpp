@@ -1,0 +1,40 @@
+// Options shared by several `kj` subcommands, and the error type that maps to exit code 2.
+#pragma once
+
+#include "kernelbench/problems.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kj::cli {
+
+// Bad user input: printed as "kj: <message>" with exit code 2.
+class usage_error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// The raw text of the problem-source options, resolved after parsing by resolve().
+struct source_flags {
+  std::string kernelbench;
+  std::string kb_version = "main";
+  std::string levels;
+  std::string ids;
+  std::vector<std::string> files;
+  bool builtin = false;
+  std::vector<std::string> sets;
+
+  void add_to(CLI::App& app);
+  // Applies KERNELBENCH_DIR and the default (the built-in suite when no source is named).
+  kb::source_options resolve() const;
+  std::map<std::string, std::int64_t> overrides() const;
+};
+
+std::string default_db_path();
+
+} // namespace kj::cli

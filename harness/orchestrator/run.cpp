@@ -1,0 +1,176 @@
+// Implements `kj run`: resolve sources and device, record problems and candidates, run each job, summarize.
+#include "harness/orchestrator/run.hpp"
+
+#include "adapters/candidates.hpp"
+#include "db/store.hpp"
+#include "harness/orchestrator/jobs.hpp"
+#include "harness/orchestrator/outcome.hpp"
+#include "harness/orchestrator/summary.hpp"
+#include "harness/version.hpp"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <random>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kj::orchestrator {
+namespace {
+
+std::string new_run_uid() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  std::random_device rd;
+  return fmt::format("r{}-{:04x}", stamp, rd() & 0xffff);
+}
+
+std::vector<adapters::candidate> resolve_candidates(const run_options& options, const std::vector<kb::problem>& problems,
+                                                    const std::string& device) {
+  std::string which = options.candidates;
+  if (which.empty()) {
+    const bool only_builtin = options.sources.builtin && options.sources.kernelbench_dir.empty() &&
+                              options.sources.files.empty();
+    if (!only_builtin)
+      throw kb::source_error("no candidates given: pass --candidates DIR (KernelBench-style files) or "
+                             "--candidates identity");
+    which = "examples";
+  }
+  if (which == "identity") return adapters::identity_candidates(problems);
+  const bool examples = which == "examples";
+  const fs::path dir = examples ? adapters::examples_dir(device) : fs::path(which);
+  auto report = adapters::candidates_from_directory(dir, problems, examples ? "examples" : "directory");
+  for (const auto& skipped : report.skipped) fmt::print(stderr, "kj: skipping candidate {}\n", skipped);
+  if (report.candidates.empty())
+    throw kb::source_error(fmt::format("no candidate in {} matches the selected problems", dir.string()));
+  return std::move(report.candidates);
+}
+
+db::stack_record stack_from(const json& env, const std::string& device) {
+  db::stack_record stack;
+  stack.python = env.value("python", "");
+  stack.torch = env.value("torch", "");
+  stack.device_name = device == "cuda" ? env.value("device_name", "") : "cpu: " + env.value("device_name", "");
+  json identity{{"python", stack.python},        {"torch", stack.torch},     {"torch_git", env.value("torch_git", "")},
+                {"torch_cuda", env.value("torch_cuda", "")}, {"device", device}, {"device_name", stack.device_name}};
+  stack.fingerprint_json = env.dump();
+  stack.stack_hash = db::sha256_hex(identity.dump()).substr(0, 16);
+  return stack;
+}
+
+std::string resolve_device(const std::string& requested, const json& env) {
+  const bool has_cuda = env.value("cuda_available", false);
+  if (requested == "auto") return has_cuda ? "cuda" : "cpu";
+  if (requested == "cuda" && !has_cuda)
+    throw kb::source_error("--device cuda: torch in the embedded Python sees no CUDA device "
+                           "(torch " + env.value("torch", "?") + ", CUDA " + env.value("torch_cuda", "none") + ")");
+  return requested;
+}
+
+} // namespace
+
+json probe_environment(const fs::path& cache_dir) {
+  job_runner runner{cache_dir, std::chrono::milliseconds(300'000), false};
+  job_spec probe;
+  probe.mode = "probe";
+  std::string tail;
+  worker_outcome outcome = runner.run(probe, "probe", &tail);
+  const json* hello = find_event(outcome, "hello");
+  if (!hello) {
+    const json* verdict = find_event(outcome, "verdict");
+    throw std::runtime_error(fmt::format("the worker could not start Python with torch ({}): {}\n{}",
+                                         describe_exit(outcome), verdict ? verdict->value("error", "") : "", tail));
+  }
+  return (*hello)["environment"];
+}
+
+int execute_run(const run_options& options) {
+  // Bad input is found before anything runs: sources, candidates directory, DB path.
+  const auto problems = kb::load_problems(options.sources);
+  db::store store = db::store::open(options.db_path);
+  const fs::path cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
+
+  fmt::print(stderr, "kj: starting a worker to probe Python, torch and the device...\n");
+  const json env = probe_environment(cache_dir);
+  const std::string device = resolve_device(options.device, env);
+  const auto candidates = resolve_candidates(options, problems, device);
+
+  const std::int64_t stack_id = store.upsert_stack(stack_from(env, device));
+  std::string run_uid = options.run_uid.empty() ? new_run_uid() : options.run_uid;
+  std::int64_t run_id = 0;
+  if (auto existing = store.find_run(run_uid)) {
+    run_id = *existing;
+    fmt::print(stderr, "kj: resuming run {}\n", run_uid);
+    store.set_run_status(run_id, "running");
+  } else {
+    json config{{"device", device}, {"candidates", options.candidates}, {"timeout_s", options.timeout_s},
+                {"overrides", options.overrides}, {"timing", options.timing}, {"kb_version", options.sources.kb_version}};
+    run_id = store.create_run({run_uid, "", "running", device, options.command_line, version_string(), config.dump(),
+                               stack_id});
+  }
+
+  std::vector<std::int64_t> problem_ids;
+  for (const auto& p : problems)
+    problem_ids.push_back(store.upsert_problem({p.suite, p.kb_version, p.level, p.number, p.name, p.file_name,
+                                                p.path.string(), p.source, db::sha256_hex(p.source),
+                                                p.source_commit}));
+
+  install_interrupt_handlers();
+  job_runner runner{cache_dir, std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
+                    options.keep_scratch};
+  progress_view progress(candidates.size());
+  for (const auto& c : candidates) {
+    const kb::problem& p = problems[c.problem_index];
+    const std::int64_t candidate_id = store.upsert_candidate(
+        {problem_ids[c.problem_index], c.producer, c.sample, c.path.string(), c.source, db::sha256_hex(c.source)});
+    if (store.has_evaluation(run_id, candidate_id)) {
+      progress.skip();
+      continue;
+    }
+    job_spec job;
+    job.device = device;
+    job.problem = {p.path.string(), p.source};
+    job.candidate = {c.path.empty() ? "<" + c.producer + " " + p.file_name + ">" : c.path.string(), c.source};
+    job.overrides = device == "cpu" ? p.cpu_overrides : decltype(p.cpu_overrides){};
+    for (const auto& [k, v] : options.overrides) job.overrides[k] = v;
+    job.protocol = kernelbench_protocol(p.kb_version);
+    job.timing = options.timing;
+
+    db::evaluation_record record;
+    record.run_id = run_id;
+    record.problem_id = problem_ids[c.problem_index];
+    record.candidate_id = candidate_id;
+    record.stack_id = stack_id;
+    record.device = device;
+    record.protocol = job.protocol.name;
+    record.started_at = db::now_iso8601();
+    progress.begin(p, c);
+    std::string tail;
+    json applied = json::object();
+    const worker_outcome outcome = runner.run(job, fmt::format("L{}-{}-s{}", p.level, p.number, c.sample), &tail,
+                                              [&](const json& e) {
+                                                if (e.contains("applied_overrides")) applied = e["applied_overrides"];
+                                              });
+    if (outcome.interrupted) {
+      store.set_run_status(run_id, "interrupted");
+      fmt::print(stderr, "\nkj: interrupted; finished evaluations are in {}. Resume with: kj run --run-id {} ...\n",
+                 options.db_path.string(), run_uid);
+      return 130;
+    }
+    fill_evaluation(outcome, tail, record);
+    record.overrides_json = applied.dump();
+    record.finished_at = db::now_iso8601();
+    store.insert_evaluation(record);
+    progress.end(record);
+  }
+  store.set_run_status(run_id, "finished");
+  print_run_summary(store, run_uid, options.db_path);
+  return 0;
+}
+
+} // namespace kj::orchestrator

@@ -1,0 +1,34 @@
+// `kj run`: plan the jobs of a run, execute them one at a time per device, record every outcome in the DB.
+#pragma once
+
+#include "harness/job.hpp"
+#include "kernelbench/problems.hpp"
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+namespace kj::orchestrator {
+
+struct run_options {
+  std::filesystem::path db_path = "kj.sqlite";
+  std::string device = "auto"; // auto, cpu, cuda
+  kb::source_options sources;
+  std::string candidates; // "" (the built-in examples), "identity", "examples" or a directory
+  std::map<std::string, std::int64_t> overrides;
+  double timeout_s = 600;
+  std::string run_uid; // resume this run when it exists
+  timing_spec timing;
+  std::filesystem::path cache_dir;
+  bool keep_scratch = false;
+  std::string command_line;
+};
+
+// Returns the process exit code: 0 when the run finished (whatever the verdicts), 2 on bad input, 130 on Ctrl-C.
+int execute_run(const run_options& options);
+
+// Starts a worker that only reports its environment (python, torch, device); throws std::runtime_error with the
+// worker's output when it cannot start Python or import torch.
+nlohmann::json probe_environment(const std::filesystem::path& cache_dir);
+
+} // namespace kj::orchestrator

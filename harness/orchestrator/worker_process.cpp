@@ -1,0 +1,128 @@
+// Implements worker process management: fork/exec, a private report pipe, deadlines, process-group kills.
+#include "harness/orchestrator/worker_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+namespace kj::orchestrator {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+void on_signal(int) { g_interrupted = true; }
+
+[[noreturn]] void exec_worker(const worker_launch& launch, int report_fd) {
+  ::setpgid(0, 0);
+  const int log_fd = ::open(launch.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int null_fd = ::open("/dev/null", O_RDONLY);
+  if (log_fd < 0 || null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0 ||
+      ::dup2(report_fd, 3) < 0)
+    ::_exit(120);
+  for (const auto& [key, value] : launch.environment) ::setenv(key.c_str(), value.c_str(), 1);
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  const std::string job = launch.job_file.string();
+  const char* argv[] = {"kj", "worker", "--job", job.c_str(), "--result-fd", "3", nullptr};
+  ::execv("/proc/self/exe", const_cast<char* const*>(argv));
+  ::_exit(121);
+}
+
+void handle_line(std::string_view line, worker_outcome& outcome,
+                 const std::function<void(const nlohmann::json&)>& on_event) {
+  if (line.empty()) return;
+  try {
+    auto event = nlohmann::json::parse(line);
+    if (on_event) on_event(event);
+    outcome.events.push_back(std::move(event));
+  } catch (const nlohmann::json::exception&) {
+    if (outcome.bad_lines.size() < 2000) outcome.bad_lines.append(line).append("\n");
+  }
+}
+
+} // namespace
+
+bool interrupt_requested() { return g_interrupted; }
+
+void install_interrupt_handlers() {
+  struct sigaction action{};
+  action.sa_handler = on_signal;
+  ::sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+}
+
+worker_outcome run_worker_process(const worker_launch& launch,
+                                  const std::function<void(const nlohmann::json&)>& on_event) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) exec_worker(launch, fds[1]);
+  ::setpgid(pid, pid); // also in the parent, so that killpg works even before the child ran
+  ::close(fds[1]);
+
+  worker_outcome outcome;
+  std::string pending;
+  char buffer[65536];
+  const auto deadline = start + launch.timeout;
+  bool open = true;
+  bool reaped = false;
+  int status = 0;
+  while (open) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline || g_interrupted) {
+      (now >= deadline ? outcome.timed_out : outcome.interrupted) = true;
+      ::kill(-pid, SIGKILL);
+      break;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    pollfd pfd{fds[0], POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 200)));
+    if (ready <= 0) {
+      // A child the candidate forked may hold the pipe open after the worker itself is gone.
+      if (::waitpid(pid, &status, WNOHANG) == pid) reaped = true, open = false;
+      continue;
+    }
+    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      open = false;
+      break;
+    }
+    pending.append(buffer, static_cast<std::size_t>(n));
+    for (std::size_t eol; (eol = pending.find('\n')) != std::string::npos; pending.erase(0, eol + 1))
+      handle_line(std::string_view(pending).substr(0, eol), outcome, on_event);
+  }
+  handle_line(pending, outcome, on_event);
+  ::close(fds[0]);
+  while (!reaped && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::kill(-pid, SIGKILL); // anything the candidate left running in the group
+  if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) outcome.term_signal = WTERMSIG(status);
+  outcome.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return outcome;
+}
+
+std::string file_tail(const std::filesystem::path& path, std::size_t bytes) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const auto size = static_cast<std::size_t>(in.tellg());
+  const std::size_t from = size > bytes ? size - bytes : 0;
+  in.seekg(static_cast<std::streamoff>(from));
+  std::string text(size - from, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  return text;
+}
+
+} // namespace kj::orchestrator

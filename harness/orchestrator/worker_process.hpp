@@ -1,0 +1,43 @@
+// Starts one `kj worker` process for a job and collects its events, with a wall-clock limit.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace kj::orchestrator {
+
+struct worker_launch {
+  std::filesystem::path job_file;
+  std::filesystem::path log_file; // the worker's stdout and stderr (candidate prints, compiler output)
+  std::chrono::milliseconds timeout{600'000};
+  std::map<std::string, std::string> environment; // added to the inherited environment
+};
+
+struct worker_outcome {
+  std::vector<nlohmann::json> events;
+  bool timed_out = false;
+  bool interrupted = false; // the user pressed Ctrl-C
+  int exit_code = -1;       // when it exited
+  int term_signal = 0;      // when a signal ended it
+  double wall_s = 0;
+  std::string bad_lines; // report lines that were not JSON (kept for the error text)
+};
+
+// Runs the worker in its own process group; on timeout or interrupt the whole group is killed. Leftover processes
+// of the group (threads are not a concern, child processes are) are killed when the worker exits.
+worker_outcome run_worker_process(const worker_launch& launch,
+                                  const std::function<void(const nlohmann::json&)>& on_event = {});
+
+// The last `bytes` of a file, for error messages ("" when unreadable).
+std::string file_tail(const std::filesystem::path& path, std::size_t bytes = 4000);
+
+// Set by SIGINT/SIGTERM handlers that install_interrupt_handlers() installs.
+bool interrupt_requested();
+void install_interrupt_handlers();
+
+} // namespace kj::orchestrator

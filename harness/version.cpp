@@ -1,0 +1,8 @@
+// Implements version_string from the values CMake records at configure time.
+#include "harness/version.hpp"
+
+namespace kj {
+
+std::string version_string() { return std::string(KJ_VERSION) + "+" + KJ_GIT_SHA; }
+
+} // namespace kj

@@ -1,0 +1,98 @@
+// The evaluation sequence, written as the steps it takes; the torch-facing work is in kj_runtime.py.
+#include "harness/worker/evaluate.hpp"
+
+#include "harness/worker/timing_bridge.hpp"
+
+#include <fmt/core.h>
+
+namespace py = pybind11;
+using nlohmann::json;
+
+namespace kj::worker {
+namespace {
+
+json to_json(py::handle object) {
+  return json::parse(py::module_::import("json").attr("dumps")(object).cast<std::string>());
+}
+
+// Maps a Python exception to a verdict: KjError carries its own kind, anything else is a runtime error.
+std::string verdict_of(py::module_& runtime, py::error_already_set& error) {
+  if (error.matches(runtime.attr("KjError"))) return error.value().attr("kind").cast<std::string>();
+  return "runtime_error";
+}
+
+void report_timing(result_channel& channel, const std::string& subject, const timing_result& result) {
+  channel.emit({{"type", "timing"},
+                {"subject", subject},
+                {"method", result.method},
+                {"clock", result.clock},
+                {"params", result.params},
+                {"stop_reason", result.stop_reason},
+                {"samples_ms", result.samples_ms}});
+}
+
+} // namespace
+
+std::string python_error_text(py::module_& runtime, py::error_already_set& error) {
+  if (error.matches(runtime.attr("KjError"))) return error.value().attr("message").cast<std::string>();
+  return runtime.attr("format_exception")(error.value()).cast<std::string>();
+}
+
+void evaluate(const job_spec& job, py::module_& runtime, result_channel& channel) {
+  const protocol_spec& protocol = job.protocol;
+  std::string phase = "load_problem";
+  try {
+    py::object session = runtime.attr("Session")(job.device);
+    py::object applied = session.attr("load_problem")(job.problem.path, job.problem.source, job.overrides);
+    channel.emit({{"type", "phase"}, {"phase", "load_candidate"}, {"applied_overrides", to_json(applied)}});
+
+    phase = "load_candidate";
+    session.attr("load_candidate")(job.candidate.path, job.candidate.source, job.overrides);
+    channel.emit({{"type", "phase"}, {"phase", "build_models"}});
+
+    phase = "build_models";
+    session.attr("build_models")(protocol.seed);
+    channel.emit({{"type", "phase"}, {"phase", "trials"}});
+
+    phase = "trials";
+    bool all_passed = true;
+    std::string first_failure;
+    auto seeds = session.attr("trial_seeds")(protocol.seed, protocol.trials).cast<std::vector<std::uint64_t>>();
+    for (std::size_t i = 0; i < seeds.size(); ++i) {
+      json trial = to_json(session.attr("run_trial")(seeds[i], protocol.atol, protocol.rtol));
+      trial["type"] = "trial";
+      trial["index"] = i;
+      trial["seed"] = seeds[i];
+      channel.emit(trial);
+      if (!trial.value("passed", false) && all_passed) {
+        all_passed = false;
+        first_failure = fmt::format("trial {} (seed {}): {}", i, seeds[i], trial.value("message", ""));
+      }
+    }
+    if (!all_passed) {
+      channel.emit({{"type", "verdict"}, {"verdict", "incorrect"}, {"error", first_failure}});
+      return;
+    }
+
+    if (job.timing.enabled) {
+      phase = "timing";
+      channel.emit({{"type", "phase"}, {"phase", "timing"}});
+      session.attr("prepare_timing")(protocol.seed);
+      py::object sync = session.attr("sync");
+      const bool cuda = job.device == "cuda";
+      py::object call_candidate = session.attr("call_candidate");
+      py::object call_reference = session.attr("call_reference");
+      report_timing(channel, "candidate", time_callable([&] { call_candidate(); }, [&] { sync(); }, job.timing, cuda));
+      report_timing(channel, "reference_eager",
+                    time_callable([&] { call_reference(); }, [&] { sync(); }, job.timing, cuda));
+    }
+    channel.emit({{"type", "verdict"}, {"verdict", "correct"}, {"error", ""}});
+  } catch (py::error_already_set& e) {
+    std::string verdict = verdict_of(runtime, e);
+    channel.emit({{"type", "verdict"}, {"verdict", verdict}, {"phase", phase}, {"error", python_error_text(runtime, e)}});
+  } catch (const std::exception& e) {
+    channel.emit({{"type", "verdict"}, {"verdict", "runtime_error"}, {"phase", phase}, {"error", e.what()}});
+  }
+}
+
+} // namespace kj::worker

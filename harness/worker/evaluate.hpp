@@ -1,0 +1,19 @@
+// One evaluation inside the worker: load, build, correctness trials, timing; every step reported as an event.
+#pragma once
+
+#include "harness/job.hpp"
+#include "harness/worker/channel.hpp"
+
+#include <pybind11/embed.h>
+#include <pybind11/stl.h>
+
+#include <string>
+
+namespace kj::worker {
+
+void evaluate(const job_spec& job, pybind11::module_& runtime, result_channel& channel);
+
+// The text of a Python exception: the KjError message when it is one, else the formatted traceback.
+std::string python_error_text(pybind11::module_& runtime, pybind11::error_already_set& error);
+
+} // namespace kj::worker

@@ -1,0 +1,246 @@
+"""The torch-facing half of the kerneljudge worker, embedded in the `kj` binary.
+
+The C++ worker drives the sequence (which trial, when to time, what to report); this module only does what needs
+PyTorch: loading problem and candidate sources into fresh modules, building models the KernelBench way, drawing inputs
+under a seed, running forwards and comparing tensors. Timing and statistics stay in C++, out of the candidate's reach.
+"""
+import ast
+import linecache
+import sys
+import traceback
+import types
+
+import torch
+
+
+class KjError(Exception):
+    """An error with a verdict attached: `kind` is one of the worker's verdicts (load_error, compile_error, ...)."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def environment():
+    info = {
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "torch_git": getattr(torch.version, "git_version", ""),
+        "cuda_available": bool(torch.cuda.is_available()),
+        "torch_cuda": torch.version.cuda or "",
+    }
+    if info["cuda_available"]:
+        props = torch.cuda.get_device_properties(0)
+        info["device_name"] = props.name
+        info["device_count"] = torch.cuda.device_count()
+    else:
+        import platform
+
+        info["device_name"] = platform.processor() or platform.machine()
+    return info
+
+
+def apply_overrides(source, overrides, filename):
+    """Rewrites top-level `NAME = <int literal>` assignments named in `overrides`; returns (source, applied)."""
+    tree = ast.parse(source, filename)
+    lines = source.splitlines(keepends=True)
+    edits, applied = [], {}
+    for node in tree.body:
+        target = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            target = node.targets[0].id
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            target = node.target.id
+        if target not in overrides:
+            continue
+        value = node.value
+        if not (isinstance(value, ast.Constant) and type(value.value) is int):
+            continue
+        if value.lineno != value.end_lineno:
+            continue
+        edits.append((value.lineno - 1, value.col_offset, value.end_col_offset, str(int(overrides[target]))))
+        applied[target] = int(overrides[target])
+    for line, start, end, text in sorted(edits, reverse=True):
+        encoded = lines[line].encode()  # ast offsets are in UTF-8 bytes
+        lines[line] = (encoded[:start] + text.encode() + encoded[end:]).decode()
+    return "".join(lines), applied
+
+
+def load_module(name, source, filename):
+    """Executes `source` in a fresh module registered as `name` (tracebacks show the source's lines)."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    module = types.ModuleType(name)
+    module.__file__ = filename
+    sys.modules[name] = module
+    exec(compile(source, filename, "exec"), module.__dict__)
+    return module
+
+
+def format_exception(exc):
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
+
+
+def _is_build_failure(exc):
+    import subprocess
+
+    text = f"{type(exc).__name__}: {exc}"
+    return isinstance(exc, subprocess.CalledProcessError) or "Error building extension" in text
+
+
+def set_seed(seed):
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed(seed)
+
+
+def to_device(value, device):
+    # Integer and bool inputs keep their dtypes (KernelBench main casts them to fp32: its issue #151).
+    return value.to(device=device) if isinstance(value, torch.Tensor) else value
+
+
+def _tensor_summary(value):
+    if isinstance(value, torch.Tensor):
+        return {"shape": list(value.shape), "dtype": str(value.dtype).replace("torch.", "")}
+    return {"value": repr(value)[:80]}
+
+
+class Problem:
+    """A problem file loaded into its own module, with integer module constants overridden."""
+
+    def __init__(self, path, source, overrides):
+        try:
+            source, self.applied = apply_overrides(source, overrides, path)
+            self.module = load_module("kj_problem", source, path)
+        except SyntaxError as exc:
+            raise KjError("problem_error", f"problem file {path}: {format_exception(exc)}") from None
+        except Exception as exc:
+            raise KjError("problem_error", f"problem file {path} raised while loading:\n{format_exception(exc)}")
+        for name in ("Model", "get_inputs", "get_init_inputs"):
+            if not hasattr(self.module, name):
+                raise KjError("problem_error", f"problem file {path}: no `{name}` defined (KernelBench format needs "
+                              "class Model, get_inputs() and get_init_inputs())")
+        self.path = path
+
+    def init_inputs(self):
+        return list(self.module.get_init_inputs())
+
+    def inputs(self, device):
+        return [to_device(x, device) for x in self.module.get_inputs()]
+
+    def describe(self):
+        """Shapes and dtypes of inputs and init inputs, drawn on the meta device so nothing is allocated."""
+        try:
+            with torch.device("meta"):
+                inputs = list(self.module.get_inputs())
+        except Exception:
+            inputs = list(self.module.get_inputs())
+        return {"inputs": [_tensor_summary(x) for x in inputs],
+                "init_inputs": [_tensor_summary(x) for x in self.init_inputs()],
+                "applied_overrides": self.applied}
+
+
+class Session:
+    """One evaluation: a problem, a candidate, the models built from them, and the inputs in use."""
+
+    def __init__(self, device):
+        self.device = torch.device(device)
+        self.problem = None
+        self.model = None
+        self.model_new = None
+        self.timing_inputs = None
+
+    def load_problem(self, path, source, overrides):
+        self.problem = Problem(path, source, overrides)
+        return self.problem.applied
+
+    def load_candidate(self, path, source, overrides):
+        """Imports the candidate; module constants it shares with the problem get the same overrides."""
+        try:
+            source, _ = apply_overrides(source, overrides, path)
+            module = load_module("kj_candidate", source, path)
+        except SyntaxError as exc:
+            raise KjError("load_error", f"candidate {path} has a syntax error:\n{format_exception(exc)}") from None
+        except Exception as exc:
+            kind = "compile_error" if _is_build_failure(exc) else "load_error"
+            raise KjError(kind, f"candidate {path} failed to import:\n{format_exception(exc)}") from None
+        if not isinstance(getattr(module, "ModelNew", None), type):
+            raise KjError("load_error", f"candidate {path} defines no class `ModelNew`")
+        self.candidate_class = module.ModelNew
+
+    def build_models(self, seed):
+        """KernelBench's construction: seed, init inputs, seed, Model; seed, ModelNew; both moved to the device."""
+        set_seed(seed)
+        init_inputs = [to_device(x, self.device) for x in self.problem.init_inputs()]
+        with torch.no_grad():
+            set_seed(seed)
+            self.model = self.problem.module.Model(*init_inputs).to(self.device)
+        try:
+            with torch.no_grad():
+                set_seed(seed)
+                self.model_new = self.candidate_class(*init_inputs).to(self.device)
+        except Exception as exc:
+            raise KjError("runtime_error", f"constructing ModelNew raised:\n{format_exception(exc)}") from None
+        self.sync()
+
+    def trial_seeds(self, seed, count):
+        torch.manual_seed(seed)
+        return [int(torch.randint(0, 2**32 - 1, (1,)).item()) for _ in range(count)]
+
+    def sync(self):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def run_trial(self, seed, atol, rtol):
+        """One KernelBench correctness trial: reference then candidate on the same inputs; returns a result dict."""
+        set_seed(seed)
+        inputs = self.problem.inputs(self.device)
+        with torch.no_grad():
+            reference = self.model(*inputs)
+            self.sync()
+            try:
+                output = self.model_new(*inputs)
+                self.sync()
+            except Exception as exc:
+                raise KjError("runtime_error", f"ModelNew.forward raised:\n{format_exception(exc)}") from None
+        return compare(reference, output, atol, rtol)
+
+    def prepare_timing(self, seed):
+        set_seed(seed)
+        self.timing_inputs = self.problem.inputs(self.device)
+
+    def call_candidate(self):
+        with torch.no_grad():
+            self.model_new(*self.timing_inputs)
+
+    def call_reference(self):
+        with torch.no_grad():
+            self.model(*self.timing_inputs)
+
+
+def compare(reference, output, atol, rtol):
+    result = {"passed": False, "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "message": ""}
+    if not isinstance(output, torch.Tensor):
+        result["message"] = f"ModelNew returned {type(output).__name__}, expected one torch.Tensor"
+        return result
+    result["shape"] = list(output.shape)
+    result["dtype"] = str(output.dtype).replace("torch.", "")
+    if output.shape != reference.shape:
+        result["message"] = f"output shape mismatch: expected {list(reference.shape)}, got {list(output.shape)}"
+        return result
+    with torch.no_grad():
+        ref = reference.detach().double() if reference.is_floating_point() else reference.detach()
+        out = output.detach().to(ref.dtype)
+        if ref.numel() > 0 and ref.is_floating_point():
+            diff = (ref - out).abs()
+            finite = torch.isfinite(diff)
+            result["max_abs_err"] = float(diff[finite].max()) if bool(finite.any()) else float("inf")
+            rel = diff / ref.abs().clamp_min(torch.finfo(torch.float32).tiny)
+            result["max_rel_err"] = float(rel[finite].max()) if bool(finite.any()) else float("inf")
+        close = torch.isclose(out, ref, atol=atol, rtol=rtol)
+        result["mismatches"] = int((~close).sum())
+        result["passed"] = bool(torch.allclose(reference, output.to(reference.dtype), atol=atol, rtol=rtol))
+    if not result["passed"]:
+        result["message"] = (f"output mismatch: {result['mismatches']} of {reference.numel()} elements outside "
+                             f"atol={atol} rtol={rtol}; max abs error {result['max_abs_err']:.3g}")
+    return result

@@ -1,0 +1,44 @@
+// Implements interpreter start-up for the worker.
+#include "harness/worker/python_env.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string_view>
+
+namespace py = pybind11;
+
+namespace kj::worker {
+
+extern const std::string_view kj_runtime_source;
+
+std::string python_executable() {
+  if (const char* env = std::getenv("KJ_PYTHON"); env && *env) return env;
+  return KJ_PYTHON_EXECUTABLE;
+}
+
+std::unique_ptr<py::scoped_interpreter> start_interpreter() {
+  PyConfig config;
+  PyConfig_InitPythonConfig(&config);
+  config.parse_argv = 0;
+  config.install_signal_handlers = 0; // SIGINT/SIGTERM from the orchestrator must end the worker, not raise
+  const std::string exe = python_executable();
+  // Setting the program name makes Python compute its prefix from that executable, venvs included.
+  PyStatus status = PyConfig_SetBytesString(&config, &config.program_name, exe.c_str());
+  if (PyStatus_Exception(status)) {
+    PyConfig_Clear(&config);
+    throw std::runtime_error("cannot configure the embedded Python for " + exe);
+  }
+  return std::make_unique<py::scoped_interpreter>(&config, 0, nullptr, false);
+}
+
+py::module_ import_runtime() {
+  py::module_ types = py::module_::import("types");
+  py::module_ sys = py::module_::import("sys");
+  py::object module = types.attr("ModuleType")("kj_runtime");
+  module.attr("__file__") = "<kj_runtime>";
+  sys.attr("modules")["kj_runtime"] = module;
+  py::exec(py::str(kj_runtime_source.data(), kj_runtime_source.size()), module.attr("__dict__"));
+  return module.cast<py::module_>();
+}
+
+} // namespace kj::worker

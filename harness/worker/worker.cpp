@@ -1,0 +1,73 @@
+// The worker's main: read the job, start Python, dispatch on the job's mode, report a verdict on any failure.
+#include "harness/worker/worker.hpp"
+
+#include "harness/job.hpp"
+#include "harness/worker/channel.hpp"
+#include "harness/worker/evaluate.hpp"
+#include "harness/worker/python_env.hpp"
+
+#include <fmt/core.h>
+
+#include <fstream>
+
+namespace py = pybind11;
+using nlohmann::json;
+
+namespace kj::worker {
+namespace {
+
+job_spec read_job(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read job file " + path.string());
+  return json::parse(in).get<job_spec>();
+}
+
+void describe_problems(const job_spec& job, py::module_& runtime, result_channel& channel) {
+  for (const auto& file : job.problems) {
+    json event{{"type", "problem"}, {"path", file.path}};
+    try {
+      py::object problem = runtime.attr("Problem")(file.path, file.source, job.overrides);
+      event["description"] = json::parse(py::module_::import("json").attr("dumps")(problem.attr("describe")()).cast<std::string>());
+    } catch (py::error_already_set& e) {
+      event["error"] = python_error_text(runtime, e);
+    } catch (const std::exception& e) {
+      event["error"] = e.what();
+    }
+    channel.emit(event);
+  }
+}
+
+} // namespace
+
+int run_worker(const worker_options& options) {
+  result_channel channel(options.result_fd);
+  job_spec job;
+  try {
+    job = read_job(options.job_file);
+  } catch (const std::exception& e) {
+    channel.emit({{"type", "verdict"}, {"verdict", "crashed"}, {"error", fmt::format("worker: {}", e.what())}});
+    return 2;
+  }
+  auto interpreter = start_interpreter();
+  py::module_ runtime;
+  try {
+    runtime = import_runtime();
+    json env = json::parse(
+        py::module_::import("json").attr("dumps")(runtime.attr("environment")()).cast<std::string>());
+    channel.emit({{"type", "hello"}, {"environment", env}});
+  } catch (py::error_already_set& e) {
+    channel.emit({{"type", "verdict"},
+                  {"verdict", "crashed"},
+                  {"error", fmt::format("the embedded Python cannot import torch: {}", e.what())}});
+    return 2;
+  }
+  if (job.mode == "probe") return 0;
+  if (job.mode == "describe") {
+    describe_problems(job, runtime, channel);
+    return 0;
+  }
+  evaluate(job, runtime, channel);
+  return 0;
+}
+
+} // namespace kj::worker

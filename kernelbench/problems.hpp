@@ -1,0 +1,58 @@
+// Problem discovery: a KernelBench checkout, single problem files, and kerneljudge's built-in suite.
+#pragma once
+
+#include "kernelbench/id_set.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kj::kb {
+
+// Bad input from the user (a missing path, a malformed id list); the message names what and where.
+class source_error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+struct problem {
+  std::string suite;      // "kernelbench", "builtin" or "file"
+  std::string kb_version; // "main", "v0.1", "v0" (the tolerance rules to apply)
+  int level = 0;
+  int number = 0;
+  std::string name;      // file stem after "<number>_"
+  std::string file_name; // "<number>_<name>.py"
+  std::filesystem::path path;
+  std::string source;
+  std::string source_commit;                         // git commit of the checkout when known
+  std::map<std::string, std::int64_t> cpu_overrides; // built-in suite: sizes for --device cpu
+
+  std::string key() const; // "L<level>/<file_name>", unique within a source
+};
+
+struct source_options {
+  std::filesystem::path kernelbench_dir; // a checkout (or its KernelBench/ folder); empty: not used
+  std::string kb_version = "main";
+  std::vector<int> levels;                 // empty: every level found
+  id_set ids;                              // empty: every id
+  std::vector<std::filesystem::path> files; // single problem files
+  bool builtin = false;                    // the built-in suite
+};
+
+// Loads every selected problem, sorted by suite, level, number. Throws source_error on bad paths or when a
+// selection matches nothing.
+std::vector<problem> load_problems(const source_options& options);
+
+// The built-in suite's folder: $KJ_SUITE_DIR, else the source tree's kernelbench/suite.
+std::filesystem::path builtin_suite_dir();
+
+// Parses "<number>_<name>.py" into (number, name); false when the file name is not of that form.
+bool parse_problem_file_name(const std::string& file_name, int& number, std::string& name);
+
+// The git commit at HEAD of the repository holding `dir`, or "" when it is not a git checkout.
+std::string git_commit_of(const std::filesystem::path& dir);
+
+} // namespace kj::kb

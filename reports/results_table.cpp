@@ -1,0 +1,85 @@
+// Implements the results writers; every format carries the same fields.
+#include "reports/results_table.hpp"
+
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace kj::reports {
+namespace {
+
+std::string first_line(const std::string& text, std::size_t width) {
+  std::string line = text.substr(0, text.find('\n'));
+  // Tracebacks say most in their last line.
+  const std::size_t last = text.find_last_not_of('\n');
+  if (text.find('\n') != std::string::npos && last != std::string::npos) {
+    const std::size_t start = text.rfind('\n', last);
+    line = text.substr(start + 1, last - start);
+  }
+  return line.size() > width ? line.substr(0, width - 3) + "..." : line;
+}
+
+std::string ms(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : ""; }
+
+std::string candidate_label(const db::result_row& r) {
+  if (r.candidate_path.empty()) return r.producer;
+  const std::size_t slash = r.candidate_path.rfind('/');
+  return slash == std::string::npos ? r.candidate_path : r.candidate_path.substr(slash + 1);
+}
+
+void write_table(const std::vector<db::result_row>& rows, std::ostream& out) {
+  out << fmt::format("{:>2} {:>4} {:<34} {:<44} {:<14} {:>10} {:>10} {:>8}  {}\n", "L", "id", "problem", "candidate",
+                     "verdict", "cand ms", "ref ms", "speedup", "error");
+  for (const auto& r : rows)
+    out << fmt::format("{:>2} {:>4} {:<34} {:<44} {:<14} {:>10} {:>10} {:>8}  {}\n", r.level, r.number,
+                       r.problem_name.substr(0, 34), candidate_label(r).substr(0, 44), r.verdict,
+                       ms(r.candidate_median_ms), ms(r.reference_median_ms),
+                       r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "", first_line(r.error, 60));
+}
+
+nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+
+} // namespace
+
+results_format parse_results_format(const std::string& name) {
+  if (name == "table") return results_format::table;
+  if (name == "json") return results_format::json;
+  if (name == "csv") return results_format::csv;
+  throw std::invalid_argument("unknown format '" + name + "' (expected table, json or csv)");
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+void write_results(const std::vector<db::result_row>& rows, results_format format, std::ostream& out) {
+  if (format == results_format::table) return write_table(rows, out);
+  if (format == results_format::json) {
+    auto array = nlohmann::json::array();
+    for (const auto& r : rows)
+      array.push_back({{"evaluation_id", r.evaluation_id}, {"run", r.run_uid}, {"suite", r.suite},
+                       {"level", r.level}, {"problem_id", r.number}, {"problem", r.problem_name},
+                       {"candidate", r.candidate_path}, {"producer", r.producer}, {"sample", r.sample},
+                       {"device", r.device}, {"verdict", r.verdict}, {"error", r.error},
+                       {"candidate_median_ms", optional_json(r.candidate_median_ms)},
+                       {"reference_median_ms", optional_json(r.reference_median_ms)},
+                       {"speedup", optional_json(r.speedup)}});
+    out << array.dump(2) << "\n";
+    return;
+  }
+  out << "evaluation_id,run,suite,level,problem_id,problem,candidate,producer,sample,device,verdict,error,"
+         "candidate_median_ms,reference_median_ms,speedup\n";
+  for (const auto& r : rows)
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.evaluation_id, csv_field(r.run_uid),
+                       csv_field(r.suite), r.level, r.number, csv_field(r.problem_name), csv_field(r.candidate_path),
+                       csv_field(r.producer), r.sample, r.device, r.verdict, csv_field(r.error),
+                       r.candidate_median_ms ? fmt::format("{}", *r.candidate_median_ms) : "",
+                       r.reference_median_ms ? fmt::format("{}", *r.reference_median_ms) : "",
+                       r.speedup ? fmt::format("{}", *r.speedup) : "");
+}
+
+} // namespace kj::reports
