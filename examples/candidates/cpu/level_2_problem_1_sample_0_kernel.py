@@ -1,0 +1,44 @@
+# kj-expect: correct
+# Linear stays in torch; ReLU and the post-activation bias add are fused in one C++ loop.
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+cpp_source = r"""
+torch::Tensor relu_then_bias(torch::Tensor y, torch::Tensor bias) {
+    TORCH_CHECK(y.dim() == 2 && y.scalar_type() == torch::kFloat32, "expected a 2-D float32 tensor");
+    auto yc = y.contiguous();
+    auto bc = bias.contiguous();
+    const int64_t rows = yc.size(0), cols = yc.size(1);
+    TORCH_CHECK(bc.numel() == cols, "bias size mismatch");
+    auto out = torch::empty_like(yc);
+    const float* py = yc.data_ptr<float>();
+    const float* pb = bc.data_ptr<float>();
+    float* o = out.data_ptr<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c) {
+            const float v = py[r * cols + c];
+            o[r * cols + c] = (v < 0.0f ? 0.0f : v) + pb[c];  // NaN stays NaN, like torch.relu
+        }
+    }
+    return out;
+}
+"""
+
+_ext = load_inline(
+    name="kj_ex_l2_p1_s0_cpu",
+    cpp_sources=cpp_source,
+    functions=["relu_then_bias"],
+    extra_cflags=["-O3"],
+    verbose=False,
+)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.post_bias = nn.Parameter(torch.randn(out_features) * 0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _ext.relu_then_bias(self.linear(x), self.post_bias)

@@ -1,0 +1,48 @@
+# kj-expect: incorrect
+# MLP with torch matrix products and a C++ bias+ReLU loop that is also applied after the output layer (negative logits lost).
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+cpp_source = r"""
+torch::Tensor bias_relu(torch::Tensor y, torch::Tensor bias) {
+    TORCH_CHECK(y.dim() == 2 && y.scalar_type() == torch::kFloat32, "expected a 2-D float32 tensor");
+    auto yc = y.contiguous();
+    auto bc = bias.contiguous();
+    const int64_t rows = yc.size(0), cols = yc.size(1);
+    TORCH_CHECK(bc.numel() == cols, "bias size mismatch");
+    auto out = torch::empty_like(yc);
+    const float* py = yc.data_ptr<float>();
+    const float* pb = bc.data_ptr<float>();
+    float* o = out.data_ptr<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c) {
+            const float v = py[r * cols + c] + pb[c];
+            o[r * cols + c] = v > 0.0f ? v : 0.0f;
+        }
+    }
+    return out;
+}
+"""
+
+_ext = load_inline(
+    name="kj_ex_l3_p1_s1_cpu",
+    cpp_sources=cpp_source,
+    functions=["bias_relu"],
+    extra_cflags=["-O3"],
+    verbose=False,
+)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, input_size: int, hidden1: int, hidden2: int, output_size: int):
+        super().__init__()
+        self.fc1 = nn.Linear(input_size, hidden1)
+        self.fc2 = nn.Linear(hidden1, hidden2)
+        self.fc3 = nn.Linear(hidden2, output_size)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x
+        for fc in (self.fc1, self.fc2, self.fc3):  # BUG: the last layer must not get a ReLU
+            h = _ext.bias_relu(torch.mm(h, fc.weight.t()), fc.bias)
+        return h
