@@ -42,7 +42,7 @@ struct source_file {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(source_file, path, source)
 
 struct job_spec {
-  std::string mode = "evaluate"; // "evaluate", "describe" (shapes of problems) or "probe" (environment only)
+  std::string mode = "evaluate"; // "evaluate", "build" (compile only), "describe" (shapes) or "probe" (environment)
   std::string device = "cpu";
   source_file problem;
   source_file candidate;

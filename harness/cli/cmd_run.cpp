@@ -33,6 +33,8 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
   cmd->add_option("--cache-dir", s->cache_dir,
                   "build cache and scratch folder (default: $KJ_CACHE_DIR or ~/.cache/kerneljudge)");
   cmd->add_flag("--keep-scratch", s->options.keep_scratch, "keep each job's scratch folder (job.json, worker.log)");
+  cmd->add_option("--build-jobs", s->options.build_jobs,
+                  "compile this many candidates at once before timing starts (default: one per core, at most 8)");
   cmd->add_flag("--no-timing", s->no_timing, "check correctness only");
   cmd->add_option("--min-samples", s->options.timing.min_samples, "timing: at least this many samples")
       ->capture_default_str();

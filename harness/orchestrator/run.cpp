@@ -3,6 +3,7 @@
 
 #include "adapters/candidates.hpp"
 #include "db/store.hpp"
+#include "harness/orchestrator/build_pool.hpp"
 #include "harness/orchestrator/jobs.hpp"
 #include "harness/orchestrator/outcome.hpp"
 #include "harness/orchestrator/summary.hpp"
@@ -72,6 +73,22 @@ std::string resolve_device(const std::string& requested, const json& env) {
   return requested;
 }
 
+struct planned_job {
+  const kb::problem* problem = nullptr;
+  const adapters::candidate* candidate = nullptr;
+  std::string name;
+  job_spec job;
+  db::evaluation_record record;
+  bool done = false;
+};
+
+int interrupted(db::store& store, std::int64_t run_id, const std::string& run_uid, const fs::path& db_path) {
+  store.set_run_status(run_id, "interrupted");
+  fmt::print(stderr, "\nkj: interrupted; finished evaluations are in {}. Resume with: kj run --run-id {} ...\n",
+             db_path.string(), run_uid);
+  return 130;
+}
+
 } // namespace
 
 json probe_environment(const fs::path& cache_dir) {
@@ -124,6 +141,7 @@ int execute_run(const run_options& options) {
   job_runner runner{cache_dir, std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
                     options.keep_scratch};
   progress_view progress(candidates.size());
+  std::vector<planned_job> plan;
   for (const auto& c : candidates) {
     const kb::problem& p = problems[c.problem_index];
     const std::int64_t candidate_id = store.upsert_candidate(
@@ -132,41 +150,65 @@ int execute_run(const run_options& options) {
       progress.skip();
       continue;
     }
-    job_spec job;
-    job.device = device;
-    job.problem = {p.path.string(), p.source};
-    job.candidate = {c.path.empty() ? "<" + c.producer + " " + p.file_name + ">" : c.path.string(), c.source};
-    job.overrides = device == "cpu" ? p.cpu_overrides : decltype(p.cpu_overrides){};
-    for (const auto& [k, v] : options.overrides) job.overrides[k] = v;
-    job.protocol = kernelbench_protocol(p.kb_version);
-    job.timing = options.timing;
+    planned_job& j = plan.emplace_back();
+    j.problem = &p;
+    j.candidate = &c;
+    j.name = fmt::format("L{}-{}-s{}", p.level, p.number, c.sample);
+    j.job.device = device;
+    j.job.problem = {p.path.string(), p.source};
+    j.job.candidate = {c.path.empty() ? "<" + c.producer + " " + p.file_name + ">" : c.path.string(), c.source};
+    j.job.overrides = device == "cpu" ? p.cpu_overrides : decltype(p.cpu_overrides){};
+    for (const auto& [k, v] : options.overrides) j.job.overrides[k] = v;
+    j.job.protocol = kernelbench_protocol(p.kb_version);
+    j.job.timing = options.timing;
+    j.record = {run_id, problem_ids[c.problem_index], candidate_id, stack_id, device, "{}", j.job.protocol.name};
+  }
 
-    db::evaluation_record record;
-    record.run_id = run_id;
-    record.problem_id = problem_ids[c.problem_index];
-    record.candidate_id = candidate_id;
-    record.stack_id = stack_id;
-    record.device = device;
-    record.protocol = job.protocol.name;
-    record.started_at = db::now_iso8601();
-    progress.begin(p, c);
+  // Compile first, in parallel, so that timing never shares the machine with a compiler.
+  std::vector<build_request> builds;
+  std::vector<std::size_t> build_of;
+  for (std::size_t i = 0; i < plan.size(); ++i)
+    if (needs_build(plan[i].candidate->source)) {
+      builds.push_back({plan[i].job, plan[i].name});
+      build_of.push_back(i);
+    }
+  if (!builds.empty()) {
+    const int jobs = options.build_jobs > 0 ? options.build_jobs : default_build_jobs();
+    fmt::print(stderr, "kj: compiling {} candidates, {} at a time...\n", builds.size(), jobs);
+    const auto built = build_all(runner, builds, jobs, [&](std::size_t i, const build_outcome& b) {
+      fmt::print(stderr, "  built {} ({:.0f} s): {}\n", builds[i].name, b.outcome.wall_s,
+                 b.built ? "ok" : "failed");
+    });
+    for (std::size_t k = 0; k < built.size(); ++k) {
+      if (built[k].built) continue;
+      planned_job& j = plan[build_of[k]];
+      j.done = true;
+      if (built[k].outcome.interrupted) continue;
+      j.record.started_at = db::now_iso8601();
+      fill_evaluation(built[k].outcome, built[k].log_tail, j.record);
+      j.record.finished_at = db::now_iso8601();
+      store.insert_evaluation(j.record);
+      progress.begin(*j.problem, *j.candidate);
+      progress.end(j.record);
+    }
+  }
+  if (interrupt_requested()) return interrupted(store, run_id, run_uid, options.db_path);
+
+  for (auto& j : plan) {
+    if (j.done) continue;
+    j.record.started_at = db::now_iso8601();
+    progress.begin(*j.problem, *j.candidate);
     std::string tail;
     json applied = json::object();
-    const worker_outcome outcome = runner.run(job, fmt::format("L{}-{}-s{}", p.level, p.number, c.sample), &tail,
-                                              [&](const json& e) {
-                                                if (e.contains("applied_overrides")) applied = e["applied_overrides"];
-                                              });
-    if (outcome.interrupted) {
-      store.set_run_status(run_id, "interrupted");
-      fmt::print(stderr, "\nkj: interrupted; finished evaluations are in {}. Resume with: kj run --run-id {} ...\n",
-                 options.db_path.string(), run_uid);
-      return 130;
-    }
-    fill_evaluation(outcome, tail, record);
-    record.overrides_json = applied.dump();
-    record.finished_at = db::now_iso8601();
-    store.insert_evaluation(record);
-    progress.end(record);
+    const worker_outcome outcome = runner.run(j.job, j.name, &tail, [&](const json& e) {
+      if (e.contains("applied_overrides")) applied = e["applied_overrides"];
+    });
+    if (outcome.interrupted) return interrupted(store, run_id, run_uid, options.db_path);
+    fill_evaluation(outcome, tail, j.record);
+    j.record.overrides_json = applied.dump();
+    j.record.finished_at = db::now_iso8601();
+    store.insert_evaluation(j.record);
+    progress.end(j.record);
   }
   store.set_run_status(run_id, "finished");
   print_run_summary(store, run_uid, options.db_path);

@@ -38,6 +38,18 @@ std::string python_error_text(py::module_& runtime, py::error_already_set& error
   return runtime.attr("format_exception")(error.value()).cast<std::string>();
 }
 
+void build(const job_spec& job, py::module_& runtime, result_channel& channel) {
+  try {
+    py::object session = runtime.attr("Session")("cpu");
+    session.attr("load_problem")(job.problem.path, job.problem.source, job.overrides);
+    session.attr("load_candidate")(job.candidate.path, job.candidate.source, job.overrides);
+    channel.emit({{"type", "built"}});
+  } catch (py::error_already_set& e) {
+    channel.emit({{"type", "verdict"}, {"verdict", verdict_of(runtime, e)}, {"phase", "build"},
+                  {"error", python_error_text(runtime, e)}});
+  }
+}
+
 void evaluate(const job_spec& job, py::module_& runtime, result_channel& channel) {
   const protocol_spec& protocol = job.protocol;
   std::string phase = "load_problem";

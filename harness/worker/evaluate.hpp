@@ -11,6 +11,9 @@
 
 namespace kj::worker {
 
+// Imports problem and candidate only, so that the candidate's extensions are compiled into the build cache.
+void build(const job_spec& job, pybind11::module_& runtime, result_channel& channel);
+
 void evaluate(const job_spec& job, pybind11::module_& runtime, result_channel& channel);
 
 // The text of a Python exception: the KjError message when it is one, else the formatted traceback.

@@ -3,6 +3,8 @@
 
 #include "harness/timing/measure.hpp"
 
+#include <algorithm>
+
 namespace kj::worker {
 namespace {
 
@@ -30,7 +32,7 @@ timing::measure_params to_params(const timing_spec& spec) {
   params.warmup_min_calls = static_cast<std::size_t>(spec.warmup_min_calls);
   params.warmup_min_ms = spec.warmup_min_ms;
   params.stopping.min_samples = static_cast<std::size_t>(spec.min_samples);
-  params.stopping.min_time_ms = spec.min_time_ms;
+  params.stopping.min_time_ms = std::min(spec.min_time_ms, spec.max_time_ms);
   params.stopping.max_time_ms = spec.max_time_ms;
   params.stopping.max_samples = static_cast<std::size_t>(spec.max_samples);
   params.stopping.target_rel_ci = spec.target_rel_ci;

@@ -66,6 +66,10 @@ int run_worker(const worker_options& options) {
     describe_problems(job, runtime, channel);
     return 0;
   }
+  if (job.mode == "build") {
+    build(job, runtime, channel);
+    return 0;
+  }
   evaluate(job, runtime, channel);
   return 0;
 }

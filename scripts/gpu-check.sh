@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: configure, build, run the `gpu` tests and real `kj` runs; logs and tables go to $OUT.
+# Stages (default: all): build, tests, suite, kb-identity. Headers the machine lacks (sqlite3.h, OpenSSL) come from
+# .gpu-carry/root (Debian packages unpacked with dpkg -x) and the KernelBench problems from .gpu-carry/KernelBench.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/kj-out}
+BUILD=${KJ_GPU_BUILD:-/tmp/kjbuild}
+CARRY=$(pwd)/.gpu-carry
+stages=${*:-build tests suite kb-identity}
+mkdir -p "$OUT"
+export KJ_CACHE_DIR=/tmp/kj-cache
+kj="$BUILD/harness/kj"
+log() { printf '== %s %s\n' "$(date +%T)" "$*" | tee -a "$OUT/summary.txt"; }
+
+configure_and_build() {
+  local args=(-DKJ_PYTHON="$(command -v python3)" -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+  [[ -f /usr/include/sqlite3.h ]] || args+=(-DSQLite3_INCLUDE_DIR="$CARRY/root/usr/include"
+                                           -DSQLite3_LIBRARY=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0)
+  [[ -f /usr/include/openssl/evp.h ]] || args+=(-DOPENSSL_INCLUDE_DIR="$CARRY/root/usr/include"
+                                                -DOPENSSL_CRYPTO_LIBRARY=/usr/lib/x86_64-linux-gnu/libcrypto.so.3)
+  cmake -S . -B "$BUILD" -G Ninja "${args[@]}" >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; return 1; }
+  cmake --build "$BUILD" -j 16 >"$OUT/build.log" 2>&1 || { grep -E "error|Error" "$OUT/build.log" | head -30; return 1; }
+}
+
+for stage in $stages; do
+  case $stage in
+  build)
+    log "build"
+    { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; python3 -c 'import sys, torch; print(sys.version, torch.__version__, torch.version.cuda)'; } >"$OUT/env.txt" 2>&1
+    [[ -x $kj ]] || configure_and_build || { log "build failed"; exit 1; }
+    grep -E "kerneljudge:|Catch2" "$OUT/configure.log" | tee -a "$OUT/summary.txt"
+    ;;
+  tests)
+    log "ctest: gpu label, then the quick CPU tests (Catch2 of this machine)"
+    ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 900 2>&1 | tail -40 | tee "$OUT/ctest-gpu.log"
+    ctest --test-dir "$BUILD" -LE gpu -E "built-in suite|failure mode" -j 8 2>&1 | tail -5 | tee -a "$OUT/summary.txt"
+    ;;
+  suite)
+    log "kj run --device cuda on the built-in suite (examples)"
+    "$kj" run --device cuda --db "$OUT/kj.sqlite" --run-id suite-cuda 2>"$OUT/suite.err" | tee "$OUT/suite.txt"
+    tail -3 "$OUT/suite.txt" >>"$OUT/summary.txt"
+    ;;
+  kb-identity)
+    log "kj run --candidates identity on KernelBench level 1 (${KB_IDS:-1-12})"
+    "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level 1 --ids "${KB_IDS:-1-12}" --candidates identity \
+      --db "$OUT/kj.sqlite" --run-id kb-identity --max-time-ms 1000 2>"$OUT/kb.err" | tee "$OUT/kb.txt"
+    tail -3 "$OUT/kb.txt" >>"$OUT/summary.txt"
+    ;;
+  esac
+done
+"$kj" results --db "$OUT/kj.sqlite" --run suite-cuda --format csv >"$OUT/results-suite.csv" 2>/dev/null
+"$kj" results --db "$OUT/kj.sqlite" --run kb-identity --format csv >"$OUT/results-kb.csv" 2>/dev/null
+log "done"

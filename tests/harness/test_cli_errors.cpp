@@ -1,0 +1,72 @@
+// Bad input to the real `kj`: each gets exit code 2 and a message that names what is wrong.
+#include "tests/support/catch.hpp"
+#include "tests/support/paths.hpp"
+
+using namespace kj::test;
+
+namespace {
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+} // namespace
+
+TEST_CASE("kj rejects bad input with exit code 2 and a clear message") {
+  scratch_dir dir;
+  SECTION("unknown option") {
+    const auto r = run_kj({"run", "--no-such-option"});
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "--no-such-option"));
+  }
+  SECTION("missing KernelBench path") {
+    const auto r = run_kj({"run", "--kernelbench", (dir / "nowhere").string(), "--candidates", "identity"});
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, (dir / "nowhere").string()));
+    CHECK(contains(r.err, "does not exist"));
+  }
+  SECTION("a folder that is not a KernelBench checkout") {
+    const auto r = run_kj({"problems", "--kernelbench", dir.path().string(), "--no-shapes"});
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "not a KernelBench checkout"));
+  }
+  SECTION("unwritable DB path") {
+    const std::string db = (dir / "no-such-dir" / "sub" / "kj.sqlite").string();
+    const auto r = run_kj({"run", "--db", db, "--device", "cpu", "--ids", "1"});
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, db));
+  }
+  SECTION("malformed id list") {
+    const auto r = run_kj({"problems", "--ids", "10-1", "--no-shapes"});
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "10-1"));
+  }
+  SECTION("malformed --set") {
+    const auto r = run_kj({"run", "--set", "batch_size", "--db", (dir / "kj.sqlite").string()});
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "NAME=INTEGER"));
+  }
+  SECTION("a candidate directory that does not exist") {
+    const auto r = run_kj({"run", "--device", "cpu", "--candidates", (dir / "missing").string(), "--db",
+                           (dir / "kj.sqlite").string(), "--cache-dir", (dir / "cache").string()});
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, (dir / "missing").string()));
+  }
+  SECTION("results of a DB that does not exist") {
+    const auto r = run_kj({"results", "--db", (dir / "absent.sqlite").string()});
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "absent.sqlite"));
+  }
+}
+
+TEST_CASE("kj --version and --help describe the tool") {
+  const auto version = run_kj({"--version"});
+  CHECK(version.exit_code == 0);
+  CHECK(contains(version.out, "kj 0.1.0+"));
+  for (const char* cmd : {"run", "problems", "results", "db"}) {
+    const auto help = run_kj({cmd, "--help"});
+    INFO(cmd);
+    CHECK(help.exit_code == 0);
+    CHECK(contains(help.out, "--"));
+  }
+  const auto run_help = run_kj({"run", "--help"});
+  CHECK(contains(run_help.out, "--candidates"));
+  CHECK(contains(run_help.out, "--kernelbench"));
+  CHECK(contains(run_help.out, "--set"));
+}

@@ -1,0 +1,108 @@
+// Runs the real `kj run` over fixture candidates, one per failure mode, and checks each recorded verdict.
+#include "tests/support/catch.hpp"
+#include "tests/support/paths.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <map>
+#include <regex>
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+using namespace kj::test;
+
+namespace {
+
+// The `# kj-expect: <verdict>` line that every fixture candidate starts with.
+std::string expected_verdict(const fs::path& file) {
+  static const std::regex pattern(R"(# kj-expect: (\w+))");
+  std::smatch m;
+  const std::string text = read_file(file);
+  REQUIRE(std::regex_search(text, m, pattern));
+  return m[1];
+}
+
+json results_json(const scratch_dir& dir, const std::string& run = "") {
+  std::vector<std::string> args{"results", "--db", (dir / "kj.sqlite").string(), "--format", "json"};
+  if (!run.empty()) args.insert(args.end(), {"--run", run});
+  const auto r = run_kj(args);
+  REQUIRE(r.exit_code == 0);
+  return json::parse(r.out);
+}
+
+} // namespace
+
+TEST_CASE("kj run records the expected verdict for every failure mode of a candidate") {
+  scratch_dir dir;
+  const fs::path problems = fixtures_dir() / "problems" / "level1";
+  const fs::path candidates = fixtures_dir() / "candidates" / "basic";
+  const auto r = run_kj({"run", "--device", "cpu", "--problem", (problems / "1_Scaled_Add.py").string(), "--problem",
+                         (problems / "2_Linear_Tanh.py").string(), "--candidates", candidates.string(), "--timeout",
+                         "30", "--min-samples", "3", "--max-time-ms", "50", "--db", (dir / "kj.sqlite").string(),
+                         "--cache-dir", (dir / "cache").string(), "--run-id", "verdicts"},
+                        dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0); // failing candidates never fail the run
+
+  std::map<std::string, std::string> expected;
+  for (const auto& entry : fs::directory_iterator(candidates))
+    expected[entry.path().filename().string()] = expected_verdict(entry.path());
+
+  const json rows = results_json(dir);
+  REQUIRE(rows.size() == expected.size());
+  for (const auto& row : rows) {
+    const std::string file = fs::path(row["candidate"].get<std::string>()).filename().string();
+    INFO(file << ": " << row["error"].get<std::string>());
+    CHECK(row["verdict"] == expected.at(file));
+    if (row["verdict"] == "correct") {
+      CHECK(row["candidate_median_ms"].is_number());
+      CHECK(row["reference_median_ms"].is_number());
+    } else {
+      CHECK(!row["error"].get<std::string>().empty());
+    }
+  }
+  // Errors say what happened, for the people reading them.
+  for (const auto& row : rows) {
+    const std::string file = fs::path(row["candidate"].get<std::string>()).filename().string();
+    const std::string error = row["error"];
+    if (file == "level_1_problem_1_sample_2_kernel.py") CHECK(error.find("SyntaxError") != std::string::npos);
+    if (file == "level_1_problem_1_sample_3_kernel.py") CHECK(error.find("ModelNew") != std::string::npos);
+    if (file == "level_1_problem_1_sample_4_kernel.py") CHECK(error.find("invalid configuration") != std::string::npos);
+    if (file == "level_1_problem_1_sample_6_kernel.py") CHECK(error.find("exited with code 7") != std::string::npos);
+    if (file == "level_1_problem_1_sample_7_kernel.py") CHECK(error.find("signal 11") != std::string::npos);
+    if (file == "level_1_problem_1_sample_8_kernel.py") CHECK(error.find("shape mismatch") != std::string::npos);
+    if (file == "level_1_problem_1_sample_10_kernel.py") CHECK(error.find("Error building") != std::string::npos);
+  }
+
+  SECTION("the DB holds the raw trials and timing samples of the correct ones") {
+    const auto info = run_kj({"db", "info", "--db", (dir / "kj.sqlite").string()});
+    REQUIRE(info.exit_code == 0);
+    CHECK(info.out.find("schema version  1") != std::string::npos);
+    CHECK(info.out.find("evaluations     13") != std::string::npos);
+  }
+  SECTION("resuming the same run id evaluates nothing twice") {
+    const auto again = run_kj({"run", "--device", "cpu", "--problem", (problems / "1_Scaled_Add.py").string(),
+                               "--candidates", candidates.string(), "--db", (dir / "kj.sqlite").string(),
+                               "--cache-dir", (dir / "cache").string(), "--run-id", "verdicts"},
+                              dir.path());
+    INFO(again.err);
+    REQUIRE(again.exit_code == 0);
+    CHECK(again.err.find("resuming run verdicts") != std::string::npos);
+    CHECK(results_json(dir, "verdicts").size() == expected.size());
+  }
+}
+
+TEST_CASE("a problem without Model is a problem_error, not a candidate failure") {
+  scratch_dir dir;
+  const auto r = run_kj({"run", "--device", "cpu", "--problem",
+                         (fixtures_dir() / "problems" / "bad" / "1_No_Model.py").string(), "--candidates", "identity",
+                         "--no-timing", "--db", (dir / "kj.sqlite").string(), "--cache-dir", (dir / "cache").string()},
+                        dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json rows = results_json(dir);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["verdict"] == "problem_error");
+  CHECK(rows[0]["error"].get<std::string>().find("no `Model` defined") != std::string::npos);
+}

@@ -1,0 +1,49 @@
+// Implements check_builtin_suite with the real `kj` binary.
+#include "tests/support/suite_check.hpp"
+
+#include "tests/support/catch.hpp"
+#include "tests/support/paths.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <regex>
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace kj::test {
+
+void check_builtin_suite(const std::string& device) {
+  scratch_dir dir;
+  // The extension build cache outlives the test (KJ_CACHE_DIR from scripts/test), so reruns do not recompile.
+  const char* cache = std::getenv("KJ_CACHE_DIR");
+  const std::string cache_dir = cache && *cache ? cache : (dir / "cache").string();
+  const auto r = run_kj({"run", "--device", device, "--db", (dir / "kj.sqlite").string(), "--cache-dir", cache_dir,
+                         "--min-samples", "5", "--max-time-ms", "200"},
+                        dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("results are in") != std::string::npos);
+
+  const auto results = run_kj({"results", "--db", (dir / "kj.sqlite").string(), "--format", "json"});
+  REQUIRE(results.exit_code == 0);
+  const json rows = json::parse(results.out);
+  std::size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(source_dir() / "examples" / "candidates" / device))
+    files += entry.path().extension() == ".py";
+  REQUIRE(rows.size() == files);
+  static const std::regex expect(R"(# kj-expect: (\w+))");
+  for (const auto& row : rows) {
+    const std::string path = row["candidate"];
+    std::smatch m;
+    const std::string text = read_file(path);
+    REQUIRE(std::regex_search(text, m, expect));
+    INFO(path << ": " << row["error"].get<std::string>());
+    CHECK(row["device"] == device);
+    CHECK(row["verdict"] == m[1].str());
+    if (row["verdict"] == "correct") CHECK(row["speedup"].is_number());
+  }
+}
+
+} // namespace kj::test
