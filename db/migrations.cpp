@@ -133,8 +133,43 @@ CREATE TABLE timing_samples (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array<migration, 1> all_migrations{{
+// Version 2: the strict verdict with its case classes, static findings and degenerate-problem labels.
+constexpr const char* schema_v2 = R"sql(
+ALTER TABLE evaluations ADD COLUMN strict_verdict TEXT NOT NULL DEFAULT '';
+ALTER TABLE evaluations ADD COLUMN strict_failed TEXT NOT NULL DEFAULT '';
+ALTER TABLE evaluations ADD COLUMN degenerate TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE verification_cases (
+  id                   INTEGER PRIMARY KEY,
+  evaluation_id        INTEGER NOT NULL REFERENCES evaluations(id) ON DELETE CASCADE,
+  case_class           TEXT NOT NULL,
+  case_index           INTEGER NOT NULL,
+  seed                 INTEGER NOT NULL,
+  status               TEXT NOT NULL CHECK (status IN ('pass', 'fail', 'uninformative')),
+  judged_against       TEXT NOT NULL,
+  max_abs_err          REAL,
+  max_rel_err          REAL,
+  mismatches           INTEGER NOT NULL,
+  nonfinite_mismatches INTEGER NOT NULL,
+  first_index          INTEGER NOT NULL,
+  message              TEXT NOT NULL,
+  UNIQUE (evaluation_id, case_class, case_index)
+);
+CREATE INDEX verification_cases_class ON verification_cases(case_class, status);
+
+CREATE TABLE static_findings (
+  id            INTEGER PRIMARY KEY,
+  evaluation_id INTEGER NOT NULL REFERENCES evaluations(id) ON DELETE CASCADE,
+  kind          TEXT NOT NULL,
+  line          INTEGER NOT NULL,
+  excerpt       TEXT NOT NULL
+);
+CREATE INDEX static_findings_evaluation ON static_findings(evaluation_id);
+)sql";
+
+constexpr std::array<migration, 2> all_migrations{{
     {1, "runs, stacks, problems, candidates, evaluations, trials, timings, timing_samples", schema_v1},
+    {2, "strict verdict: verification_cases, static_findings, evaluation columns", schema_v2},
 }};
 static_assert(all_migrations.back().version == schema_version,
               "add a migration for every schema_version bump");

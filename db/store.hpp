@@ -17,7 +17,7 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int schema_version = 1;
+inline constexpr int schema_version = 2;
 
 struct run_record {
   std::string run_uid;      // user-visible id, e.g. "r20261120-235959-1a2b"
@@ -79,6 +79,28 @@ struct timing_record {
   double median_ms = 0, mean_ms = 0, min_ms = 0, max_ms = 0, stdev_ms = 0;
 };
 
+// One case of the strict verdict (schema v2): a case class run on one input set.
+struct case_record {
+  std::string case_class; // random, distribution, nan, inf, denormal, extreme, negzero, shape, determinism, ...
+  int index = 0;
+  std::uint64_t seed = 0;
+  std::string status;         // "pass", "fail" or "uninformative"
+  std::string judged_against; // "fp32" or "fp64" reference, "" when not a value comparison
+  double max_abs_err = 0;
+  double max_rel_err = 0; // relative to the RMS of the reference's finite values
+  std::int64_t mismatches = 0;
+  std::int64_t nonfinite_mismatches = 0; // NaN/+Inf/-Inf positions that differ
+  std::int64_t first_index = -1;         // flat index of the first mismatch, -1 when none
+  std::string message;
+};
+
+// Something found in the candidate's source that a reader should see next to the verdict (not a verdict).
+struct finding_record {
+  std::string kind; // e.g. torch_fallback, try_except, threads, streams, timer_patching, precision
+  int line = 0;
+  std::string excerpt;
+};
+
 struct evaluation_record {
   std::int64_t run_id = 0;
   std::int64_t problem_id = 0;
@@ -93,6 +115,13 @@ struct evaluation_record {
   double duration_s = 0;
   std::vector<trial_record> trials;
   std::vector<timing_record> timings;
+  // Schema v2: the strict verdict ("pass", "fail", or "" when it did not run), its failing classes
+  // (comma-separated), a label when the problem looks degenerate, its cases and the static findings.
+  std::string strict_verdict;
+  std::string strict_failed;
+  std::string degenerate;
+  std::vector<case_record> cases;
+  std::vector<finding_record> findings;
 };
 
 // One row of `kj results`: an evaluation joined with its problem, candidate and timing summaries.
@@ -112,6 +141,10 @@ struct result_row {
   std::optional<double> candidate_median_ms;
   std::optional<double> reference_median_ms;
   std::optional<double> speedup; // reference / candidate
+  std::string strict_verdict;
+  std::string strict_failed;
+  std::string findings; // kinds, comma-separated
+  std::string degenerate;
 };
 
 struct db_info {

@@ -66,6 +66,20 @@ void insert_children(connection& db, std::int64_t evaluation_id, const evaluatio
     for (std::size_t i = 0; i < t.samples_ms.size(); ++i)
       sample.bind_all(timing_id, static_cast<std::int64_t>(i), t.samples_ms[i]).run();
   }
+  auto vcase = db.prepare("INSERT INTO verification_cases (evaluation_id, case_class, case_index, seed, status, "
+                          "judged_against, max_abs_err, max_rel_err, mismatches, nonfinite_mismatches, "
+                          "first_index, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                          what + ": insert verification case");
+  for (const case_record& c : evaluation.cases)
+    vcase
+        .bind_all(evaluation_id, c.case_class, c.index, static_cast<std::int64_t>(c.seed), c.status,
+                  c.judged_against, c.max_abs_err, c.max_rel_err, c.mismatches, c.nonfinite_mismatches,
+                  c.first_index, c.message)
+        .run();
+  auto finding = db.prepare("INSERT INTO static_findings (evaluation_id, kind, line, excerpt) VALUES (?, ?, ?, ?)",
+                            what + ": insert static finding");
+  for (const finding_record& f : evaluation.findings)
+    finding.bind_all(evaluation_id, f.kind, f.line, f.excerpt).run();
 }
 
 } // namespace
@@ -88,12 +102,13 @@ std::int64_t store::insert_evaluation(const evaluation_record& evaluation) {
   const std::int64_t problem_id = resolve_problem(db, evaluation, what);
   const std::int64_t stack_id = resolve_stack(db, evaluation, what);
   db.prepare("INSERT INTO evaluations (run_id, problem_id, candidate_id, stack_id, device, overrides_json, "
-             "protocol, verdict, error, started_at, finished_at, duration_s) "
-             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             "protocol, verdict, error, started_at, finished_at, duration_s, strict_verdict, strict_failed, "
+             "degenerate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
              what)
       .bind_all(evaluation.run_id, problem_id, evaluation.candidate_id, stack_id, evaluation.device,
                 evaluation.overrides_json, evaluation.protocol, evaluation.verdict, evaluation.error,
-                evaluation.started_at, evaluation.finished_at, evaluation.duration_s)
+                evaluation.started_at, evaluation.finished_at, evaluation.duration_s, evaluation.strict_verdict,
+                evaluation.strict_failed, evaluation.degenerate)
       .run();
   const std::int64_t evaluation_id = db.last_insert_rowid();
   insert_children(db, evaluation_id, evaluation, what);
@@ -180,7 +195,10 @@ WITH picked AS (
   FROM picked
 )
 SELECT e.id, r.run_uid, p.suite, p.level, p.number, p.name, c.path, c.producer, c.sample, e.device, e.verdict,
-       e.error, ct.median_ms, rt.median_ms, ct.method = rt.method AND ct.clock = rt.clock
+       e.error, ct.median_ms, rt.median_ms, ct.method = rt.method AND ct.clock = rt.clock,
+       e.strict_verdict, e.strict_failed, e.degenerate,
+       (SELECT group_concat(kind, ',') FROM (SELECT DISTINCT kind FROM static_findings f
+                                             WHERE f.evaluation_id = e.id ORDER BY kind))
 FROM paired
 JOIN evaluations e ON e.id = paired.id
 JOIN runs r ON r.id = e.run_id
@@ -209,6 +227,10 @@ ORDER BY p.suite, p.level, p.number, c.sample, e.id
                    .candidate_median_ms = rows.column_optional_double(12),
                    .reference_median_ms = rows.column_optional_double(13),
                    .speedup = std::nullopt};
+    row.strict_verdict = rows.column_text(15);
+    row.strict_failed = rows.column_text(16);
+    row.degenerate = rows.column_text(17);
+    row.findings = rows.is_null(18) ? "" : rows.column_text(18);
     const bool comparable = !rows.is_null(14) && rows.column_int64(14) != 0;
     if (comparable && row.candidate_median_ms && row.reference_median_ms && *row.candidate_median_ms > 0)
       row.speedup = *row.reference_median_ms / *row.candidate_median_ms;

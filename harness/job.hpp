@@ -41,6 +41,11 @@ struct source_file {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(source_file, path, source)
 
+// The strict verdict's case classes, in the order they run ("output" and "inputs" summarize the others: last).
+inline const std::vector<std::string> default_case_classes{"random", "distribution", "nan",   "inf",
+                                                           "denormal", "extreme",     "negzero", "shape",
+                                                           "determinism", "inputs",   "output"};
+
 struct job_spec {
   std::string mode = "evaluate"; // "evaluate", "build" (compile only), "describe" (shapes) or "probe" (environment)
   std::string device = "cpu";
@@ -49,9 +54,11 @@ struct job_spec {
   std::map<std::string, std::int64_t> overrides;
   protocol_spec protocol;
   timing_spec timing;
+  bool strict = true; // run the strict case classes after the compatible trials
+  std::vector<std::string> case_classes = default_case_classes;
   std::vector<source_file> problems; // for "describe"
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(job_spec, mode, device, problem, candidate, overrides, protocol,
-                                                timing, problems)
+                                                timing, strict, case_classes, problems)
 
 } // namespace kj

@@ -29,13 +29,18 @@ std::string candidate_label(const db::result_row& r) {
 }
 
 void write_table(const std::vector<db::result_row>& rows, std::ostream& out) {
-  out << fmt::format("{:>2} {:>4} {:<34} {:<44} {:<14} {:>10} {:>10} {:>8}  {}\n", "L", "id", "problem", "candidate",
-                     "verdict", "cand ms", "ref ms", "speedup", "error");
-  for (const auto& r : rows)
-    out << fmt::format("{:>2} {:>4} {:<34} {:<44} {:<14} {:>10} {:>10} {:>8}  {}\n", r.level, r.number,
-                       r.problem_name.substr(0, 34), candidate_label(r).substr(0, 44), r.verdict,
+  out << fmt::format("{:>2} {:>4} {:<30} {:<40} {:<14} {:<26} {:>9} {:>9} {:>8}  {}\n", "L", "id", "problem",
+                     "candidate", "verdict", "strict", "cand ms", "ref ms", "speedup", "error / findings");
+  for (const auto& r : rows) {
+    std::string strict = r.strict_verdict == "fail" ? "fail: " + r.strict_failed : r.strict_verdict;
+    if (!r.degenerate.empty()) strict += " (degenerate)";
+    std::string note = first_line(r.error, 60);
+    if (note.empty() && !r.findings.empty()) note = "findings: " + r.findings;
+    out << fmt::format("{:>2} {:>4} {:<30} {:<40} {:<14} {:<26} {:>9} {:>9} {:>8}  {}\n", r.level, r.number,
+                       r.problem_name.substr(0, 30), candidate_label(r).substr(0, 40), r.verdict, strict.substr(0, 26),
                        ms(r.candidate_median_ms), ms(r.reference_median_ms),
-                       r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "", first_line(r.error, 60));
+                       r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "", note);
+  }
 }
 
 nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
@@ -67,19 +72,21 @@ void write_results(const std::vector<db::result_row>& rows, results_format forma
                        {"device", r.device}, {"verdict", r.verdict}, {"error", r.error},
                        {"candidate_median_ms", optional_json(r.candidate_median_ms)},
                        {"reference_median_ms", optional_json(r.reference_median_ms)},
-                       {"speedup", optional_json(r.speedup)}});
+                       {"speedup", optional_json(r.speedup)}, {"strict_verdict", r.strict_verdict},
+                       {"strict_failed", r.strict_failed}, {"findings", r.findings}, {"degenerate", r.degenerate}});
     out << array.dump(2) << "\n";
     return;
   }
   out << "evaluation_id,run,suite,level,problem_id,problem,candidate,producer,sample,device,verdict,error,"
-         "candidate_median_ms,reference_median_ms,speedup\n";
+         "candidate_median_ms,reference_median_ms,speedup,strict_verdict,strict_failed,findings,degenerate\n";
   for (const auto& r : rows)
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.evaluation_id, csv_field(r.run_uid),
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.evaluation_id, csv_field(r.run_uid),
                        csv_field(r.suite), r.level, r.number, csv_field(r.problem_name), csv_field(r.candidate_path),
                        csv_field(r.producer), r.sample, r.device, r.verdict, csv_field(r.error),
                        r.candidate_median_ms ? fmt::format("{}", *r.candidate_median_ms) : "",
                        r.reference_median_ms ? fmt::format("{}", *r.reference_median_ms) : "",
-                       r.speedup ? fmt::format("{}", *r.speedup) : "");
+                       r.speedup ? fmt::format("{}", *r.speedup) : "", r.strict_verdict, csv_field(r.strict_failed),
+                       csv_field(r.findings), csv_field(r.degenerate));
 }
 
 } // namespace kj::reports

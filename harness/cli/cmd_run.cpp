@@ -14,6 +14,7 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
     source_flags sources;
     std::string cache_dir;
     bool no_timing = false;
+    bool no_strict = false;
   };
   auto s = std::make_shared<state>();
   s->options.db_path = default_db_path();
@@ -36,6 +37,8 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
   cmd->add_option("--build-jobs", s->options.build_jobs,
                   "compile this many candidates at once before timing starts (default: one per core, at most 8)");
   cmd->add_flag("--no-timing", s->no_timing, "check correctness only");
+  cmd->add_flag("--no-strict", s->no_strict,
+                "compatible verdict only: skip the strict case classes (adversarial inputs, output and input checks)");
   cmd->add_option("--min-samples", s->options.timing.min_samples, "timing: at least this many samples")
       ->capture_default_str();
   cmd->add_option("--max-time-ms", s->options.timing.max_time_ms, "timing: at most this much measured time per subject")
@@ -46,6 +49,7 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
     s->options.overrides = s->sources.overrides();
     s->options.cache_dir = s->cache_dir;
     s->options.timing.enabled = !s->no_timing;
+    s->options.strict = !s->no_strict;
     (void)cmd;
     return orchestrator::execute_run(s->options);
   };

@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstring>
 
 using nlohmann::json;
@@ -47,6 +48,38 @@ db::timing_record to_timing(const json& e) {
   return t;
 }
 
+db::case_record to_case(const json& e) {
+  db::case_record c;
+  c.case_class = e.value("class", "");
+  c.index = e.value("index", 0);
+  c.seed = e.value("seed", std::uint64_t{0});
+  c.status = e.value("status", "fail");
+  c.judged_against = e.value("judged_against", "");
+  c.max_abs_err = e.value("max_abs_err", 0.0);
+  c.max_rel_err = e.value("max_rel_err", 0.0);
+  c.mismatches = e.value("mismatches", std::int64_t{0});
+  c.nonfinite_mismatches = e.value("nonfinite_mismatches", std::int64_t{0});
+  c.first_index = e.value("first_index", std::int64_t{-1});
+  c.message = e.value("message", "");
+  return c;
+}
+
+// Strict passes only when the compatible verdict is correct and no case class failed.
+void judge_strict(db::evaluation_record& record) {
+  std::vector<std::string> failed;
+  if (record.verdict != "correct") failed.push_back("compatible");
+  bool random_informative = false, any_random = false;
+  for (const auto& c : record.cases) {
+    if (c.status == "fail" && std::find(failed.begin(), failed.end(), c.case_class) == failed.end())
+      failed.push_back(c.case_class);
+    if (c.case_class == "random") any_random = true, random_informative |= c.status != "uninformative";
+  }
+  if (any_random && !random_informative)
+    record.degenerate = "the reference output is constant or non-finite on every random input";
+  record.strict_verdict = failed.empty() ? "pass" : "fail";
+  for (const auto& f : failed) record.strict_failed += (record.strict_failed.empty() ? "" : ",") + f;
+}
+
 } // namespace
 
 std::string describe_exit(const worker_outcome& outcome) {
@@ -66,16 +99,19 @@ void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
     if (type == "timing") record.timings.push_back(to_timing(e));
     if (type == "phase") last_phase = e.value("phase", last_phase);
     if (type == "verdict") verdict = &e;
+    if (type == "case") record.cases.push_back(to_case(e));
   }
   record.duration_s = outcome.wall_s;
   if (verdict && !outcome.timed_out) {
     record.verdict = verdict->value("verdict", "crashed");
     record.error = verdict->value("error", "");
+    judge_strict(record);
     return;
   }
   record.verdict = outcome.timed_out ? "timeout" : "crashed";
   record.error = fmt::format("worker {} during {} without reporting a verdict", describe_exit(outcome), last_phase);
   if (!log_tail.empty()) record.error += "\n--- end of worker output ---\n" + log_tail;
+  judge_strict(record);
 }
 
 } // namespace kj::orchestrator

@@ -7,6 +7,7 @@
 #include "harness/orchestrator/jobs.hpp"
 #include "harness/orchestrator/outcome.hpp"
 #include "harness/orchestrator/summary.hpp"
+#include "harness/verify/static_scan.hpp"
 #include "harness/version.hpp"
 
 #include <fmt/core.h>
@@ -161,7 +162,9 @@ int execute_run(const run_options& options) {
     for (const auto& [k, v] : options.overrides) j.job.overrides[k] = v;
     j.job.protocol = kernelbench_protocol(p.kb_version);
     j.job.timing = options.timing;
+    j.job.strict = options.strict;
     j.record = {run_id, problem_ids[c.problem_index], candidate_id, stack_id, device, "{}", j.job.protocol.name};
+    for (const auto& f : verify::scan_candidate(c.source)) j.record.findings.push_back({f.kind, f.line, f.excerpt});
   }
 
   // Compile first, in parallel, so that timing never shares the machine with a compiler.

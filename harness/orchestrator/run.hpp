@@ -21,6 +21,7 @@ struct run_options {
   timing_spec timing;
   std::filesystem::path cache_dir;
   bool keep_scratch = false;
+  bool strict = true; // the strict verdict's case classes alongside the compatible trials
   int build_jobs = 0; // parallel compile workers; 0: one per core, at most 8
   std::string command_line;
 };

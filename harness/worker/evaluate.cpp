@@ -5,6 +5,8 @@
 
 #include <fmt/core.h>
 
+#include <chrono>
+
 namespace py = pybind11;
 using nlohmann::json;
 
@@ -29,6 +31,26 @@ void report_timing(result_channel& channel, const std::string& subject, const ti
                 {"params", result.params},
                 {"stop_reason", result.stop_reason},
                 {"samples_ms", result.samples_ms}});
+}
+
+// The strict verdict's case classes, each reported as it finishes; a class that raises is one failing case.
+void run_case_classes(const job_spec& job, py::module_& runtime, py::object& session, result_channel& channel) {
+  py::object verifier = py::module_::import("kj_verify").attr("Verifier")(session, job.protocol.seed);
+  for (const auto& cls : job.case_classes) {
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      for (py::handle c : verifier.attr("run_class")(cls)) {
+        json event = to_json(c);
+        event["type"] = "case";
+        channel.emit(event);
+      }
+    } catch (py::error_already_set& e) {
+      channel.emit({{"type", "case"}, {"class", cls}, {"index", 0}, {"status", "fail"},
+                    {"message", "the case raised: " + python_error_text(runtime, e)}});
+    }
+    channel.emit({{"type", "class_done"}, {"class", cls},
+                  {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}});
+  }
 }
 
 } // namespace
@@ -80,6 +102,11 @@ void evaluate(const job_spec& job, py::module_& runtime, result_channel& channel
         all_passed = false;
         first_failure = fmt::format("trial {} (seed {}): {}", i, seeds[i], trial.value("message", ""));
       }
+    }
+    if (job.strict) {
+      phase = "strict";
+      channel.emit({{"type", "phase"}, {"phase", "strict"}});
+      run_case_classes(job, runtime, session, channel);
     }
     if (!all_passed) {
       channel.emit({{"type", "verdict"}, {"verdict", "incorrect"}, {"error", first_failure}});

@@ -109,8 +109,10 @@ class Problem:
     """A problem file loaded into its own module, with integer module constants overridden."""
 
     def __init__(self, path, source, overrides):
+        self.raw_source = source
         try:
             source, self.applied = apply_overrides(source, overrides, path)
+            self.source = source
             self.module = load_module("kj_problem", source, path)
         except SyntaxError as exc:
             raise KjError("problem_error", f"problem file {path}: {format_exception(exc)}") from None
@@ -121,6 +123,15 @@ class Problem:
                 raise KjError("problem_error", f"problem file {path}: no `{name}` defined (KernelBench format needs "
                               "class Model, get_inputs() and get_init_inputs())")
         self.path = path
+
+    def int_constants(self):
+        """Top-level `NAME = <int literal>` assignments (after overrides): the sizes `--set` can change."""
+        found = {}
+        for node in ast.parse(self.source).body:
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                    and isinstance(node.value, ast.Constant) and type(node.value.value) is int):
+                found[node.targets[0].id] = node.value.value
+        return found
 
     def init_inputs(self):
         return list(self.module.get_init_inputs())
@@ -151,6 +162,7 @@ class Session:
         self.timing_inputs = None
 
     def load_problem(self, path, source, overrides):
+        self.overrides = dict(overrides)
         self.problem = Problem(path, source, overrides)
         return self.problem.applied
 

@@ -10,6 +10,7 @@ namespace py = pybind11;
 namespace kj::worker {
 
 extern const std::string_view kj_runtime_source;
+extern const std::string_view kj_verify_source;
 
 std::string python_executable() {
   if (const char* env = std::getenv("KJ_PYTHON"); env && *env) return env;
@@ -31,14 +32,22 @@ std::unique_ptr<py::scoped_interpreter> start_interpreter() {
   return std::make_unique<py::scoped_interpreter>(&config, 0, nullptr, false);
 }
 
+namespace {
+
+py::object import_embedded(const char* name, std::string_view source) {
+  py::object module = py::module_::import("types").attr("ModuleType")(name);
+  module.attr("__file__") = std::string("<") + name + ">";
+  py::module_::import("sys").attr("modules")[name] = module;
+  py::exec(py::str(source.data(), source.size()), module.attr("__dict__"));
+  return module;
+}
+
+} // namespace
+
 py::module_ import_runtime() {
-  py::module_ types = py::module_::import("types");
-  py::module_ sys = py::module_::import("sys");
-  py::object module = types.attr("ModuleType")("kj_runtime");
-  module.attr("__file__") = "<kj_runtime>";
-  sys.attr("modules")["kj_runtime"] = module;
-  py::exec(py::str(kj_runtime_source.data(), kj_runtime_source.size()), module.attr("__dict__"));
-  return module.cast<py::module_>();
+  py::object runtime = import_embedded("kj_runtime", kj_runtime_source);
+  import_embedded("kj_verify", kj_verify_source);
+  return runtime.cast<py::module_>();
 }
 
 } // namespace kj::worker

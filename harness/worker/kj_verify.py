@@ -1,0 +1,289 @@
+"""The strict verdict's case classes: adversarial inputs, output and input checks, run candidate-first.
+
+Each class returns case dicts {class, index, seed, status: pass|fail|uninformative, ...}. In every case the
+candidate runs first, on its own clone of fresh inputs; the reference runs after, on the pristine inputs, and its
+outputs are dropped after the comparison (ARCHITECTURE invariant 1). A case passes when the candidate is within
+tolerance of the fp32 reference or of a float64 reference (model and inputs upcast), and NaN/+Inf/-Inf positions
+match exactly. See docs/methodology.md for the tolerances and why.
+"""
+import copy
+
+import torch
+
+from kj_runtime import KjError, Problem, format_exception, set_seed
+
+# (rtol, atol relative to the RMS of the finite reference values) per output dtype.
+TOLERANCES = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-7, 1e-9), torch.float16: (1e-2, 1e-3),
+              torch.bfloat16: (2e-2, 1e-2)}
+RANDOM_SEEDS = 6
+
+
+def _floating(x):
+    return isinstance(x, torch.Tensor) and x.is_floating_point()
+
+
+def _clone(inputs):
+    return [x.clone() if isinstance(x, torch.Tensor) else copy.deepcopy(x) for x in inputs]
+
+
+def _same(a, b):
+    """Bitwise-equal tensors, NaN equal to NaN."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point():
+        return bool(torch.equal(torch.isnan(a), torch.isnan(b))) and bool(torch.equal(a.nan_to_num(0.0), b.nan_to_num(0.0)))
+    return bool(torch.equal(a, b))
+
+
+def _judge(out, ref, rtol, atol_rel):
+    """Compares one output with one reference; returns (passed, details)."""
+    masks = [(torch.isnan, "NaN"), (torch.isposinf, "+Inf"), (torch.isneginf, "-Inf")]
+    nonfinite = sum(int((m(out) != m(ref)).sum()) for m, _ in masks)
+    both = torch.isfinite(out) & torch.isfinite(ref)
+    r, o = ref[both].double(), out[both].double()
+    scale = float(r.square().mean().sqrt()) if r.numel() else 0.0
+    atol = atol_rel * scale
+    diff = (o - r).abs()
+    bad = diff > atol + rtol * r.abs()
+    mismatches = int(bad.sum())
+    d = {"max_abs_err": float(diff.max()) if diff.numel() else 0.0,
+         "max_rel_err": float(diff.max()) / scale if diff.numel() and scale > 0 else 0.0,
+         "mismatches": mismatches, "nonfinite_mismatches": nonfinite, "first_index": -1}
+    if nonfinite or mismatches:
+        flat = (bad.reshape(-1).nonzero() if mismatches else torch.zeros(0))
+        if mismatches:
+            d["first_index"] = int(both.reshape(-1).nonzero()[int(flat[0])])
+        else:
+            wrong = torch.zeros_like(out, dtype=torch.bool)
+            for m, _ in masks:
+                wrong |= m(out) != m(ref)
+            d["first_index"] = int(wrong.reshape(-1).nonzero()[0])
+    return mismatches == 0 and nonfinite == 0, d
+
+
+class Verifier:
+    """Runs the case classes for one Session (problem, candidate and models already built)."""
+
+    def __init__(self, session, seed):
+        self.s = session
+        self.seed = seed
+        self.generator = torch.Generator().manual_seed(seed ^ 0x6B6A)
+        self.output_failures = []
+        self.input_failures = []
+        self.model64 = None
+        self.device = session.device
+
+    # ---- inputs ----
+    def base_inputs(self, seed, problem=None):
+        set_seed(seed)
+        return (problem or self.s.problem).inputs(self.device)
+
+    def _rand_like(self, x):
+        return torch.rand(x.shape, generator=self.generator).to(x.device)
+
+    def transform(self, inputs, kind):
+        out = []
+        for x in inputs:
+            if not _floating(x) or x.numel() == 0:
+                out.append(x)
+                continue
+            x = x.clone()
+            info = torch.finfo(x.dtype)
+            u = self._rand_like(x)
+            sign = torch.where(self._rand_like(x) < 0.5, -1.0, 1.0).to(x.device)
+            if kind == "distribution":
+                mag = torch.exp(torch.randn(x.shape, generator=self.generator) * 2.0).to(x.device)
+                x = (sign * mag).to(x.dtype)
+            elif kind == "extreme":
+                x = (sign * (u * 1000.0)).to(x.dtype)
+            else:
+                fraction = 0.01 if kind in ("nan", "inf") else 0.1
+                pick = u < fraction
+                if not bool(pick.any()):
+                    pick.view(-1)[0] = True
+                if kind == "nan":
+                    x[pick] = float("nan")
+                elif kind == "inf":
+                    x[pick] = (sign * float("inf")).to(x.dtype)[pick]
+                elif kind == "denormal":
+                    x[pick] = (sign * info.tiny * (0.01 + 0.09 * u)).to(x.dtype)[pick]
+                elif kind == "negzero":
+                    x[pick] = -0.0
+            out.append(x)
+        return out
+
+    # ---- one case ----
+    def _reference64(self, inputs):
+        if self.model64 is None:
+            self.model64 = copy.deepcopy(self.s.model).double()
+        with torch.no_grad():
+            return self.model64(*[x.double() if _floating(x) else x for x in inputs])
+
+    def _check_output(self, out, ref, inputs, case):
+        problems = []
+        if type(out) is not torch.Tensor:
+            problems.append(f"returned {type(out).__module__}.{type(out).__name__}, expected a plain torch.Tensor")
+        elif out.dtype != ref.dtype:
+            problems.append(f"dtype {out.dtype}, expected {ref.dtype}")
+        elif out.shape != ref.shape:
+            problems.append(f"shape {list(out.shape)}, expected {list(ref.shape)}")
+        elif out.layout != torch.strided:
+            problems.append(f"layout {out.layout}, expected dense")
+        if isinstance(out, torch.Tensor) and out.layout == torch.strided:
+            own = out.untyped_storage()
+            lo, hi = own.data_ptr(), own.data_ptr() + own.nbytes()
+            others = list(inputs) + list(self.s.model_new.parameters()) + list(self.s.model_new.buffers())
+            for t in others:
+                if isinstance(t, torch.Tensor) and t.layout == torch.strided and t.untyped_storage().nbytes():
+                    st = t.untyped_storage()
+                    if st.data_ptr() < hi and lo < st.data_ptr() + st.nbytes():
+                        problems.append("output storage overlaps an input, parameter or buffer")
+                        break
+        if problems:
+            self.output_failures.append(f"{case}: " + "; ".join(problems))
+        return problems
+
+    def _poison(self, nbytes):
+        """Fills memory of the output's size with NaN and frees it: an unwritten output then reads NaN."""
+        if nbytes > 0:
+            junk = torch.full((max(1, nbytes // 4),), float("nan"), dtype=torch.float32, device=self.device)
+            del junk
+
+    def run_case(self, cls, index, seed, inputs, problem_model=None, model_new=None):
+        model = problem_model or self.s.model
+        candidate = model_new or self.s.model_new
+        case = {"class": cls, "index": index, "seed": seed, "status": "pass", "judged_against": "",
+                "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "nonfinite_mismatches": 0,
+                "first_index": -1, "message": ""}
+        own = _clone(inputs)
+        self._poison(getattr(self, "out_nbytes", 0))
+        try:
+            with torch.no_grad():
+                out = candidate(*own)
+            self.s.sync()
+        except Exception as exc:
+            case.update(status="fail", message="ModelNew.forward raised: " + format_exception(exc).splitlines()[-1])
+            return case, None
+        changed = [i for i, (a, b) in enumerate(zip(own, inputs)) if isinstance(a, torch.Tensor) and not _same(a, b)]
+        if changed:
+            self.input_failures.append(f"{cls}[{index}]: input(s) {changed} modified in place")
+        with torch.no_grad():
+            ref = model(*inputs)
+        self.s.sync()
+        if not isinstance(ref, torch.Tensor):
+            case.update(status="uninformative", message="reference did not return a tensor")
+            return case, out
+        self.out_nbytes = ref.numel() * ref.element_size()
+        if self._check_output(out, ref, own, f"{cls}[{index}]") or not isinstance(out, torch.Tensor):
+            case.update(status="fail", message="output: " + self.output_failures[-1].split(": ", 1)[1])
+            return case, out
+        finite = ref[torch.isfinite(ref)]
+        if finite.numel() == 0 or (finite.numel() == ref.numel() and bool((finite == finite.reshape(-1)[0]).all())):
+            case.update(status="uninformative", message="reference output is constant or has no finite value")
+        rtol, atol_rel = TOLERANCES.get(ref.dtype, (0.0, 0.0))
+        ok, details = _judge(out, ref, rtol, atol_rel)
+        case.update(details)
+        case["judged_against"] = "fp32"
+        if not ok and ref.is_floating_point() and problem_model is None:
+            ok64, details64 = _judge(out.double(), self._reference64(inputs), rtol, atol_rel)
+            if ok64:
+                ok, case["judged_against"] = True, "fp64"
+                case.update(details64)
+        if not ok and case["status"] != "uninformative":
+            case["status"] = "fail"
+            case["message"] = (f"{case['mismatches']} values outside tolerance (rtol {rtol}, atol {atol_rel} x RMS), "
+                               f"{case['nonfinite_mismatches']} NaN/Inf positions differ; max error "
+                               f"{case['max_rel_err']:.3g} x RMS at flat index {case['first_index']}")
+        del ref
+        return case, out
+
+    # ---- classes ----
+    def seeds(self, count):
+        g = torch.Generator().manual_seed(self.seed + 7919)
+        return [int(torch.randint(0, 2**31 - 1, (1,), generator=g)) for _ in range(count)]
+
+    def run_class(self, cls):
+        if cls == "random":
+            return [self.run_case(cls, i, s, self.base_inputs(s))[0] for i, s in enumerate(self.seeds(RANDOM_SEEDS))]
+        if cls in ("distribution", "nan", "inf", "denormal", "extreme", "negzero"):
+            seed = self.seeds(RANDOM_SEEDS + 1)[-1]
+            return [self.run_case(cls, 0, seed, self.transform(self.base_inputs(seed), cls))[0]]
+        if cls == "determinism":
+            return [self.determinism()]
+        if cls == "shape":
+            return self.shapes()
+        if cls == "output":
+            return [self._summary_case("output", self.output_failures)]
+        if cls == "inputs":
+            seed = self.seeds(RANDOM_SEEDS + 2)[-1]
+            self.run_case("inputs", 0, seed, self.transform(self.base_inputs(seed), "distribution"))
+            return [self._summary_case("inputs", self.input_failures)]
+        raise ValueError(f"unknown case class {cls}")
+
+    def _summary_case(self, cls, failures):
+        return {"class": cls, "index": 0, "seed": 0, "status": "fail" if failures else "pass", "judged_against": "",
+                "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": len(failures), "nonfinite_mismatches": 0,
+                "first_index": -1, "message": "; ".join(failures[:3])}
+
+    def determinism(self):
+        seed = self.seeds(1)[0]
+        inputs = self.base_inputs(seed)
+        outs = []
+        for _ in range(2):
+            with torch.no_grad():
+                out = self.s.model_new(*_clone(inputs))
+            self.s.sync()
+            outs.append(out.detach().clone() if isinstance(out, torch.Tensor) else out)
+        same = all(isinstance(o, torch.Tensor) for o in outs) and _same(outs[0], outs[1])
+        return {"class": "determinism", "index": 0, "seed": seed, "status": "pass" if same else "fail",
+                "judged_against": "", "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0,
+                "nonfinite_mismatches": 0, "first_index": -1,
+                "message": "" if same else "two calls on the same inputs gave different outputs"}
+
+    def shape_overrides(self):
+        """Smaller, odd sizes for every integer module constant of at least 2 (primes where possible)."""
+        def prime_at_most(n):
+            for v in range(max(n, 2), 1, -1):
+                if all(v % d for d in range(2, int(v ** 0.5) + 1)):
+                    return v
+            return 2
+        consts = self.s.problem.int_constants()
+        return {k: prime_at_most(max(2, v // 3)) if v >= 8 else max(2, v - 1) for k, v in consts.items() if v >= 3}
+
+    def shapes(self):
+        overrides = dict(self.s.overrides)
+        new = self.shape_overrides()
+        if not new:
+            return [self._skip("shape", "the problem has no integer size constants to vary")]
+        overrides.update(new)
+        try:
+            problem = Problem(self.s.problem.path, self.s.problem.raw_source, overrides)
+            set_seed(self.seed)
+            init = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in problem.init_inputs()]
+            with torch.no_grad():
+                set_seed(self.seed)
+                model = problem.module.Model(*init).to(self.device)
+                set_seed(self.seed)
+                inputs = self.base_inputs(self.seed, problem)
+                model(*inputs)
+        except Exception as exc:
+            return [self._skip("shape", f"the reference does not run at sizes {new}: {exc}")]
+        try:
+            with torch.no_grad():
+                set_seed(self.seed)
+                model_new = self.s.candidate_class(*init).to(self.device)
+        except Exception as exc:
+            case = self._skip("shape", f"ModelNew({init}) raised at sizes {new}: {exc}")
+            case["status"] = "fail"
+            return [case]
+        cases = []
+        for i, s in enumerate(self.seeds(2)):
+            case, _ = self.run_case("shape", i, s, self.base_inputs(s, problem), model, model_new)
+            case["message"] = (case["message"] + f" (sizes {new})").strip()
+            cases.append(case)
+        return cases
+
+    def _skip(self, cls, why):
+        case = self._summary_case(cls, [])
+        case.update(status="uninformative", message=why)
+        return case
