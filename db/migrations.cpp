@@ -138,6 +138,8 @@ constexpr const char* schema_v2 = R"sql(
 ALTER TABLE evaluations ADD COLUMN strict_verdict TEXT NOT NULL DEFAULT '';
 ALTER TABLE evaluations ADD COLUMN strict_failed TEXT NOT NULL DEFAULT '';
 ALTER TABLE evaluations ADD COLUMN degenerate TEXT NOT NULL DEFAULT '';
+ALTER TABLE evaluations ADD COLUMN compatible_s REAL;
+ALTER TABLE evaluations ADD COLUMN strict_s REAL;
 
 CREATE TABLE verification_cases (
   id                   INTEGER PRIMARY KEY,

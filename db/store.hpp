@@ -120,6 +120,8 @@ struct evaluation_record {
   std::string strict_verdict;
   std::string strict_failed;
   std::string degenerate;
+  double compatible_s = 0; // [s] wall time of the compatible trials
+  double strict_s = 0;     // [s] wall time of the strict case classes
   std::vector<case_record> cases;
   std::vector<finding_record> findings;
 };

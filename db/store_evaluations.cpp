@@ -103,12 +103,12 @@ std::int64_t store::insert_evaluation(const evaluation_record& evaluation) {
   const std::int64_t stack_id = resolve_stack(db, evaluation, what);
   db.prepare("INSERT INTO evaluations (run_id, problem_id, candidate_id, stack_id, device, overrides_json, "
              "protocol, verdict, error, started_at, finished_at, duration_s, strict_verdict, strict_failed, "
-             "degenerate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             "degenerate, compatible_s, strict_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
              what)
       .bind_all(evaluation.run_id, problem_id, evaluation.candidate_id, stack_id, evaluation.device,
                 evaluation.overrides_json, evaluation.protocol, evaluation.verdict, evaluation.error,
                 evaluation.started_at, evaluation.finished_at, evaluation.duration_s, evaluation.strict_verdict,
-                evaluation.strict_failed, evaluation.degenerate)
+                evaluation.strict_failed, evaluation.degenerate, evaluation.compatible_s, evaluation.strict_s)
       .run();
   const std::int64_t evaluation_id = db.last_insert_rowid();
   insert_children(db, evaluation_id, evaluation, what);

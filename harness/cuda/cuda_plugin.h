@@ -42,7 +42,7 @@ typedef struct kj_cuda_error {
 /* The timed code. Returns 0 on success; anything else stops the measurement with KJ_CUDA_CALLBACK_FAILED. */
 typedef int (*kj_cuda_callback)(void* user);
 
-typedef struct kj_cuda_device_info {
+typedef struct kj_cuda_device_result {
   int32_t ordinal;
   char name[KJ_CUDA_NAME_CAPACITY];
   char pci_bus_id[32]; /* "0000:3b:00.0" */
@@ -58,7 +58,7 @@ typedef struct kj_cuda_device_info {
   int32_t has_cupti;            /* kernel traces available */
   int32_t has_nvml;             /* NVML snapshots available (built with nvml.h) */
   uint64_t default_flush_bytes; /* what kj_cuda_measure writes per flush when flush_bytes is 0: 2 x L2 */
-} kj_cuda_device_info;
+} kj_cuda_device_result;
 
 /* A cold (or hot) measurement through kj::timing::measure_cold. Start from kj_cuda_measure_params_init. */
 typedef struct kj_cuda_measure_params {
@@ -132,7 +132,7 @@ typedef struct kj_cuda_trace_result {
 } kj_cuda_trace_result;
 
 /* Every number is -1 when NVML could not read it (not supported on this board, no permission). */
-typedef struct kj_cuda_nvml_snapshot {
+typedef struct kj_cuda_nvml_result {
   int64_t sm_clock_mhz;
   int64_t sm_clock_max_mhz;
   int64_t mem_clock_mhz;
@@ -144,13 +144,13 @@ typedef struct kj_cuda_nvml_snapshot {
   char clocks_event_text[256];  /* the set bits by name, comma-separated; "none" when no bit is set */
   int64_t processes;            /* compute + graphics processes NVML lists on the device */
   int64_t other_processes;      /* of those, the ones whose pid is not this process */
-} kj_cuda_nvml_snapshot;
+} kj_cuda_nvml_result;
 
 KJ_CUDA_API int32_t kj_cuda_plugin_abi(void);
 
 /* Binds the calling thread to the current context (torch's), or retains device's primary context when none
    is current, and describes that context's device. Fails with KJ_CUDA_UNAVAILABLE without a driver. */
-KJ_CUDA_API int kj_cuda_device_info(int32_t device, kj_cuda_device_info* info, kj_cuda_error* error);
+KJ_CUDA_API int kj_cuda_device_info(int32_t device, kj_cuda_device_result* info, kj_cuda_error* error);
 
 KJ_CUDA_API void kj_cuda_measure_params_init(kj_cuda_measure_params* params);
 KJ_CUDA_API void kj_cuda_kernelbench_params_init(kj_cuda_kernelbench_params* params);
@@ -174,7 +174,7 @@ KJ_CUDA_API int kj_cuda_trace_end(kj_cuda_trace_result* result, kj_cuda_error* e
 KJ_CUDA_API void kj_cuda_trace_result_free(kj_cuda_trace_result* result);
 
 /* Clocks, temperature, power, throttle reasons and GPU processes. KJ_CUDA_UNAVAILABLE without NVML. */
-KJ_CUDA_API int kj_cuda_nvml_snapshot(int32_t device, kj_cuda_nvml_snapshot* snapshot, kj_cuda_error* error);
+KJ_CUDA_API int kj_cuda_nvml_snapshot(int32_t device, kj_cuda_nvml_result* snapshot, kj_cuda_error* error);
 
 /* Self-test helpers (tests, benchmarks, `kj doctor`): a non-blocking stream in the current context, and a
    one-thread kernel that spins for `ns` nanoseconds of %globaltimer on a stream. */

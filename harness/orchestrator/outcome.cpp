@@ -100,6 +100,8 @@ void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
     if (type == "phase") last_phase = e.value("phase", last_phase);
     if (type == "verdict") verdict = &e;
     if (type == "case") record.cases.push_back(to_case(e));
+    if (type == "phase_time")
+      (e.value("phase", "") == "strict" ? record.strict_s : record.compatible_s) = e.value("seconds", 0.0);
   }
   record.duration_s = outcome.wall_s;
   if (verdict && !outcome.timed_out) {

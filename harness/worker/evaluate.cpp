@@ -89,6 +89,7 @@ void evaluate(const job_spec& job, py::module_& runtime, result_channel& channel
     channel.emit({{"type", "phase"}, {"phase", "trials"}});
 
     phase = "trials";
+    const auto trials_start = std::chrono::steady_clock::now();
     bool all_passed = true;
     std::string first_failure;
     auto seeds = session.attr("trial_seeds")(protocol.seed, protocol.trials).cast<std::vector<std::uint64_t>>();
@@ -103,10 +104,15 @@ void evaluate(const job_spec& job, py::module_& runtime, result_channel& channel
         first_failure = fmt::format("trial {} (seed {}): {}", i, seeds[i], trial.value("message", ""));
       }
     }
+    const auto strict_start = std::chrono::steady_clock::now();
+    channel.emit({{"type", "phase_time"}, {"phase", "compatible"},
+                  {"seconds", std::chrono::duration<double>(strict_start - trials_start).count()}});
     if (job.strict) {
       phase = "strict";
       channel.emit({{"type", "phase"}, {"phase", "strict"}});
       run_case_classes(job, runtime, session, channel);
+      channel.emit({{"type", "phase_time"}, {"phase", "strict"},
+                    {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - strict_start).count()}});
     }
     if (!all_passed) {
       channel.emit({{"type", "verdict"}, {"verdict", "incorrect"}, {"error", first_failure}});

@@ -78,7 +78,7 @@ TEST_CASE("kj run records the expected verdict for every failure mode of a candi
   SECTION("the DB holds the raw trials and timing samples of the correct ones") {
     const auto info = run_kj({"db", "info", "--db", (dir / "kj.sqlite").string()});
     REQUIRE(info.exit_code == 0);
-    CHECK(info.out.find("schema version  1") != std::string::npos);
+    CHECK(info.out.find("schema version  2") != std::string::npos);
     CHECK(info.out.find("evaluations     13") != std::string::npos);
   }
   SECTION("resuming the same run id evaluates nothing twice") {

@@ -1,0 +1,44 @@
+// Schema v2: strict-verdict cases, static findings and labels are stored with their evaluation and reported.
+#include "tests/db/db_fixtures.hpp"
+#include "tests/support/catch.hpp"
+
+using namespace kj::test::db;
+
+TEST_CASE("strict cases and findings are written with the evaluation and summarized in results") {
+  populated_store s;
+  const auto problem = s.db.upsert_problem(make_problem(1, 19));
+  const auto candidate = s.db.upsert_candidate(make_candidate(problem, 0));
+  auto e = make_evaluation(s.run_id, problem, candidate, s.stack_id);
+  e.strict_verdict = "fail";
+  e.strict_failed = "nan,inputs";
+  e.cases = {{"random", 0, 11, "pass", "fp32", 1e-7, 1e-8, 0, 0, -1, ""},
+             {"nan", 0, 12, "fail", "fp32", 0.5, 0.1, 0, 3, 17, "3 NaN/Inf positions differ"},
+             {"inputs", 0, 0, "fail", "", 0, 0, 1, 0, -1, "input(s) [0] modified in place"}};
+  e.findings = {{"threads", 7, "threading.Thread(target=f)"}, {"precision", 9, "x.half()"},
+                {"threads", 12, "t.start()"}};
+  s.db.insert_evaluation(e);
+
+  CHECK(count_rows(s.path, "verification_cases") == 3);
+  CHECK(count_rows(s.path, "static_findings") == 3);
+  const auto rows = s.db.results("r-test-1");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].strict_verdict == "fail");
+  CHECK(rows[0].strict_failed == "nan,inputs");
+  CHECK(rows[0].findings == "precision,threads"); // distinct kinds, sorted
+  CHECK(rows[0].degenerate.empty());
+
+  auto db = kj::db::sqlite::connection::open(s.path, kj::db::sqlite::connection::open_mode::read_only);
+  CHECK(db.query_int64("SELECT nonfinite_mismatches FROM verification_cases WHERE case_class = 'nan'", "nan") == 3);
+  CHECK(db.query_text("SELECT status FROM verification_cases WHERE case_class = 'inputs'", "inputs") == "fail");
+}
+
+TEST_CASE("a case with an unknown status is refused and nothing of the evaluation is kept") {
+  populated_store s;
+  const auto problem = s.db.upsert_problem(make_problem(1, 20));
+  const auto candidate = s.db.upsert_candidate(make_candidate(problem, 0));
+  auto e = make_evaluation(s.run_id, problem, candidate, s.stack_id);
+  e.cases = {{"random", 0, 1, "maybe", "", 0, 0, 0, 0, -1, ""}};
+  CHECK(contains(db_error_of([&] { s.db.insert_evaluation(e); }), "insert verification case"));
+  CHECK(count_rows(s.path, "evaluations") == 0);
+  CHECK(count_rows(s.path, "trials") == 0);
+}
