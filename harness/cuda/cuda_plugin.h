@@ -1,4 +1,5 @@
-/* The C ABI of the CUDA timing plugin (libkj_cuda.so), which the worker loads with dlopen on CUDA jobs only. */
+/* The C ABI of the CUDA timing plugin (libkj_cuda.so), which the worker loads with dlopen on CUDA jobs only.
+ */
 #ifndef KJ_CUDA_PLUGIN_H
 #define KJ_CUDA_PLUGIN_H
 
@@ -62,9 +63,9 @@ typedef struct kj_cuda_device_result {
 
 /* A cold (or hot) measurement through kj::timing::measure_cold. Start from kj_cuda_measure_params_init. */
 typedef struct kj_cuda_measure_params {
-  uint64_t stream;     /* CUstream as an integer (torch.cuda.current_stream().cuda_stream); 0 = legacy default */
-  int32_t device;      /* used only when the thread has no current context: its primary context; -1 = 0 */
-  int32_t flush_l2;    /* 1: memset flush_bytes on the stream before each sample, outside the events; 0: hot */
+  uint64_t stream;  /* CUstream as an integer (torch.cuda.current_stream().cuda_stream); 0 = legacy default */
+  int32_t device;   /* used only when the thread has no current context: its primary context; -1 = 0 */
+  int32_t flush_l2; /* 1: memset flush_bytes on the stream before each sample, outside the events; 0: hot */
   uint64_t flush_bytes; /* 0: 2 x the device's L2 */
   /* kj::timing::measure_params */
   uint64_t warmup_min_calls;
@@ -93,15 +94,16 @@ typedef struct kj_cuda_kernelbench_params {
   void* after_warmup_user;
 } kj_cuda_kernelbench_params;
 
-/* Samples in the order taken, warmup excluded. Arrays are owned by the plugin: kj_cuda_measure_result_free. */
+/* Samples in the order taken, warmup excluded. Arrays are owned by the plugin: kj_cuda_measure_result_free.
+ */
 typedef struct kj_cuda_measure_result {
   double* event_ms; /* [ms] cuEventElapsedTime(start, end) per sample */
   double* host_ms;  /* [ms] host wall time from before the start event to after the device-wide sync */
   uint64_t count;
   uint64_t warmup_calls;
-  double warmup_ms;      /* [ms] sum of the warmup samples' event times (0 for kernelbench) */
-  char stop_reason[32];  /* the stopping rule's reason, "wall_timeout", or "fixed_trials" (kernelbench) */
-  uint64_t flush_bytes;  /* bytes written by each flush; 0 when not flushed */
+  double warmup_ms;     /* [ms] sum of the warmup samples' event times (0 for kernelbench) */
+  char stop_reason[32]; /* the stopping rule's reason, "wall_timeout", or "fixed_trials" (kernelbench) */
+  uint64_t flush_bytes; /* bytes written by each flush; 0 when not flushed */
 } kj_cuda_measure_result;
 
 /* One kernel of a CUPTI trace. Strings live in the result's storage. */
@@ -155,16 +157,17 @@ KJ_CUDA_API int kj_cuda_device_info(int32_t device, kj_cuda_device_result* info,
 KJ_CUDA_API void kj_cuda_measure_params_init(kj_cuda_measure_params* params);
 KJ_CUDA_API void kj_cuda_kernelbench_params_init(kj_cuda_kernelbench_params* params);
 
-/* Warmup then samples until the stopping rule is done; per sample: flush (stream-synchronized), host clock and
-   start event, callback, end event, cuCtxSynchronize, elapsed time. On failure result holds nothing. */
+/* Warmup then samples until the stopping rule is done; per sample: flush (stream-synchronized), host clock
+   and start event, callback, end event, cuCtxSynchronize, elapsed time. On failure result holds nothing. */
 KJ_CUDA_API int kj_cuda_measure(const kj_cuda_measure_params* params, kj_cuda_callback callback, void* user,
                                 kj_cuda_measure_result* result, kj_cuda_error* error);
 /* The same with nothing between the events: the smallest time the event timer reports (its floor). */
 KJ_CUDA_API int kj_cuda_timer_floor(const kj_cuda_measure_params* params, kj_cuda_measure_result* result,
                                     kj_cuda_error* error);
 /* KernelBench main's time_execution_with_cuda_event, step for step (see docs/cuda-timing.md). */
-KJ_CUDA_API int kj_cuda_measure_kernelbench(const kj_cuda_kernelbench_params* params, kj_cuda_callback callback,
-                                            void* user, kj_cuda_measure_result* result, kj_cuda_error* error);
+KJ_CUDA_API int kj_cuda_measure_kernelbench(const kj_cuda_kernelbench_params* params,
+                                            kj_cuda_callback callback, void* user,
+                                            kj_cuda_measure_result* result, kj_cuda_error* error);
 KJ_CUDA_API void kj_cuda_measure_result_free(kj_cuda_measure_result* result);
 
 /* A CUPTI kernel trace (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, all streams) of whatever runs in between.

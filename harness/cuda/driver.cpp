@@ -1,4 +1,5 @@
-// Resolves the driver API from libcuda.so.1 at run time, so the plugin itself loads on machines without a driver.
+// Resolves the driver API from libcuda.so.1 at run time, so the plugin itself loads on machines without a
+// driver.
 #include "harness/cuda/driver.hpp"
 
 #include <dlfcn.h>
@@ -26,7 +27,8 @@ void resolve(PFN_cuGetProcAddress_v12000 get_proc, const char* name, int version
 }
 
 driver_api load_driver() {
-  // The handle is never closed: torch has the same library loaded, and the table lives as long as the process.
+  // The handle is never closed: torch has the same library loaded, and the table lives as long as the
+  // process.
   void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     throw unavailable_error(fmt::format("the NVIDIA driver library libcuda.so.1 could not be loaded ({}): "
@@ -74,7 +76,9 @@ const driver_api& driver() {
   return g_driver;
 }
 
-const driver_api& loaded_driver() noexcept { return g_driver; }
+const driver_api& loaded_driver() noexcept {
+  return g_driver;
+}
 
 std::string error_text(CUresult result) {
   const char* name = nullptr;
@@ -82,7 +86,8 @@ std::string error_text(CUresult result) {
   if (g_driver.fn_cuGetErrorName == nullptr || g_driver.fn_cuGetErrorName(result, &name) != CUDA_SUCCESS) {
     name = nullptr;
   }
-  if (g_driver.fn_cuGetErrorString == nullptr || g_driver.fn_cuGetErrorString(result, &text) != CUDA_SUCCESS) {
+  if (g_driver.fn_cuGetErrorString == nullptr ||
+      g_driver.fn_cuGetErrorString(result, &text) != CUDA_SUCCESS) {
     text = nullptr;
   }
   return fmt::format("{} ({})", name ? name : fmt::format("CUresult {}", static_cast<int>(result)),
@@ -101,9 +106,10 @@ CUcontext bind_context(int device) {
   KJ_CU(cuDeviceGet, &handle, device < 0 ? 0 : device);
   if (context != nullptr) {
     if (device >= 0 && context_device() != handle) {
-      throw std::invalid_argument(fmt::format("device {} was asked for, but the thread's current CUDA context is "
-                                              "on device {}",
-                                              device, static_cast<int>(context_device())));
+      throw std::invalid_argument(
+          fmt::format("device {} was asked for, but the thread's current CUDA context is "
+                      "on device {}",
+                      device, static_cast<int>(context_device())));
     }
     return context;
   }
@@ -116,9 +122,10 @@ void check_stream(CUstream stream, CUcontext context) {
   CUcontext owner = nullptr;
   KJ_CU(cuStreamGetCtx, stream, &owner);
   if (owner != context) {
-    throw std::invalid_argument(fmt::format("stream {} belongs to another CUDA context than the thread's current "
-                                            "one (torch's); pass a stream of the current device",
-                                            static_cast<const void*>(stream)));
+    throw std::invalid_argument(
+        fmt::format("stream {} belongs to another CUDA context than the thread's current "
+                    "one (torch's); pass a stream of the current device",
+                    static_cast<const void*>(stream)));
   }
 }
 

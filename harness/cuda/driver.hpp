@@ -1,9 +1,10 @@
-// The CUDA driver API, resolved at run time from libcuda.so.1, and the one macro every driver call goes through.
+// The CUDA driver API, resolved at run time from libcuda.so.1, and the one macro every driver call goes
+// through.
 #pragma once
 
+#include <cstdint>
 #include <cuda.h>
 #include <cudaTypedefs.h>
-#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -40,35 +41,35 @@ public:
 // Each entry: the function and the CUDA version of the ABI we call it with (the PFN_<name>_v<version> type of
 // cudaTypedefs.h). Explicit versions matter: cuGetProcAddress("cuCtxSynchronize", 13000) would return the
 // CUDA 13 variant that takes a context argument.
-#define KJ_CUDA_DRIVER_FUNCTIONS(X)                                                                           \
-  X(cuGetErrorString, 6000)                                                                                   \
-  X(cuGetErrorName, 6000)                                                                                     \
-  X(cuInit, 2000)                                                                                             \
-  X(cuDriverGetVersion, 2020)                                                                                 \
-  X(cuDeviceGet, 2000)                                                                                        \
-  X(cuDeviceGetName, 2000)                                                                                    \
-  X(cuDeviceGetAttribute, 2000)                                                                               \
-  X(cuDeviceGetPCIBusId, 4010)                                                                                \
-  X(cuDeviceTotalMem, 3020)                                                                                   \
-  X(cuDevicePrimaryCtxRetain, 7000)                                                                           \
-  X(cuCtxGetCurrent, 4000)                                                                                    \
-  X(cuCtxSetCurrent, 4000)                                                                                    \
-  X(cuCtxGetDevice, 2000)                                                                                     \
-  X(cuCtxSynchronize, 2000)                                                                                   \
-  X(cuStreamGetCtx, 9020)                                                                                     \
-  X(cuStreamCreate, 2000)                                                                                     \
-  X(cuStreamDestroy, 4000)                                                                                    \
-  X(cuStreamSynchronize, 2000)                                                                                \
-  X(cuEventCreate, 2000)                                                                                      \
-  X(cuEventDestroy, 4000)                                                                                     \
-  X(cuEventRecord, 2000)                                                                                      \
-  X(cuEventElapsedTime, 2000)                                                                                 \
-  X(cuMemAlloc, 3020)                                                                                         \
-  X(cuMemFree, 3020)                                                                                          \
-  X(cuMemsetD8Async, 3020)                                                                                    \
-  X(cuModuleLoadData, 2000)                                                                                   \
-  X(cuModuleUnload, 2000)                                                                                     \
-  X(cuModuleGetFunction, 2000)                                                                                \
+#define KJ_CUDA_DRIVER_FUNCTIONS(X)                                                                          \
+  X(cuGetErrorString, 6000)                                                                                  \
+  X(cuGetErrorName, 6000)                                                                                    \
+  X(cuInit, 2000)                                                                                            \
+  X(cuDriverGetVersion, 2020)                                                                                \
+  X(cuDeviceGet, 2000)                                                                                       \
+  X(cuDeviceGetName, 2000)                                                                                   \
+  X(cuDeviceGetAttribute, 2000)                                                                              \
+  X(cuDeviceGetPCIBusId, 4010)                                                                               \
+  X(cuDeviceTotalMem, 3020)                                                                                  \
+  X(cuDevicePrimaryCtxRetain, 7000)                                                                          \
+  X(cuCtxGetCurrent, 4000)                                                                                   \
+  X(cuCtxSetCurrent, 4000)                                                                                   \
+  X(cuCtxGetDevice, 2000)                                                                                    \
+  X(cuCtxSynchronize, 2000)                                                                                  \
+  X(cuStreamGetCtx, 9020)                                                                                    \
+  X(cuStreamCreate, 2000)                                                                                    \
+  X(cuStreamDestroy, 4000)                                                                                   \
+  X(cuStreamSynchronize, 2000)                                                                               \
+  X(cuEventCreate, 2000)                                                                                     \
+  X(cuEventDestroy, 4000)                                                                                    \
+  X(cuEventRecord, 2000)                                                                                     \
+  X(cuEventElapsedTime, 2000)                                                                                \
+  X(cuMemAlloc, 3020)                                                                                        \
+  X(cuMemFree, 3020)                                                                                         \
+  X(cuMemsetD8Async, 3020)                                                                                   \
+  X(cuModuleLoadData, 2000)                                                                                  \
+  X(cuModuleUnload, 2000)                                                                                    \
+  X(cuModuleGetFunction, 2000)                                                                               \
   X(cuLaunchKernel, 4000)
 
 struct driver_api {
@@ -99,14 +100,17 @@ void check_stream(CUstream stream, CUcontext context);
 
 CUdevice context_device();
 
-inline CUstream to_stream(std::uint64_t handle) { return reinterpret_cast<CUstream>(handle); }
+inline CUstream to_stream(std::uint64_t handle) {
+  return reinterpret_cast<CUstream>(handle);
+}
 
 } // namespace kj::cuda
 
-// Every driver call: KJ_CU(cuMemAlloc, &ptr, bytes). Throws kj::cuda::cuda_error with file:line, the call and the
-// driver's error name and string.
-#define KJ_CU(name, ...)                                                                                      \
-  ::kj::cuda::check(::kj::cuda::driver().fn_##name(__VA_ARGS__), #name "(" #__VA_ARGS__ ")", __FILE__, __LINE__)
+// Every driver call: KJ_CU(cuMemAlloc, &ptr, bytes). Throws kj::cuda::cuda_error with file:line, the call and
+// the driver's error name and string.
+#define KJ_CU(name, ...)                                                                                     \
+  ::kj::cuda::check(::kj::cuda::driver().fn_##name(__VA_ARGS__), #name "(" #__VA_ARGS__ ")", __FILE__,       \
+                    __LINE__)
 
 // The no-throw twin for cleanup paths (destructors): returns the CUresult and never throws.
 #define KJ_CU_NOTHROW(name, ...) ::kj::cuda::loaded_driver().fn_##name(__VA_ARGS__)

@@ -56,8 +56,8 @@ double cuda_event_subject::stop_ms() {
   return elapsed_event_ms(m_start, m_end);
 }
 
-event_measurement measure_events(CUstream stream, std::function<void()> call, const timing::measure_params& params,
-                                 std::size_t flush_bytes) {
+event_measurement measure_events(CUstream stream, std::function<void()> call,
+                                 const timing::measure_params& params, std::size_t flush_bytes) {
   cuda_event_subject subject(stream, std::move(call), flush_bytes);
   // Work queued before the measurement (the caller's set-up) must not land in the first warmup sample.
   KJ_CU(cuCtxSynchronize);
@@ -72,14 +72,16 @@ event_measurement measure_events(CUstream stream, std::function<void()> call, co
 
 event_measurement measure_timer_floor(CUstream stream, const timing::measure_params& params,
                                       std::size_t flush_bytes) {
-  return measure_events(stream, [] {}, params, flush_bytes);
+  return measure_events(
+      stream, [] {}, params, flush_bytes);
 }
 
 event_measurement measure_kernelbench(CUstream stream, const std::function<void()>& call,
                                       const kernelbench_params& params) {
   if (!call) throw std::invalid_argument("measure_kernelbench: the callback is empty");
   if (params.trials == 0) throw std::invalid_argument("measure_kernelbench: trials must be at least 1");
-  if (params.flush_bytes == 0) throw std::invalid_argument("measure_kernelbench: flush_bytes must be positive");
+  if (params.flush_bytes == 0)
+    throw std::invalid_argument("measure_kernelbench: flush_bytes must be positive");
   l2_flusher flusher(params.flush_bytes);
   event start;
   event end;

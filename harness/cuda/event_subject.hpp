@@ -19,8 +19,9 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-// Evicts L2 by writing a device buffer on a stream. Writes allocate lines in L2 (reads alone could leave lines of
-// the previous sample's data shared), and the written value alternates so that no flush is a no-op rewrite.
+// Evicts L2 by writing a device buffer on a stream. Writes allocate lines in L2 (reads alone could leave
+// lines of the previous sample's data shared), and the written value alternates so that no flush is a no-op
+// rewrite.
 class l2_flusher {
 public:
   // 2 x CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE (at least 2 x 1 MiB when the attribute reads 0).
@@ -36,10 +37,11 @@ private:
   unsigned char m_value = 0;
 };
 
-// One sample: flush() writes the flush buffer and waits for it on the stream (so neither the events nor the host
-// clock see it); start() reads the host clock and records the start event; call() runs the callback; stop_ms()
-// records the end event, synchronizes the whole context (work the callback put on any stream finishes inside
-// the host sample) and returns the event time. The host time of every sample, warmup included, is kept.
+// One sample: flush() writes the flush buffer and waits for it on the stream (so neither the events nor the
+// host clock see it); start() reads the host clock and records the start event; call() runs the callback;
+// stop_ms() records the end event, synchronizes the whole context (work the callback put on any stream
+// finishes inside the host sample) and returns the event time. The host time of every sample, warmup
+// included, is kept.
 class cuda_event_subject final : public timing::timed_subject {
 public:
   // flush_bytes == 0: no flush (a hot measurement).
@@ -70,8 +72,8 @@ struct event_measurement {
 };
 
 // measure_cold on a cuda_event_subject.
-event_measurement measure_events(CUstream stream, std::function<void()> call, const timing::measure_params& params,
-                                 std::size_t flush_bytes);
+event_measurement measure_events(CUstream stream, std::function<void()> call,
+                                 const timing::measure_params& params, std::size_t flush_bytes);
 
 // The event time of an empty callback: what the timer reports for nothing (its floor).
 event_measurement measure_timer_floor(CUstream stream, const timing::measure_params& params,

@@ -19,9 +19,15 @@ std::string clocks_event_text(std::uint64_t reasons) {
     std::uint64_t bit;
     const char* name;
   } k_reasons[] = {
-      {0x1, "gpu_idle"},          {0x2, "applications_clocks_setting"}, {0x4, "sw_power_cap"},
-      {0x8, "hw_slowdown"},       {0x10, "sync_boost"},                 {0x20, "sw_thermal_slowdown"},
-      {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"}, {0x100, "display_clock_setting"},
+      {0x1, "gpu_idle"},
+      {0x2, "applications_clocks_setting"},
+      {0x4, "sw_power_cap"},
+      {0x8, "hw_slowdown"},
+      {0x10, "sync_boost"},
+      {0x20, "sw_thermal_slowdown"},
+      {0x40, "hw_thermal_slowdown"},
+      {0x80, "hw_power_brake_slowdown"},
+      {0x100, "display_clock_setting"},
   };
   std::string text;
   std::uint64_t known = 0;
@@ -31,7 +37,8 @@ std::string clocks_event_text(std::uint64_t reasons) {
     if (!text.empty()) text += ",";
     text += reason.name;
   }
-  if ((reasons & ~known) != 0) text += fmt::format("{}unknown_0x{:x}", text.empty() ? "" : ",", reasons & ~known);
+  if ((reasons & ~known) != 0)
+    text += fmt::format("{}unknown_0x{:x}", text.empty() ? "" : ",", reasons & ~known);
   return text.empty() ? "none" : text;
 }
 
@@ -77,7 +84,9 @@ bool collect_pids(nvmlDevice_t device, List list, std::set<unsigned int>& pids) 
 
 } // namespace
 
-bool nvml_available() { return true; }
+bool nvml_available() {
+  return true;
+}
 
 kj_cuda_nvml_result take_nvml_snapshot(CUdevice cu_device) {
   char bus_id[32] = {};
@@ -86,7 +95,8 @@ kj_cuda_nvml_result take_nvml_snapshot(CUdevice cu_device) {
   nvmlDevice_t device{};
   const nvmlReturn_t found = nvmlDeviceGetHandleByPciBusId(bus_id, &device);
   if (found != NVML_SUCCESS) {
-    throw unavailable_error(fmt::format("NVML does not know the GPU at PCI {}: {}", bus_id, nvmlErrorString(found)));
+    throw unavailable_error(
+        fmt::format("NVML does not know the GPU at PCI {}: {}", bus_id, nvmlErrorString(found)));
   }
 
   kj_cuda_nvml_result s;
@@ -96,8 +106,10 @@ kj_cuda_nvml_result take_nvml_snapshot(CUdevice cu_device) {
   s.clocks_event_text[0] = '\0';
 
   read_u32(s.sm_clock_mhz, [&](unsigned int* v) { return nvmlDeviceGetClockInfo(device, NVML_CLOCK_SM, v); });
-  read_u32(s.sm_clock_max_mhz, [&](unsigned int* v) { return nvmlDeviceGetMaxClockInfo(device, NVML_CLOCK_SM, v); });
-  read_u32(s.mem_clock_mhz, [&](unsigned int* v) { return nvmlDeviceGetClockInfo(device, NVML_CLOCK_MEM, v); });
+  read_u32(s.sm_clock_max_mhz,
+           [&](unsigned int* v) { return nvmlDeviceGetMaxClockInfo(device, NVML_CLOCK_SM, v); });
+  read_u32(s.mem_clock_mhz,
+           [&](unsigned int* v) { return nvmlDeviceGetClockInfo(device, NVML_CLOCK_MEM, v); });
   read_u32(s.mem_clock_max_mhz,
            [&](unsigned int* v) { return nvmlDeviceGetMaxClockInfo(device, NVML_CLOCK_MEM, v); });
   read_u32(s.power_mw, [&](unsigned int* v) { return nvmlDeviceGetPowerUsage(device, v); });
@@ -106,9 +118,11 @@ kj_cuda_nvml_result take_nvml_snapshot(CUdevice cu_device) {
   nvmlTemperature_t temperature{};
   temperature.version = nvmlTemperature_v1;
   temperature.sensorType = NVML_TEMPERATURE_GPU;
-  if (nvmlDeviceGetTemperatureV(device, &temperature) == NVML_SUCCESS) s.temperature_c = temperature.temperature;
+  if (nvmlDeviceGetTemperatureV(device, &temperature) == NVML_SUCCESS)
+    s.temperature_c = temperature.temperature;
 #else
-  read_u32(s.temperature_c, [&](unsigned int* v) { return nvmlDeviceGetTemperature(device, NVML_TEMPERATURE_GPU, v); });
+  read_u32(s.temperature_c,
+           [&](unsigned int* v) { return nvmlDeviceGetTemperature(device, NVML_TEMPERATURE_GPU, v); });
 #endif
 
   unsigned long long reasons = 0;
@@ -119,8 +133,8 @@ kj_cuda_nvml_result take_nvml_snapshot(CUdevice cu_device) {
 #endif
   if (read_reasons == NVML_SUCCESS) {
     s.clocks_event_reasons = static_cast<std::int64_t>(reasons);
-    const auto written =
-        fmt::format_to_n(s.clocks_event_text, sizeof s.clocks_event_text - 1, "{}", clocks_event_text(reasons));
+    const auto written = fmt::format_to_n(s.clocks_event_text, sizeof s.clocks_event_text - 1, "{}",
+                                          clocks_event_text(reasons));
     *written.out = '\0';
   }
 
@@ -130,14 +144,17 @@ kj_cuda_nvml_result take_nvml_snapshot(CUdevice cu_device) {
   if (compute || graphics) {
     s.processes = static_cast<std::int64_t>(pids.size());
     // In a container with its own pid namespace NVML reports host pids, so this process may count as "other".
-    s.other_processes = s.processes - static_cast<std::int64_t>(pids.count(static_cast<unsigned int>(getpid())));
+    s.other_processes =
+        s.processes - static_cast<std::int64_t>(pids.count(static_cast<unsigned int>(getpid())));
   }
   return s;
 }
 
 #else // without NVML
 
-bool nvml_available() { return false; }
+bool nvml_available() {
+  return false;
+}
 
 kj_cuda_nvml_result take_nvml_snapshot(CUdevice) {
   throw unavailable_error("NVML snapshots are unavailable: this plugin was built without nvml.h");

@@ -123,7 +123,8 @@ void fill_trace(trace_data& t, kj_cuda_trace_result& r) {
   std::size_t text_bytes = 0;
   for (const auto& k : t.kernels)
     text_bytes += k.name.size() + 1 + k.mangled.size() + 1;
-  auto* records = static_cast<kj_cuda_kernel_record*>(std::calloc(t.kernels.size() + 1, sizeof(kj_cuda_kernel_record)));
+  auto* records =
+      static_cast<kj_cuda_kernel_record*>(std::calloc(t.kernels.size() + 1, sizeof(kj_cuda_kernel_record)));
   auto* text = static_cast<char*>(std::malloc(text_bytes + 1));
   if (records == nullptr || text == nullptr) {
     std::free(records);
@@ -169,7 +170,9 @@ void fill_trace(trace_data& t, kj_cuda_trace_result& r) {
 
 extern "C" {
 
-int32_t kj_cuda_plugin_abi(void) { return KJ_CUDA_PLUGIN_ABI; }
+int32_t kj_cuda_plugin_abi(void) {
+  return KJ_CUDA_PLUGIN_ABI;
+}
 
 int kj_cuda_device_info(int32_t device, kj_cuda_device_result* info, kj_cuda_error* error) {
   return guarded(error, [&] {
@@ -242,7 +245,8 @@ int kj_cuda_measure(const kj_cuda_measure_params* params, kj_cuda_callback callb
   return guarded(error, [&] {
     require(params, "params");
     require(result, "result");
-    if (callback == nullptr) throw std::invalid_argument("callback must not be NULL (kj_cuda_timer_floor times nothing)");
+    if (callback == nullptr)
+      throw std::invalid_argument("callback must not be NULL (kj_cuda_timer_floor times nothing)");
     const std::size_t flush_bytes = prepare(*params);
     const auto m = measure_events(to_stream(params->stream), wrap(callback, user, "callback"),
                                   to_measure_params(*params), flush_bytes);
@@ -257,12 +261,13 @@ int kj_cuda_timer_floor(const kj_cuda_measure_params* params, kj_cuda_measure_re
     require(params, "params");
     require(result, "result");
     const std::size_t flush_bytes = prepare(*params);
-    fill_result(measure_timer_floor(to_stream(params->stream), to_measure_params(*params), flush_bytes), *result);
+    fill_result(measure_timer_floor(to_stream(params->stream), to_measure_params(*params), flush_bytes),
+                *result);
   });
 }
 
-int kj_cuda_measure_kernelbench(const kj_cuda_kernelbench_params* params, kj_cuda_callback callback, void* user,
-                                kj_cuda_measure_result* result, kj_cuda_error* error) {
+int kj_cuda_measure_kernelbench(const kj_cuda_kernelbench_params* params, kj_cuda_callback callback,
+                                void* user, kj_cuda_measure_result* result, kj_cuda_error* error) {
   if (result != nullptr) *result = kj_cuda_measure_result{};
   return guarded(error, [&] {
     require(params, "params");

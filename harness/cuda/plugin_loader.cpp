@@ -6,8 +6,8 @@
 #include <dlfcn.h>
 #include <exception>
 #include <filesystem>
-#include <initializer_list>
 #include <fmt/format.h>
+#include <initializer_list>
 
 #ifndef KJ_CUDA_PLUGIN_BUILD_PATH
 #define KJ_CUDA_PLUGIN_BUILD_PATH ""
@@ -44,8 +44,9 @@ std::string load_failure_text(const std::string& path, const std::string& reason
   } else if (reason.find("libcupti") != std::string::npos) {
     hint = "it needs CUPTI from the CUDA toolkit (libcupti.so); add the toolkit's lib64 to LD_LIBRARY_PATH";
   } else if (!fs::exists(path) && path.find('/') != std::string::npos) {
-    hint = "the file does not exist: kerneljudge was built without the CUDA toolkit, or the plugin was moved; "
-           "set KJ_CUDA_PLUGIN to its path";
+    hint =
+        "the file does not exist: kerneljudge was built without the CUDA toolkit, or the plugin was moved; "
+        "set KJ_CUDA_PLUGIN to its path";
   } else {
     hint = "set KJ_CUDA_PLUGIN to the path of libkj_cuda.so";
   }
@@ -56,10 +57,11 @@ template <class F>
 void bind(void* handle, const std::string& path, const char* name, F& out) {
   out = reinterpret_cast<F>(dlsym(handle, name));
   if (out == nullptr) {
-    throw plugin_error(KJ_CUDA_UNAVAILABLE,
-                       fmt::format("the CUDA timing plugin '{}' has no symbol {}: it is from another version of "
-                                   "kerneljudge; rebuild it",
-                                   path, name));
+    throw plugin_error(
+        KJ_CUDA_UNAVAILABLE,
+        fmt::format("the CUDA timing plugin '{}' has no symbol {}: it is from another version of "
+                    "kerneljudge; rebuild it",
+                    path, name));
   }
 }
 
@@ -80,7 +82,8 @@ int kj_cuda_trampoline(void* user) {
   }
 }
 
-void throw_on_error(int status, const kj_cuda_error& error, std::initializer_list<const callback_slot*> slots = {}) {
+void throw_on_error(int status, const kj_cuda_error& error,
+                    std::initializer_list<const callback_slot*> slots = {}) {
   if (status == KJ_CUDA_OK) return;
   if (status == KJ_CUDA_CALLBACK_FAILED) {
     for (const auto* slot : slots) {
@@ -142,14 +145,16 @@ plugin::plugin(const std::string& path) : m_path(path), m_fn(std::make_unique<fu
   m_handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (m_handle == nullptr) {
     const char* reason = dlerror();
-    throw plugin_error(KJ_CUDA_UNAVAILABLE, load_failure_text(path, reason ? reason : "unknown dlopen error"));
+    throw plugin_error(KJ_CUDA_UNAVAILABLE,
+                       load_failure_text(path, reason ? reason : "unknown dlopen error"));
   }
   try {
     bind(m_handle, path, "kj_cuda_plugin_abi", m_fn->abi);
     if (const int abi = m_fn->abi(); abi != KJ_CUDA_PLUGIN_ABI) {
-      throw plugin_error(KJ_CUDA_UNAVAILABLE, fmt::format("the CUDA timing plugin '{}' has ABI version {}, this "
-                                                          "kerneljudge needs {}; rebuild it",
-                                                          path, abi, KJ_CUDA_PLUGIN_ABI));
+      throw plugin_error(KJ_CUDA_UNAVAILABLE,
+                         fmt::format("the CUDA timing plugin '{}' has ABI version {}, this "
+                                     "kerneljudge needs {}; rebuild it",
+                                     path, abi, KJ_CUDA_PLUGIN_ABI));
     }
     bind(m_handle, path, "kj_cuda_device_info", m_fn->device_info);
     bind(m_handle, path, "kj_cuda_measure_params_init", m_fn->measure_params_init);
@@ -240,7 +245,8 @@ cuda_measurement plugin::timer_floor(const measure_options& options) const {
   return to_measurement(*result, options.params.stopping);
 }
 
-cuda_measurement plugin::kernelbench(const std::function<void()>& call, const kernelbench_options& options) const {
+cuda_measurement plugin::kernelbench(const std::function<void()>& call,
+                                     const kernelbench_options& options) const {
   if (!call) throw std::invalid_argument("plugin::kernelbench: the callable is empty");
   kj_cuda_kernelbench_params params{};
   m_fn->kernelbench_params_init(&params);

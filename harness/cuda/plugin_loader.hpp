@@ -1,4 +1,5 @@
-// Loads the CUDA timing plugin (libkj_cuda.so) with dlopen and wraps its C ABI in C++; needs no CUDA to build.
+// Loads the CUDA timing plugin (libkj_cuda.so) with dlopen and wraps its C ABI in C++; needs no CUDA to
+// build.
 #pragma once
 
 #include "harness/cuda/cuda_plugin.h"
@@ -46,9 +47,9 @@ struct device_info {
 };
 
 struct measure_options {
-  std::uint64_t stream = 0; // torch.cuda.current_stream().cuda_stream
-  int device = -1;          // checked against the current context when >= 0
-  bool flush_l2 = true;     // false: a hot measurement
+  std::uint64_t stream = 0;    // torch.cuda.current_stream().cuda_stream
+  int device = -1;             // checked against the current context when >= 0
+  bool flush_l2 = true;        // false: a hot measurement
   std::size_t flush_bytes = 0; // 0: 2 x L2
   timing::measure_params params{};
 };
@@ -81,7 +82,7 @@ struct kernel_trace {
 struct nvml_snapshot {
   bool available = false;
   std::string unavailable_reason; // why not, when !available
-  kj_cuda_nvml_result values{}; // -1 where NVML could not read a value
+  kj_cuda_nvml_result values{};   // -1 where NVML could not read a value
 };
 
 // One loaded plugin. Every method binds the calling thread to its current CUDA context (torch's) and throws
@@ -92,8 +93,8 @@ public:
   // running executable, else "libkj_cuda.so" (the loader's search path).
   static std::string default_path();
 
-  // Throws plugin_error (KJ_CUDA_UNAVAILABLE) when the file is missing or cannot be loaded, a symbol is missing
-  // or the ABI version differs. Loading does not need a GPU driver; the first call does.
+  // Throws plugin_error (KJ_CUDA_UNAVAILABLE) when the file is missing or cannot be loaded, a symbol is
+  // missing or the ABI version differs. Loading does not need a GPU driver; the first call does.
   explicit plugin(const std::string& path = default_path());
   ~plugin();
   plugin(const plugin&) = delete;
@@ -104,7 +105,8 @@ public:
   device_info device(int device = -1) const;
   cuda_measurement measure(const std::function<void()>& call, const measure_options& options = {}) const;
   cuda_measurement timer_floor(const measure_options& options = {}) const;
-  cuda_measurement kernelbench(const std::function<void()>& call, const kernelbench_options& options = {}) const;
+  cuda_measurement kernelbench(const std::function<void()>& call,
+                               const kernelbench_options& options = {}) const;
   void trace_begin(std::uint64_t timed_stream) const;
   kernel_trace trace_end() const;
   nvml_snapshot nvml(int device = -1) const; // available == false instead of throwing when NVML is absent

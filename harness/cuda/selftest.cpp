@@ -61,7 +61,8 @@ std::uint64_t create_stream() {
 }
 
 void destroy_stream(std::uint64_t stream) {
-  if (stream == 0) throw std::invalid_argument("destroy_stream: the legacy default stream cannot be destroyed");
+  if (stream == 0)
+    throw std::invalid_argument("destroy_stream: the legacy default stream cannot be destroyed");
   bind_context(-1);
   KJ_CU(cuStreamDestroy, to_stream(stream));
 }

@@ -1,4 +1,5 @@
-// Implements CUPTI kernel traces with the activity API: buffer callbacks collect every kernel on every stream.
+// Implements CUPTI kernel traces with the activity API: buffer callbacks collect every kernel on every
+// stream.
 #include "harness/cuda/trace.hpp"
 
 #if KJ_HAVE_CUPTI
@@ -15,7 +16,8 @@
 #include <utility>
 
 // Every CUPTI call; throws kj::cuda::tool_error with file:line, the call and CUPTI's error string.
-#define KJ_CUPTI(name, ...) ::kj::cuda::check_cupti(name(__VA_ARGS__), #name "(" #__VA_ARGS__ ")", __FILE__, __LINE__)
+#define KJ_CUPTI(name, ...)                                                                                  \
+  ::kj::cuda::check_cupti(name(__VA_ARGS__), #name "(" #__VA_ARGS__ ")", __FILE__, __LINE__)
 
 namespace kj::cuda {
 namespace {
@@ -29,20 +31,22 @@ using kernel_activity = CUpti_ActivityKernel9;
 #endif
 
 constexpr std::size_t k_buffer_bytes = std::size_t{8} << 20; // Kineto uses 4 MiB; fewer callbacks with 8
-constexpr std::size_t k_buffer_alignment = 8;                 // CUPTI's requirement for activity buffers
+constexpr std::size_t k_buffer_alignment = 8;                // CUPTI's requirement for activity buffers
 
 void check_cupti(CUptiResult result, const char* call, const char* file, int line) {
   if (result == CUPTI_SUCCESS) return;
   const char* text = nullptr;
   if (cuptiGetResultString(result, &text) != CUPTI_SUCCESS) text = nullptr;
-  throw tool_error(fmt::format("{}:{}: {} failed: CUPTI error {} ({})", file, line, call, static_cast<int>(result),
-                               text ? text : "no description"));
+  throw tool_error(fmt::format("{}:{}: {} failed: CUPTI error {} ({})", file, line, call,
+                               static_cast<int>(result), text ? text : "no description"));
 }
 
 // Enables one activity kind for as long as it lives (the RAII side of a CUPTI "subscription").
 class activity_kind_enabled {
 public:
-  explicit activity_kind_enabled(CUpti_ActivityKind kind) : m_kind(kind) { KJ_CUPTI(cuptiActivityEnable, kind); }
+  explicit activity_kind_enabled(CUpti_ActivityKind kind) : m_kind(kind) {
+    KJ_CUPTI(cuptiActivityEnable, kind);
+  }
   ~activity_kind_enabled() { cuptiActivityDisable(m_kind); }
   activity_kind_enabled(const activity_kind_enabled&) = delete;
   activity_kind_enabled& operator=(const activity_kind_enabled&) = delete;
@@ -52,8 +56,8 @@ private:
 };
 
 // Shared with CUPTI's buffer-completion thread; never destroyed, so a late callback at exit finds it alive.
-// session_mutex serializes begin/end (and enabling/disabling); data_mutex guards what the callbacks touch, and is
-// never held across a CUPTI call that might deliver buffers on the calling thread.
+// session_mutex serializes begin/end (and enabling/disabling); data_mutex guards what the callbacks touch,
+// and is never held across a CUPTI call that might deliver buffers on the calling thread.
 struct trace_state {
   std::mutex session_mutex;
   std::optional<activity_kind_enabled> enabled;
@@ -103,7 +107,8 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
   try {
     CUpti_Activity* record = nullptr;
     while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
-      if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+      if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+          record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
         batch.push_back(to_kernel(*reinterpret_cast<const kernel_activity*>(record)));
       }
     }
@@ -117,7 +122,8 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* b
   const std::lock_guard lock(s.data_mutex);
   s.dropped += dropped + lost;
   try {
-    s.kernels.insert(s.kernels.end(), std::make_move_iterator(batch.begin()), std::make_move_iterator(batch.end()));
+    s.kernels.insert(s.kernels.end(), std::make_move_iterator(batch.begin()),
+                     std::make_move_iterator(batch.end()));
   } catch (const std::bad_alloc&) {
     s.dropped += batch.size();
   }
@@ -147,8 +153,12 @@ std::uint64_t timestamp() {
 
 } // namespace
 
-bool cupti_available() { return true; }
-int cupti_api_version() { return CUPTI_API_VERSION; }
+bool cupti_available() {
+  return true;
+}
+int cupti_api_version() {
+  return CUPTI_API_VERSION;
+}
 
 void trace_begin(CUstream timed_stream) {
   const CUcontext context = bind_context(-1);
@@ -203,15 +213,21 @@ trace_data trace_end() {
 
 namespace kj::cuda {
 
-bool cupti_available() { return false; }
-int cupti_api_version() { return 0; }
+bool cupti_available() {
+  return false;
+}
+int cupti_api_version() {
+  return 0;
+}
 
 void trace_begin(CUstream) {
-  throw unavailable_error("kernel traces need CUPTI, and this plugin was built without it (no CUDA::cupti found)");
+  throw unavailable_error(
+      "kernel traces need CUPTI, and this plugin was built without it (no CUDA::cupti found)");
 }
 
 trace_data trace_end() {
-  throw unavailable_error("kernel traces need CUPTI, and this plugin was built without it (no CUDA::cupti found)");
+  throw unavailable_error(
+      "kernel traces need CUPTI, and this plugin was built without it (no CUDA::cupti found)");
 }
 
 } // namespace kj::cuda

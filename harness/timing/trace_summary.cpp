@@ -13,16 +13,19 @@
 namespace kj::timing {
 namespace {
 
-// Patterns match the kernel's qualified name only (see kernel_head): template arguments and parameters are cut
-// off, so the candidate's own `relu_kernel<c10::Half>` stays its own while `at::native::...` does not.
+// Patterns match the kernel's qualified name only (see kernel_head): template arguments and parameters are
+// cut off, so the candidate's own `relu_kernel<c10::Half>` stays its own while `at::native::...` does not.
 constexpr library_pattern k_patterns[] = {
     {"cublas", R"(^cublas)", "cublasLt::splitKreduce_kernel"},
     {"cublas", R"(^nvjet_)", "nvjet_tst_192x192_64x4_2x1_v_bz_coopA_TNT"},
-    {"cublas", R"(^(gemv2[nt]_kernel|gemvnsp_kernel|gemmk1_kernel|gemmsn_[nt]{2}_kernel|splitkreduce_kernel))",
+    {"cublas",
+     R"(^(gemv2[nt]_kernel|gemvnsp_kernel|gemmk1_kernel|gemmsn_[nt]{2}_kernel|splitkreduce_kernel))",
      "gemv2T_kernel_val"},
     {"cublas", R"(^gemvx::kernel)", "gemvx::kernel"},
-    {"xmma", R"(^(sm\d+_)?xmma)", "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_execute_kernel__5x_cublas"},
-    {"nvidia-sass", R"(^(maxwell|pascal|volta|turing|ampere|ada|hopper|blackwell)_)", "ampere_sgemm_128x64_nn"},
+    {"xmma", R"(^(sm\d+_)?xmma)",
+     "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_execute_kernel__5x_cublas"},
+    {"nvidia-sass", R"(^(maxwell|pascal|volta|turing|ampere|ada|hopper|blackwell)_)",
+     "ampere_sgemm_128x64_nn"},
     {"cutlass", R"(cutlass)", "cutlass::Kernel2"},
     {"cudnn", R"(cudnn)", "cudnn::engines_precompiled::nchwToNhwcKernel"},
     {"cudnn",
@@ -60,17 +63,22 @@ const std::vector<std::regex>& compiled_patterns() {
   static const std::vector<std::regex> compiled = [] {
     std::vector<std::regex> out;
     for (const auto& p : k_patterns)
-      out.emplace_back(std::string(p.regex), std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+      out.emplace_back(std::string(p.regex),
+                       std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
     return out;
   }();
   return compiled;
 }
 
-double to_ms(std::uint64_t ns) { return static_cast<double>(ns) / 1e6; }
+double to_ms(std::uint64_t ns) {
+  return static_cast<double>(ns) / 1e6;
+}
 
 } // namespace
 
-std::span<const library_pattern> library_patterns() { return k_patterns; }
+std::span<const library_pattern> library_patterns() {
+  return k_patterns;
+}
 
 std::string_view library_of(std::string_view kernel_name) {
   const std::string head(kernel_head(kernel_name));
@@ -115,8 +123,8 @@ trace_summary summarize_trace(std::span<const kernel_record> kernels, std::uint3
   std::uint64_t library_ns = 0;
   for (const auto& k : kernels) {
     if (k.end_ns < k.start_ns) {
-      throw std::invalid_argument(fmt::format("summarize_trace: kernel '{}' ends ({}) before it starts ({})", k.name,
-                                              k.end_ns, k.start_ns));
+      throw std::invalid_argument(fmt::format("summarize_trace: kernel '{}' ends ({}) before it starts ({})",
+                                              k.name, k.end_ns, k.start_ns));
     }
     const std::uint64_t duration = k.end_ns - k.start_ns;
     kernel_ns += duration;
@@ -132,9 +140,10 @@ trace_summary summarize_trace(std::span<const kernel_record> kernels, std::uint3
     ++lib.kernels;
   }
   s.streams = streams.size();
-  s.other_streams = timed_stream_id == k_unknown_stream_id
-                        ? streams.size() > 1
-                        : std::any_of(streams.begin(), streams.end(), [&](auto id) { return id != timed_stream_id; });
+  s.other_streams =
+      timed_stream_id == k_unknown_stream_id
+          ? streams.size() > 1
+          : std::any_of(streams.begin(), streams.end(), [&](auto id) { return id != timed_stream_id; });
   s.kernel_ms = to_ms(kernel_ns);
   s.busy_ms = to_ms(union_ns(std::move(intervals)));
   s.busy_ms_per_call = s.busy_ms / static_cast<double>(calls);
@@ -143,13 +152,16 @@ trace_summary summarize_trace(std::span<const kernel_record> kernels, std::uint3
   s.library_share = kernel_ns > 0 ? static_cast<double>(library_ns) / static_cast<double>(kernel_ns) : 0;
   for (auto& [name, lib] : by_library)
     s.libraries.push_back(std::move(lib));
-  std::stable_sort(s.libraries.begin(), s.libraries.end(), [](const auto& a, const auto& b) { return a.ms > b.ms; });
+  std::stable_sort(s.libraries.begin(), s.libraries.end(),
+                   [](const auto& a, const auto& b) { return a.ms > b.ms; });
   return s;
 }
 
-side_stream_check check_side_stream(const trace_summary& summary, double event_ms, const side_stream_params& params) {
+side_stream_check check_side_stream(const trace_summary& summary, double event_ms,
+                                    const side_stream_params& params) {
   if (!std::isfinite(event_ms) || event_ms < 0) {
-    throw std::invalid_argument(fmt::format("check_side_stream: event time {} ms is not a duration", event_ms));
+    throw std::invalid_argument(
+        fmt::format("check_side_stream: event time {} ms is not a duration", event_ms));
   }
   side_stream_check c;
   c.event_ms = event_ms;
@@ -159,8 +171,8 @@ side_stream_check check_side_stream(const trace_summary& summary, double event_m
                           c.busy_ms_per_call - event_ms > params.min_excess_ms;
   c.flagged = c.other_streams || c.busy_exceeds_events;
   if (c.busy_exceeds_events) {
-    c.reason = fmt::format("GPU busy {:.4g} ms per call on all streams against {:.4g} ms of event time", c.busy_ms_per_call,
-                           event_ms);
+    c.reason = fmt::format("GPU busy {:.4g} ms per call on all streams against {:.4g} ms of event time",
+                           c.busy_ms_per_call, event_ms);
   }
   if (c.other_streams) {
     if (!c.reason.empty()) c.reason += "; ";

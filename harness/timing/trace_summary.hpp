@@ -1,4 +1,5 @@
-// Summaries of a GPU kernel trace: all-stream busy time, library share and the side-stream flag (no CUDA here).
+// Summaries of a GPU kernel trace: all-stream busy time, library share and the side-stream flag (no CUDA
+// here).
 #pragma once
 
 #include <cstddef>
@@ -22,8 +23,8 @@ struct kernel_record {
 };
 
 // A kernel name pattern of code the candidate did not write: a vendor library, PyTorch's own kernels, or
-// torch.compile's generated ones. Matched with std::regex (ECMAScript, case-insensitive) against the demangled
-// name; the first matching row names the library.
+// torch.compile's generated ones. Matched with std::regex (ECMAScript, case-insensitive) against the
+// demangled name; the first matching row names the library.
 struct library_pattern {
   std::string_view library; // "cublas", "cudnn", "cutlass", "aten", "inductor", ...
   std::string_view regex;
@@ -54,8 +55,8 @@ struct trace_summary {
   double kernel_ms = 0;        // [ms] sum of kernel durations (exceeds busy_ms when kernels overlap)
   double busy_ms_per_call = 0; // [ms]
   double kernels_per_call = 0;
-  double library_ms = 0;     // [ms] sum of durations of kernels that match a library pattern
-  double library_share = 0;  // library_ms / kernel_ms; 0 when there is no kernel time
+  double library_ms = 0;               // [ms] sum of durations of kernels that match a library pattern
+  double library_share = 0;            // library_ms / kernel_ms; 0 when there is no kernel time
   std::vector<library_time> libraries; // per library, most time first
 };
 
