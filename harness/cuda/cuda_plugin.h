@@ -63,8 +63,10 @@ typedef struct kj_cuda_device_result {
 
 /* A cold (or hot) measurement through kj::timing::measure_cold. Start from kj_cuda_measure_params_init. */
 typedef struct kj_cuda_measure_params {
-  uint64_t stream;  /* CUstream as an integer (torch.cuda.current_stream().cuda_stream); 0 = legacy default */
-  int32_t device;   /* used only when the thread has no current context: its primary context; -1 = 0 */
+  uint64_t stream; /* CUstream as an integer (torch.cuda.current_stream().cuda_stream); 0 = legacy default */
+  /* -1: the current context's device; else checked against it, or, when the thread has no current context,
+     the device whose primary context is retained (-1 then means 0) */
+  int32_t device;
   int32_t flush_l2; /* 1: memset flush_bytes on the stream before each sample, outside the events; 0: hot */
   uint64_t flush_bytes; /* 0: 2 x the device's L2 */
   /* kj::timing::measure_params */
@@ -83,7 +85,7 @@ typedef struct kj_cuda_measure_params {
 
 /* KernelBench main's cuda_event protocol. Start from kj_cuda_kernelbench_params_init. */
 typedef struct kj_cuda_kernelbench_params {
-  uint64_t stream;
+  uint64_t stream; /* as in kj_cuda_measure_params */
   int32_t device;
   uint32_t warmup;        /* 3: call + device sync each */
   uint32_t trials;        /* 100 reported trials */

@@ -2,6 +2,7 @@
 // driver.
 #include "harness/cuda/driver.hpp"
 
+#include <atomic>
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <mutex>
@@ -58,16 +59,18 @@ driver_api load_driver() {
 } // namespace
 
 const driver_api& driver() {
+  // Every KJ_CU call comes through here, some inside the timed window: after the first load it is one load.
+  static std::atomic<bool> loaded{false};
+  if (loaded.load(std::memory_order_acquire)) return g_driver;
   static std::mutex mutex;
-  static bool loaded = false;
   static std::string failure;
   const std::lock_guard lock(mutex);
-  if (!loaded) {
+  if (!loaded.load(std::memory_order_relaxed)) {
     // A failure is remembered: the reason does not change within a process, and dlopen is not free.
     if (!failure.empty()) throw unavailable_error(failure);
     try {
       g_driver = load_driver();
-      loaded = true;
+      loaded.store(true, std::memory_order_release);
     } catch (const unavailable_error& e) {
       failure = e.what();
       throw;

@@ -90,11 +90,11 @@ TEST_CASE("event time grows with the kernel's duration", "[gpu][cuda]") {
   const double t500 = median_ms(spin(500 * k_us), stream.get());
   const double t2000 = median_ms(spin(2000 * k_us), stream.get());
   WARN("spin 50/500/2000 us: events " << t50 * 1e3 << " / " << t500 * 1e3 << " / " << t2000 * 1e3 << " us");
-  CHECK(t50 >= 0.050);
+  CHECK(t50 >= 0.049); // %globaltimer may tick in microseconds
   CHECK(t50 < 0.050 + 0.050);
-  CHECK(t500 >= 0.500);
+  CHECK(t500 >= 0.499);
   CHECK(t500 < 0.500 + 0.050);
-  CHECK(t2000 >= 2.000);
+  CHECK(t2000 >= 1.999);
   CHECK(t2000 < 2.000 + 0.100);
   CHECK(t500 / t50 > 5);
 }
@@ -106,9 +106,9 @@ TEST_CASE("work on a side stream escapes the events but not the device-wide sync
   WARN("side-stream spin of 2 ms: events " << m.events.stats.median << " ms, host " << m.host_stats.median
                                            << " ms");
   CHECK(m.events.stats.median < 0.5); // the events on the timed stream never saw the kernel
-  CHECK(m.host_stats.median >= 2.0);  // cuCtxSynchronize waited for it
+  CHECK(m.host_stats.median >= 1.99); // cuCtxSynchronize waited for it
   for (const double host : m.host_ms)
-    CHECK(host >= 2.0);
+    CHECK(host >= 1.99);
 }
 
 TEST_CASE("the CUPTI trace sees every kernel on every stream", "[gpu][cuda][cupti]") {
@@ -215,7 +215,7 @@ TEST_CASE("the KernelBench protocol: 3 synchronized warmups, 1 discarded and 100
   CHECK(m.events.warmup_calls == 3);
   CHECK(m.events.stop_reason == "fixed_trials");
   CHECK(m.flush_bytes == std::size_t{256} << 20);
-  CHECK(*std::min_element(m.events.samples_ms.begin(), m.events.samples_ms.end()) >= 0.100);
+  CHECK(*std::min_element(m.events.samples_ms.begin(), m.events.samples_ms.end()) >= 0.099);
   CHECK(m.events.stats.mean < 0.100 + 0.050);
 }
 
