@@ -47,6 +47,28 @@ for stage in $stages; do
       --db "$OUT/kj.sqlite" --run-id kb-identity --max-time-ms 1000 2>"$OUT/kb.err" | tee "$OUT/kb.txt"
     tail -3 "$OUT/kb.txt" >>"$OUT/summary.txt"
     ;;
+  kb-compat)
+    log "compatible verdicts: kj vs KernelBench's own eval_kernel_against_ref on the CUDA examples"
+    python3 -m pip install -q --no-index --no-deps --target /tmp/site "$CARRY"/whl/*.whl >/dev/null 2>&1
+    "$kj" run --device cuda --no-timing --no-strict --db "$OUT/kj.sqlite" --run-id compat-cuda 2>"$OUT/compat.err" >/dev/null
+    "$kj" results --db "$OUT/kj.sqlite" --run compat-cuda --format json >/tmp/kj-compat.json
+    PYTHONPATH=/tmp/site python3 scripts/kb_compat_check.py --kb-src "$CARRY/kb-src/src" --problems kernelbench/suite \
+      --candidates examples/candidates/cuda --kj-json /tmp/kj-compat.json 2>"$OUT/kb-compat.err" | tee "$OUT/kb-compat.txt"
+    tail -1 "$OUT/kb-compat.txt" >>"$OUT/summary.txt"
+    ;;
+  strict-cost)
+    log "strict vs compatible verification time, identity candidates on KernelBench level 1 (${KB_IDS:-1-12})"
+    "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level 1 --ids "${KB_IDS:-1-12}" --candidates identity \
+      --no-timing --db "$OUT/kj.sqlite" --run-id strict-cost 2>"$OUT/strict.err" | tee "$OUT/strict.txt"
+    python3 - "$OUT/kj.sqlite" <<'PY' | tee -a "$OUT/summary.txt"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("select p.name, e.verdict, e.strict_verdict, e.strict_failed, e.compatible_s, e.strict_s from evaluations e "
+                  "join problems p on p.id = e.problem_id join runs r on r.id = e.run_id where r.run_uid = 'strict-cost'").fetchall()
+for r in rows:
+    print(f"{r[0]:40} {r[1]:8} strict={r[2]:4} {r[3]:20} compatible {r[4]:6.1f} s  strict {r[5]:6.1f} s  ratio {r[5] / r[4]:.2f}")
+PY
+    ;;
   esac
 done
 "$kj" results --db "$OUT/kj.sqlite" --run suite-cuda --format csv >"$OUT/results-suite.csv" 2>/dev/null
