@@ -64,6 +64,16 @@ db::case_record to_case(const json& e) {
   return c;
 }
 
+// The kernel trace of a subject is stored with that subject's timing row (params_json["trace"]).
+void attach_trace(db::evaluation_record& record, const json& e) {
+  for (auto& t : record.timings)
+    if (t.subject == e.value("subject", "")) {
+      json params = json::parse(t.params_json);
+      params["trace"] = e.value("trace", json());
+      t.params_json = params.dump();
+    }
+}
+
 // Strict passes only when the compatible verdict is correct and no case class failed.
 void judge_strict(db::evaluation_record& record) {
   std::vector<std::string> failed;
@@ -100,6 +110,7 @@ void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
     if (type == "phase") last_phase = e.value("phase", last_phase);
     if (type == "verdict") verdict = &e;
     if (type == "case") record.cases.push_back(to_case(e));
+    if (type == "trace") attach_trace(record, e);
     if (type == "phase_time")
       (e.value("phase", "") == "strict" ? record.strict_s : record.compatible_s) = e.value("seconds", 0.0);
   }

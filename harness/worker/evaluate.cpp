@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace py = pybind11;
@@ -124,12 +125,29 @@ void evaluate(const job_spec& job, py::module_& runtime, result_channel& channel
       channel.emit({{"type", "phase"}, {"phase", "timing"}});
       session.attr("prepare_timing")(protocol.seed);
       py::object sync = session.attr("sync");
-      const bool cuda = job.device == "cuda";
+      device_context device;
+      device.cuda = job.device == "cuda";
+      device.stream = session.attr("stream")().cast<std::uint64_t>();
+      device.sync = [&] { sync(); };
       py::object call_candidate = session.attr("call_candidate");
       py::object call_reference = session.attr("call_reference");
-      report_timing(channel, "candidate", time_callable([&] { call_candidate(); }, [&] { sync(); }, job.timing, cuda));
-      report_timing(channel, "reference_eager",
-                    time_callable([&] { call_reference(); }, [&] { sync(); }, job.timing, cuda));
+      const std::function<void()> candidate = [&] { call_candidate(); };
+      const std::function<void()> reference = [&] { call_reference(); };
+      const timing_result candidate_timing = time_callable(candidate, device, job.timing);
+      report_timing(channel, "candidate", candidate_timing);
+      report_timing(channel, "reference_eager", time_callable(reference, device, job.timing));
+      if (device.cuda && !candidate_timing.samples_ms.empty()) {
+        phase = "trace";
+        auto sorted = candidate_timing.samples_ms;
+        std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+        json trace;
+        try {
+          trace = trace_callable(candidate, device, sorted[sorted.size() / 2]);
+        } catch (const std::exception& e) { // a tracing failure is the harness's, never the candidate's verdict
+          trace = {{"error", e.what()}};
+        }
+        channel.emit({{"type", "trace"}, {"subject", "candidate"}, {"trace", trace}});
+      }
     }
     channel.emit({{"type", "verdict"}, {"verdict", "correct"}, {"error", ""}});
   } catch (py::error_already_set& e) {

@@ -204,6 +204,10 @@ class Session:
         torch.manual_seed(seed)
         return [int(torch.randint(0, 2**32 - 1, (1,)).item()) for _ in range(count)]
 
+    def stream(self):
+        """The CUDA stream forwards run on (its handle as an integer); 0 on the CPU."""
+        return int(torch.cuda.current_stream(self.device).cuda_stream) if self.device.type == "cuda" else 0
+
     def sync(self):
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)

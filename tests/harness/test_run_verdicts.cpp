@@ -39,7 +39,7 @@ TEST_CASE("kj run records the expected verdict for every failure mode of a candi
   const fs::path candidates = fixtures_dir() / "candidates" / "basic";
   const auto r = run_kj({"run", "--device", "cpu", "--problem", (problems / "1_Scaled_Add.py").string(), "--problem",
                          (problems / "2_Linear_Tanh.py").string(), "--candidates", candidates.string(), "--timeout",
-                         "30", "--min-samples", "3", "--max-time-ms", "50", "--db", (dir / "kj.sqlite").string(),
+                         "300", "--min-samples", "3", "--max-time-ms", "50", "--db", (dir / "kj.sqlite").string(),
                          "--cache-dir", (dir / "cache").string(), "--run-id", "verdicts"},
                         dir.path());
   INFO(r.err);
@@ -79,7 +79,7 @@ TEST_CASE("kj run records the expected verdict for every failure mode of a candi
     const auto info = run_kj({"db", "info", "--db", (dir / "kj.sqlite").string()});
     REQUIRE(info.exit_code == 0);
     CHECK(info.out.find("schema version  2") != std::string::npos);
-    CHECK(info.out.find("evaluations     13") != std::string::npos);
+    CHECK(info.out.find("evaluations     12") != std::string::npos);
   }
   SECTION("resuming the same run id evaluates nothing twice") {
     const auto again = run_kj({"run", "--device", "cpu", "--problem", (problems / "1_Scaled_Add.py").string(),
@@ -91,6 +91,21 @@ TEST_CASE("kj run records the expected verdict for every failure mode of a candi
     CHECK(again.err.find("resuming run verdicts") != std::string::npos);
     CHECK(results_json(dir, "verdicts").size() == expected.size());
   }
+}
+
+TEST_CASE("a candidate that never returns is killed at the time limit and recorded as timeout") {
+  scratch_dir dir;
+  const auto r = run_kj({"run", "--device", "cpu", "--problem",
+                         (fixtures_dir() / "problems" / "level1" / "1_Scaled_Add.py").string(), "--candidates",
+                         (fixtures_dir() / "candidates" / "hang").string(), "--timeout", "15", "--db",
+                         (dir / "kj.sqlite").string(), "--cache-dir", (dir / "cache").string()},
+                        dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json rows = results_json(dir);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["verdict"] == "timeout");
+  CHECK(rows[0]["error"].get<std::string>().find("time limit") != std::string::npos);
 }
 
 TEST_CASE("a problem without Model is a problem_error, not a candidate failure") {
