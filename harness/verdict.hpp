@@ -16,10 +16,12 @@ enum class verdict {
   timeout,       // the job exceeded its wall-clock limit and was killed
   crashed,       // the worker died: a signal (segfault, abort), os._exit, out of memory
   problem_error, // the problem itself does not load (not the candidate's fault)
+  harness_error, // kerneljudge itself failed on this job (e.g. out of memory while comparing outputs)
 };
 
-inline constexpr std::array<std::string_view, 8> verdict_names{
-    "correct", "incorrect", "compile_error", "load_error", "runtime_error", "timeout", "crashed", "problem_error"};
+inline constexpr std::array<std::string_view, 9> verdict_names{
+    "correct", "incorrect",     "compile_error", "load_error",   "runtime_error",
+    "timeout", "crashed",       "problem_error", "harness_error"};
 
 inline std::string_view to_string(verdict v) { return verdict_names[static_cast<std::size_t>(v)]; }
 

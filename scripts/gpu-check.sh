@@ -48,12 +48,17 @@ for stage in $stages; do
     tail -3 "$OUT/kb.txt" >>"$OUT/summary.txt"
     ;;
   kb-compat)
+    # kj (strict verdicts on, no timing) and KernelBench's own evaluator run side by side on the CUDA examples;
+    # verdicts are compared at the end. Timing is off because the two share the GPU.
     log "compatible verdicts: kj vs KernelBench's own eval_kernel_against_ref on the CUDA examples"
     python3 -m pip install -q --no-index --no-deps --target /tmp/site "$CARRY"/whl/*.whl >/dev/null 2>&1
-    "$kj" run --device cuda --no-timing --no-strict --db "$OUT/kj.sqlite" --run-id compat-cuda 2>"$OUT/compat.err" >/dev/null
-    "$kj" results --db "$OUT/kj.sqlite" --run compat-cuda --format json >/tmp/kj-compat.json
+    rm -f /tmp/kj-compat.json
+    ( "$kj" run --device cuda --no-timing --db "$OUT/kj.sqlite" --run-id compat-cuda 2>"$OUT/compat.err" >/dev/null
+      "$kj" results --db "$OUT/kj.sqlite" --run compat-cuda --format json >/tmp/kj-compat.tmp && mv /tmp/kj-compat.tmp /tmp/kj-compat.json
+      "$kj" results --db "$OUT/kj.sqlite" --run compat-cuda >"$OUT/suite-strict.txt" ) &
     PYTHONPATH=/tmp/site python3 scripts/kb_compat_check.py --kb-src "$CARRY/kb-src/src" --problems kernelbench/suite \
-      --candidates examples/candidates/cuda --kj-json /tmp/kj-compat.json 2>"$OUT/kb-compat.err" | tee "$OUT/kb-compat.txt"
+      --candidates examples/candidates/cuda --kj-json /tmp/kj-compat.json 2>"$OUT/kb-compat.err" | tail -26 | tee "$OUT/kb-compat.txt"
+    wait
     tail -1 "$OUT/kb-compat.txt" >>"$OUT/summary.txt"
     ;;
   strict-cost)

@@ -224,7 +224,10 @@ class Session:
                 self.sync()
             except Exception as exc:
                 raise KjError("runtime_error", f"ModelNew.forward raised:\n{format_exception(exc)}") from None
-        return compare(reference, output, atol, rtol)
+        try:
+            return compare(reference, output, atol, rtol)
+        except torch.OutOfMemoryError as exc:  # the harness's comparison ran out of memory, not the candidate
+            raise KjError("harness_error", f"comparing the outputs ran out of memory:\n{exc}") from None
 
     def prepare_timing(self, seed):
         set_seed(seed)
@@ -239,7 +242,18 @@ class Session:
             self.model(*self.timing_inputs)
 
 
+CHUNK = 1 << 25  # elements per step of a comparison: GB-sized outputs are compared without GB-sized temporaries
+
+
+def chunks(*tensors):
+    flat = [t.reshape(-1) for t in tensors]
+    for i in range(0, flat[0].numel(), CHUNK):
+        yield [f[i:i + CHUNK] for f in flat]
+
+
 def compare(reference, output, atol, rtol):
+    """KernelBench's check, torch.allclose(reference, output, atol, rtol) (NaN anywhere fails), with error measures;
+    computed chunk by chunk so that comparing never needs more than a few chunks of extra memory."""
     result = {"passed": False, "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "message": ""}
     if not isinstance(output, torch.Tensor):
         result["message"] = f"ModelNew returned {type(output).__name__}, expected one torch.Tensor"
@@ -249,18 +263,20 @@ def compare(reference, output, atol, rtol):
     if output.shape != reference.shape:
         result["message"] = f"output shape mismatch: expected {list(reference.shape)}, got {list(output.shape)}"
         return result
+    tiny = torch.finfo(torch.float32).tiny
     with torch.no_grad():
-        ref = reference.detach().double() if reference.is_floating_point() else reference.detach()
-        out = output.detach().to(ref.dtype)
-        if ref.numel() > 0 and ref.is_floating_point():
-            diff = (ref - out).abs()
-            finite = torch.isfinite(diff)
-            result["max_abs_err"] = float(diff[finite].max()) if bool(finite.any()) else float("inf")
-            rel = diff / ref.abs().clamp_min(torch.finfo(torch.float32).tiny)
-            result["max_rel_err"] = float(rel[finite].max()) if bool(finite.any()) else float("inf")
-        close = torch.isclose(out, ref, atol=atol, rtol=rtol)
-        result["mismatches"] = int((~close).sum())
-        result["passed"] = bool(torch.allclose(reference, output.to(reference.dtype), atol=atol, rtol=rtol))
+        out = output.detach()
+        out = out if out.dtype == reference.dtype else out.to(reference.dtype)
+        for r, o in chunks(reference.detach(), out):
+            result["mismatches"] += int((~torch.isclose(r, o, atol=atol, rtol=rtol)).sum())
+            if r.is_floating_point():
+                diff = (r.double() - o.double()).abs()
+                finite = torch.isfinite(diff)
+                if bool(finite.any()):
+                    result["max_abs_err"] = max(result["max_abs_err"], float(diff[finite].max()))
+                    rel = diff.div_(r.double().abs().clamp_min_(tiny))
+                    result["max_rel_err"] = max(result["max_rel_err"], float(rel[finite].max()))
+    result["passed"] = result["mismatches"] == 0
     if not result["passed"]:
         result["message"] = (f"output mismatch: {result['mismatches']} of {reference.numel()} elements outside "
                              f"atol={atol} rtol={rtol}; max abs error {result['max_abs_err']:.3g}")
