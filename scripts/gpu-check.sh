@@ -57,7 +57,7 @@ for stage in $stages; do
       "$kj" results --db "$OUT/kj.sqlite" --run compat-cuda --format json >/tmp/kj-compat.tmp && mv /tmp/kj-compat.tmp /tmp/kj-compat.json
       "$kj" results --db "$OUT/kj.sqlite" --run compat-cuda >"$OUT/suite-strict.txt" ) &
     PYTHONPATH=/tmp/site python3 scripts/kb_compat_check.py --kb-src "$CARRY/kb-src/src" --problems kernelbench/suite \
-      --candidates examples/candidates/cuda --kj-json /tmp/kj-compat.json 2>"$OUT/kb-compat.err" | tail -26 | tee "$OUT/kb-compat.txt"
+      --candidates examples/candidates/cuda --kj-json /tmp/kj-compat.json 2>"$OUT/kb-compat.err" >"$OUT/kb-compat.txt"
     wait
     tail -1 "$OUT/kb-compat.txt" >>"$OUT/summary.txt"
     ;;
