@@ -1,5 +1,5 @@
 // Runs the real `kj run` over fixture candidates, one per failure mode, and checks each recorded verdict.
-#include "tests/support/catch.hpp"
+#include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // The strict-verification corpus: every deliberately bad candidate gets the verdicts and failing classes its
 // header promises, and every honest one passes both verdicts (tests/fixtures/strict/README.md lists them).
-#include "tests/support/catch.hpp"
+#include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
 #include <nlohmann/json.hpp>

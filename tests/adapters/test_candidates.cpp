@@ -1,6 +1,6 @@
 // Import adapters: matching candidate files to problems, and the identity producer.
 #include "adapters/candidates.hpp"
-#include "tests/support/catch.hpp"
+#include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
 #include <set>

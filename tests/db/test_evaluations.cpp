@@ -1,6 +1,6 @@
 // Tests evaluations: the transactional insert and its read-back, duplicates, rollback, and the results join.
 #include "tests/db/db_fixtures.hpp"
-#include "tests/support/catch.hpp"
+#include "tests/support/catch_compat.hpp"
 
 #include <cmath>
 #include <cstdint>

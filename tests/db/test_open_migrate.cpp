@@ -1,7 +1,7 @@
 // Tests opening a database: schema migrations, WAL, version checks, read-only mode and open-time errors.
 #include "db/migrations.hpp"
 #include "tests/db/db_fixtures.hpp"
-#include "tests/support/catch.hpp"
+#include "tests/support/catch_compat.hpp"
 
 #include <vector>
 

@@ -1,6 +1,6 @@
 // Schema v2: strict-verdict cases, static findings and labels are stored with their evaluation and reported.
 #include "tests/db/db_fixtures.hpp"
-#include "tests/support/catch.hpp"
+#include "tests/support/catch_compat.hpp"
 
 using namespace kj::test::db;
 

@@ -1,6 +1,6 @@
 // Tests the deduplicating upserts, the run rows, and the hash and time helpers.
 #include "tests/db/db_fixtures.hpp"
-#include "tests/support/catch.hpp"
+#include "tests/support/catch_compat.hpp"
 
 #include <cctype>
 

@@ -1,5 +1,5 @@
 // GPU acceptance (label `gpu`): the built-in suite with its CUDA example candidates on the visible GPU.
-#include "tests/support/catch.hpp"
+#include "tests/support/catch_compat.hpp"
 #include "tests/support/suite_check.hpp"
 
 TEST_CASE("kj run --device cuda on the built-in suite gives every CUDA example its expected verdict") {

@@ -1,6 +1,6 @@
 // GPU tests (label `gpu`) of the CUDA timing plugin through its loader: floor, scaling, side streams, CUPTI,
 // NVML.
-#include "tests/support/catch.hpp"
+#include "tests/support/catch_compat.hpp"
 
 #if defined(KJ_HAVE_CUDA_LOADER)
 

@@ -1,5 +1,5 @@
 // Bad input to the real `kj`: each gets exit code 2 and a message that names what is wrong.
-#include "tests/support/catch.hpp"
+#include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
 using namespace kj::test;

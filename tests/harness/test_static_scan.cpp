@@ -1,6 +1,6 @@
 // The static scan of candidate sources: each kind of finding, with its line, and none on plain code.
 #include "harness/verify/static_scan.hpp"
-#include "tests/support/catch.hpp"
+#include "tests/support/catch_compat.hpp"
 
 #include <set>
 

@@ -1,6 +1,6 @@
 // Problem discovery: KernelBench checkout layout, id selections, single files, the built-in suite.
 #include "kernelbench/problems.hpp"
-#include "tests/support/catch.hpp"
+#include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
 #include <set>

@@ -1,7 +1,7 @@
 // Implements check_builtin_suite with the real `kj` binary.
 #include "tests/support/suite_check.hpp"
 
-#include "tests/support/catch.hpp"
+#include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
 #include <nlohmann/json.hpp>

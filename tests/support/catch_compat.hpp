@@ -1,4 +1,4 @@
-// Includes Catch2 through one header so that tests compile against Catch2 v2 (Debian) and v3 (Ubuntu 24.04).
+// Our shim (not Catch2 itself): includes Catch2 through one header so tests build against v2 (Debian) and v3 (Ubuntu).
 #pragma once
 
 #if defined(KJ_CATCH2_V3)
