@@ -1,10 +1,9 @@
 // Implements the directory import adapter and the identity producer.
 #include "adapters/candidates.hpp"
 
-#include <fmt/core.h>
-
 #include <algorithm>
 #include <cstdlib>
+#include <fmt/core.h>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -26,7 +25,8 @@ bool parse_generated_name(const std::string& file_name, int& level, int& problem
 import_report candidates_from_directory(const fs::path& dir, const std::vector<kb::problem>& problems,
                                         const std::string& producer) {
   if (!fs::is_directory(dir))
-    throw kb::source_error(fmt::format("candidate directory {} does not exist or is not a directory", dir.string()));
+    throw kb::source_error(
+        fmt::format("candidate directory {} does not exist or is not a directory", dir.string()));
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir))
     if (entry.is_regular_file() && entry.path().extension() == ".py") files.push_back(entry.path());
@@ -49,10 +49,11 @@ import_report candidates_from_directory(const fs::path& dir, const std::vector<k
       matched = true;
     }
     if (!matched)
-      report.skipped.push_back(generated ? fmt::format("{}: level {} problem {} is not selected", name, level, number)
-                                         : fmt::format("{}: not a KernelBench candidate name "
-                                                       "(level_L_problem_N_sample_S_kernel.py or <problem file>.py)",
-                                                       name));
+      report.skipped.push_back(
+          generated ? fmt::format("{}: level {} problem {} is not selected", name, level, number)
+                    : fmt::format("{}: not a KernelBench candidate name "
+                                  "(level_L_problem_N_sample_S_kernel.py or <problem file>.py)",
+                                  name));
   }
   return report;
 }

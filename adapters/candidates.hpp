@@ -1,4 +1,5 @@
-// Import adapters: candidates from a directory of KernelBench-style files, and the built-in `identity` producer.
+// Import adapters: candidates from a directory of KernelBench-style files, and the built-in `identity`
+// producer.
 #pragma once
 
 #include "kernelbench/problems.hpp"
@@ -22,9 +23,10 @@ struct import_report {
   std::vector<std::string> skipped; // files that name no selected problem, with the reason
 };
 
-// Matches `level_{L}_problem_{id}_sample_{s}_kernel.py` (KernelBench's generated names) and `<problem stem>.py`
-// (sample 0) against the problems. Throws kb::source_error when `dir` is not a readable directory.
-import_report candidates_from_directory(const std::filesystem::path& dir, const std::vector<kb::problem>& problems,
+// Matches `level_{L}_problem_{id}_sample_{s}_kernel.py` (KernelBench's generated names) and `<problem
+// stem>.py` (sample 0) against the problems. Throws kb::source_error when `dir` is not a readable directory.
+import_report candidates_from_directory(const std::filesystem::path& dir,
+                                        const std::vector<kb::problem>& problems,
                                         const std::string& producer = "directory");
 
 // For every problem, a candidate whose ModelNew is the problem's own Model: the calibration candidate.

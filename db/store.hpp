@@ -81,7 +81,8 @@ struct timing_record {
 
 // One case of the strict verdict (schema v2): a case class run on one input set.
 struct case_record {
-  std::string case_class; // random, distribution, nan, inf, denormal, extreme, negzero, shape, determinism, ...
+  std::string
+      case_class; // random, distribution, nan, inf, denormal, extreme, negzero, shape, determinism, ...
   int index = 0;
   std::uint64_t seed = 0;
   std::string status;         // "pass", "fail" or "uninformative"

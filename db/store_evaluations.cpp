@@ -66,18 +66,20 @@ void insert_children(connection& db, std::int64_t evaluation_id, const evaluatio
     for (std::size_t i = 0; i < t.samples_ms.size(); ++i)
       sample.bind_all(timing_id, static_cast<std::int64_t>(i), t.samples_ms[i]).run();
   }
-  auto vcase = db.prepare("INSERT INTO verification_cases (evaluation_id, case_class, case_index, seed, status, "
-                          "judged_against, max_abs_err, max_rel_err, mismatches, nonfinite_mismatches, "
-                          "first_index, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                          what + ": insert verification case");
+  auto vcase =
+      db.prepare("INSERT INTO verification_cases (evaluation_id, case_class, case_index, seed, status, "
+                 "judged_against, max_abs_err, max_rel_err, mismatches, nonfinite_mismatches, "
+                 "first_index, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 what + ": insert verification case");
   for (const case_record& c : evaluation.cases)
     vcase
         .bind_all(evaluation_id, c.case_class, c.index, static_cast<std::int64_t>(c.seed), c.status,
                   c.judged_against, c.max_abs_err, c.max_rel_err, c.mismatches, c.nonfinite_mismatches,
                   c.first_index, c.message)
         .run();
-  auto finding = db.prepare("INSERT INTO static_findings (evaluation_id, kind, line, excerpt) VALUES (?, ?, ?, ?)",
-                            what + ": insert static finding");
+  auto finding =
+      db.prepare("INSERT INTO static_findings (evaluation_id, kind, line, excerpt) VALUES (?, ?, ?, ?)",
+                 what + ": insert static finding");
   for (const finding_record& f : evaluation.findings)
     finding.bind_all(evaluation_id, f.kind, f.line, f.excerpt).run();
 }
@@ -107,8 +109,9 @@ std::int64_t store::insert_evaluation(const evaluation_record& evaluation) {
              what)
       .bind_all(evaluation.run_id, problem_id, evaluation.candidate_id, stack_id, evaluation.device,
                 evaluation.overrides_json, evaluation.protocol, evaluation.verdict, evaluation.error,
-                evaluation.started_at, evaluation.finished_at, evaluation.duration_s, evaluation.strict_verdict,
-                evaluation.strict_failed, evaluation.degenerate, evaluation.compatible_s, evaluation.strict_s)
+                evaluation.started_at, evaluation.finished_at, evaluation.duration_s,
+                evaluation.strict_verdict, evaluation.strict_failed, evaluation.degenerate,
+                evaluation.compatible_s, evaluation.strict_s)
       .run();
   const std::int64_t evaluation_id = db.last_insert_rowid();
   insert_children(db, evaluation_id, evaluation, what);

@@ -19,7 +19,8 @@ struct protocol_spec {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(protocol_spec, name, trials, atol, rtol, seed)
 
-// Returns the protocol for a KernelBench version ("main", "v0.1", "v0"); throws std::invalid_argument otherwise.
+// Returns the protocol for a KernelBench version ("main", "v0.1", "v0"); throws std::invalid_argument
+// otherwise.
 protocol_spec kernelbench_protocol(const std::string& kb_version);
 
 struct timing_spec {
@@ -32,8 +33,9 @@ struct timing_spec {
   int max_samples = 1000;
   double target_rel_ci = 0.01;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(timing_spec, enabled, warmup_min_calls, warmup_min_ms, min_samples,
-                                                min_time_ms, max_time_ms, max_samples, target_rel_ci)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(timing_spec, enabled, warmup_min_calls, warmup_min_ms,
+                                                min_samples, min_time_ms, max_time_ms, max_samples,
+                                                target_rel_ci)
 
 struct source_file {
   std::string path;
@@ -41,13 +43,15 @@ struct source_file {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(source_file, path, source)
 
-// The strict verdict's case classes, in the order they run ("output" and "inputs" summarize the others: last).
-inline const std::vector<std::string> default_case_classes{"random", "distribution", "nan",   "inf",
-                                                           "denormal", "extreme",     "negzero", "shape",
-                                                           "determinism", "inputs",   "output"};
+// The strict verdict's case classes, in the order they run ("output" and "inputs" summarize the others:
+// last).
+inline const std::vector<std::string> default_case_classes{"random",      "distribution", "nan",     "inf",
+                                                           "denormal",    "extreme",      "negzero", "shape",
+                                                           "determinism", "inputs",       "output"};
 
 struct job_spec {
-  std::string mode = "evaluate"; // "evaluate", "build" (compile only), "describe" (shapes) or "probe" (environment)
+  std::string mode =
+      "evaluate"; // "evaluate", "build" (compile only), "describe" (shapes) or "probe" (environment)
   std::string device = "cpu";
   source_file problem;
   source_file candidate;
@@ -58,7 +62,7 @@ struct job_spec {
   std::vector<std::string> case_classes = default_case_classes;
   std::vector<source_file> problems; // for "describe"
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(job_spec, mode, device, problem, candidate, overrides, protocol,
-                                                timing, strict, case_classes, problems)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(job_spec, mode, device, problem, candidate, overrides,
+                                                protocol, timing, strict, case_classes, problems)
 
 } // namespace kj

@@ -20,10 +20,12 @@ enum class verdict {
 };
 
 inline constexpr std::array<std::string_view, 9> verdict_names{
-    "correct", "incorrect",     "compile_error", "load_error",   "runtime_error",
-    "timeout", "crashed",       "problem_error", "harness_error"};
+    "correct", "incorrect", "compile_error", "load_error",   "runtime_error",
+    "timeout", "crashed",   "problem_error", "harness_error"};
 
-inline std::string_view to_string(verdict v) { return verdict_names[static_cast<std::size_t>(v)]; }
+inline std::string_view to_string(verdict v) {
+  return verdict_names[static_cast<std::size_t>(v)];
+}
 
 inline std::optional<verdict> parse_verdict(std::string_view name) {
   for (std::size_t i = 0; i < verdict_names.size(); ++i)

@@ -3,6 +3,8 @@
 
 namespace kj {
 
-std::string version_string() { return std::string(KJ_VERSION) + "+" + KJ_GIT_SHA; }
+std::string version_string() {
+  return std::string(KJ_VERSION) + "+" + KJ_GIT_SHA;
+}
 
 } // namespace kj

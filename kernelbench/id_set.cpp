@@ -43,13 +43,15 @@ id_set id_set::parse(const std::string& text) {
 }
 
 bool id_set::contains(int id) const {
-  return std::any_of(m_ranges.begin(), m_ranges.end(), [id](auto r) { return r.first <= id && id <= r.second; });
+  return std::any_of(m_ranges.begin(), m_ranges.end(),
+                     [id](auto r) { return r.first <= id && id <= r.second; });
 }
 
 std::vector<int> id_set::values() const {
   std::set<int> ids;
   for (auto [lo, hi] : m_ranges)
-    for (int i = lo; i <= hi; ++i) ids.insert(i);
+    for (int i = lo; i <= hi; ++i)
+      ids.insert(i);
   return {ids.begin(), ids.end()};
 }
 

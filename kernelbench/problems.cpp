@@ -1,12 +1,11 @@
 // Implements problem discovery and loading for the three kinds of source.
 #include "kernelbench/problems.hpp"
 
-#include <fmt/core.h>
-
 #include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <fmt/core.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -27,14 +26,15 @@ std::string read_text(const fs::path& path) {
 // The folder that holds level1/, level2/, ... : the checkout's KernelBench/ or the given folder itself.
 fs::path levels_root(const fs::path& dir) {
   if (!fs::is_directory(dir))
-    throw source_error(fmt::format("KernelBench path {} does not exist or is not a directory (--kernelbench or "
-                                   "KERNELBENCH_DIR should name a KernelBench checkout)",
-                                   dir.string()));
+    throw source_error(
+        fmt::format("KernelBench path {} does not exist or is not a directory (--kernelbench or "
+                    "KERNELBENCH_DIR should name a KernelBench checkout)",
+                    dir.string()));
   for (const fs::path& candidate : {dir / "KernelBench", dir})
     for (int level = 1; level <= 4; ++level)
       if (fs::is_directory(candidate / fmt::format("level{}", level))) return candidate;
-  throw source_error(fmt::format("{} is not a KernelBench checkout: no KernelBench/level1 ... level4 folders in it",
-                                 dir.string()));
+  throw source_error(fmt::format(
+      "{} is not a KernelBench checkout: no KernelBench/level1 ... level4 folders in it", dir.string()));
 }
 
 std::map<std::string, std::map<std::string, std::int64_t>> read_cpu_sizes(const fs::path& file) {
@@ -54,7 +54,8 @@ std::map<std::string, std::map<std::string, std::int64_t>> read_cpu_sizes(const 
 
 void load_level_folders(const fs::path& root, const std::string& suite, const source_options& options,
                         std::vector<problem>& out) {
-  const auto cpu_sizes = suite == "builtin" ? read_cpu_sizes(root / "cpu_sizes.json") : decltype(read_cpu_sizes({})){};
+  const auto cpu_sizes =
+      suite == "builtin" ? read_cpu_sizes(root / "cpu_sizes.json") : decltype(read_cpu_sizes({})){};
   const std::string commit = git_commit_of(root);
   std::vector<int> levels = options.levels;
   if (levels.empty())
@@ -101,7 +102,9 @@ problem load_single_file(const fs::path& path, const std::string& kb_version) {
 
 } // namespace
 
-std::string problem::key() const { return fmt::format("L{}/{}", level, file_name); }
+std::string problem::key() const {
+  return fmt::format("L{}/{}", level, file_name);
+}
 
 bool parse_problem_file_name(const std::string& file_name, int& number, std::string& name) {
   const std::size_t underscore = file_name.find('_');
@@ -121,9 +124,11 @@ std::string git_commit_of(const fs::path& dir) {
   if (!pipe) return "";
   std::array<char, 128> buffer{};
   std::string out;
-  while (std::fgets(buffer.data(), buffer.size(), pipe)) out += buffer.data();
+  while (std::fgets(buffer.data(), buffer.size(), pipe))
+    out += buffer.data();
   ::pclose(pipe);
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
+    out.pop_back();
   return out.size() == 40 ? out : "";
 }
 
@@ -138,10 +143,12 @@ std::vector<problem> load_problems(const source_options& options) {
   std::vector<problem> problems;
   if (!options.kernelbench_dir.empty())
     load_level_folders(levels_root(options.kernelbench_dir), "kernelbench", options, problems);
-  for (const auto& file : options.files) problems.push_back(load_single_file(file, options.kb_version));
+  for (const auto& file : options.files)
+    problems.push_back(load_single_file(file, options.kb_version));
   if (options.builtin) load_level_folders(builtin_suite_dir(), "builtin", options, problems);
   std::sort(problems.begin(), problems.end(), [](const problem& a, const problem& b) {
-    return std::tie(a.suite, a.level, a.number, a.file_name) < std::tie(b.suite, b.level, b.number, b.file_name);
+    return std::tie(a.suite, a.level, a.number, a.file_name) <
+           std::tie(b.suite, b.level, b.number, b.file_name);
   });
   if (problems.empty()) throw source_error("no problems match the selection (check --level and --ids)");
   return problems;

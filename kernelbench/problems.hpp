@@ -36,10 +36,10 @@ struct problem {
 struct source_options {
   std::filesystem::path kernelbench_dir; // a checkout (or its KernelBench/ folder); empty: not used
   std::string kb_version = "main";
-  std::vector<int> levels;                 // empty: every level found
-  id_set ids;                              // empty: every id
+  std::vector<int> levels;                  // empty: every level found
+  id_set ids;                               // empty: every id
   std::vector<std::filesystem::path> files; // single problem files
-  bool builtin = false;                    // the built-in suite
+  bool builtin = false;                     // the built-in suite
 };
 
 // Loads every selected problem, sorted by suite, level, number. Throws source_error on bad paths or when a

@@ -2,7 +2,6 @@
 #include "reports/results_table.hpp"
 
 #include <fmt/core.h>
-
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -20,7 +19,9 @@ std::string first_line(const std::string& text, std::size_t width) {
   return line.size() > width ? line.substr(0, width - 3) + "..." : line;
 }
 
-std::string ms(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : ""; }
+std::string ms(const std::optional<double>& v) {
+  return v ? fmt::format("{:.4g}", *v) : "";
+}
 
 std::string candidate_label(const db::result_row& r) {
   if (r.candidate_path.empty()) return r.producer;
@@ -37,13 +38,15 @@ void write_table(const std::vector<db::result_row>& rows, std::ostream& out) {
     std::string note = first_line(r.error, 60);
     if (note.empty() && !r.findings.empty()) note = "findings: " + r.findings;
     out << fmt::format("{:>2} {:>4} {:<30} {:<40} {:<14} {:<26} {:>9} {:>9} {:>8}  {}\n", r.level, r.number,
-                       r.problem_name.substr(0, 30), candidate_label(r).substr(0, 40), r.verdict, strict.substr(0, 26),
-                       ms(r.candidate_median_ms), ms(r.reference_median_ms),
+                       r.problem_name.substr(0, 30), candidate_label(r).substr(0, 40), r.verdict,
+                       strict.substr(0, 26), ms(r.candidate_median_ms), ms(r.reference_median_ms),
                        r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "", note);
   }
 }
 
-nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+nlohmann::json optional_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
 
 } // namespace
 
@@ -57,7 +60,8 @@ results_format parse_results_format(const std::string& name) {
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
   std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  for (char c : text)
+    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
   return quoted + "\"";
 }
 
@@ -66,27 +70,39 @@ void write_results(const std::vector<db::result_row>& rows, results_format forma
   if (format == results_format::json) {
     auto array = nlohmann::json::array();
     for (const auto& r : rows)
-      array.push_back({{"evaluation_id", r.evaluation_id}, {"run", r.run_uid}, {"suite", r.suite},
-                       {"level", r.level}, {"problem_id", r.number}, {"problem", r.problem_name},
-                       {"candidate", r.candidate_path}, {"producer", r.producer}, {"sample", r.sample},
-                       {"device", r.device}, {"verdict", r.verdict}, {"error", r.error},
+      array.push_back({{"evaluation_id", r.evaluation_id},
+                       {"run", r.run_uid},
+                       {"suite", r.suite},
+                       {"level", r.level},
+                       {"problem_id", r.number},
+                       {"problem", r.problem_name},
+                       {"candidate", r.candidate_path},
+                       {"producer", r.producer},
+                       {"sample", r.sample},
+                       {"device", r.device},
+                       {"verdict", r.verdict},
+                       {"error", r.error},
                        {"candidate_median_ms", optional_json(r.candidate_median_ms)},
                        {"reference_median_ms", optional_json(r.reference_median_ms)},
-                       {"speedup", optional_json(r.speedup)}, {"strict_verdict", r.strict_verdict},
-                       {"strict_failed", r.strict_failed}, {"findings", r.findings}, {"degenerate", r.degenerate}});
+                       {"speedup", optional_json(r.speedup)},
+                       {"strict_verdict", r.strict_verdict},
+                       {"strict_failed", r.strict_failed},
+                       {"findings", r.findings},
+                       {"degenerate", r.degenerate}});
     out << array.dump(2) << "\n";
     return;
   }
   out << "evaluation_id,run,suite,level,problem_id,problem,candidate,producer,sample,device,verdict,error,"
          "candidate_median_ms,reference_median_ms,speedup,strict_verdict,strict_failed,findings,degenerate\n";
   for (const auto& r : rows)
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.evaluation_id, csv_field(r.run_uid),
-                       csv_field(r.suite), r.level, r.number, csv_field(r.problem_name), csv_field(r.candidate_path),
-                       csv_field(r.producer), r.sample, r.device, r.verdict, csv_field(r.error),
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.evaluation_id,
+                       csv_field(r.run_uid), csv_field(r.suite), r.level, r.number, csv_field(r.problem_name),
+                       csv_field(r.candidate_path), csv_field(r.producer), r.sample, r.device, r.verdict,
+                       csv_field(r.error),
                        r.candidate_median_ms ? fmt::format("{}", *r.candidate_median_ms) : "",
                        r.reference_median_ms ? fmt::format("{}", *r.reference_median_ms) : "",
-                       r.speedup ? fmt::format("{}", *r.speedup) : "", r.strict_verdict, csv_field(r.strict_failed),
-                       csv_field(r.findings), csv_field(r.degenerate));
+                       r.speedup ? fmt::format("{}", *r.speedup) : "", r.strict_verdict,
+                       csv_field(r.strict_failed), csv_field(r.findings), csv_field(r.degenerate));
 }
 
 } // namespace kj::reports

@@ -5,7 +5,6 @@
 #include "harness/worker/worker.hpp"
 
 #include <fmt/core.h>
-
 #include <iostream>
 #include <memory>
 
@@ -20,7 +19,8 @@ std::string summarize_inputs(const json& inputs) {
     if (!text.empty()) text += ", ";
     if (x.contains("shape")) {
       std::string dims;
-      for (const auto& d : x["shape"]) dims += (dims.empty() ? "" : "x") + std::to_string(d.get<long long>());
+      for (const auto& d : x["shape"])
+        dims += (dims.empty() ? "" : "x") + std::to_string(d.get<long long>());
       text += fmt::format("{}[{}]", x.value("dtype", "?"), dims);
     } else {
       text += x.value("value", "?");
@@ -43,7 +43,9 @@ action add_problems_command(CLI::App& app) {
   s->sources.add_to(*cmd);
   cmd->add_flag("--no-shapes", s->no_shapes, "do not start Python to read input shapes");
   cmd->add_flag("--cpu-sizes", s->cpu_sizes, "show the built-in suite's CPU sizes instead of its full sizes");
-  cmd->add_option("--format", s->format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  cmd->add_option("--format", s->format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
   return [s] {
     const auto problems = kb::load_problems(s->sources.resolve());
     std::vector<json> described(problems.size(), json::object());
@@ -51,10 +53,12 @@ action add_problems_command(CLI::App& app) {
       job_spec job;
       job.mode = "describe";
       job.overrides = s->sources.overrides();
-      for (const auto& p : problems) job.problems.push_back({p.path.string(), p.source});
+      for (const auto& p : problems)
+        job.problems.push_back({p.path.string(), p.source});
       // Per-problem overrides (CPU sizes) differ, so those problems are described one worker each.
       if (s->cpu_sizes) job.problems.clear();
-      orchestrator::job_runner runner{orchestrator::default_cache_dir(), std::chrono::milliseconds(600'000), false};
+      orchestrator::job_runner runner{orchestrator::default_cache_dir(), std::chrono::milliseconds(600'000),
+                                      false};
       auto collect = [&](const job_spec& j) {
         for (const auto& e : runner.run(j, "describe").events)
           if (e.value("type", "") == "problem")
@@ -66,7 +70,8 @@ action add_problems_command(CLI::App& app) {
         for (const auto& p : problems) {
           job_spec one = job;
           one.problems = {{p.path.string(), p.source}};
-          for (const auto& [k, v] : p.cpu_overrides) one.overrides.emplace(k, v);
+          for (const auto& [k, v] : p.cpu_overrides)
+            one.overrides.emplace(k, v);
           collect(one);
         }
     }
@@ -74,8 +79,12 @@ action add_problems_command(CLI::App& app) {
       auto array = json::array();
       for (std::size_t i = 0; i < problems.size(); ++i) {
         const auto& p = problems[i];
-        array.push_back({{"suite", p.suite}, {"level", p.level}, {"id", p.number}, {"name", p.name},
-                         {"file", p.path.string()}, {"description", described[i].value("description", json())},
+        array.push_back({{"suite", p.suite},
+                         {"level", p.level},
+                         {"id", p.number},
+                         {"name", p.name},
+                         {"file", p.path.string()},
+                         {"description", described[i].value("description", json())},
                          {"error", described[i].value("error", "")}});
       }
       std::cout << array.dump(2) << "\n";
@@ -84,10 +93,10 @@ action add_problems_command(CLI::App& app) {
     fmt::print("{:<11} {:>2} {:>4} {:<44} {}\n", "suite", "L", "id", "name", "inputs");
     for (std::size_t i = 0; i < problems.size(); ++i) {
       const auto& p = problems[i];
-      std::string shapes = described[i].contains("error") ? "error: " + described[i]["error"].get<std::string>()
-                           : described[i].contains("description")
-                               ? summarize_inputs(described[i]["description"]["inputs"])
-                               : "";
+      std::string shapes =
+          described[i].contains("error")         ? "error: " + described[i]["error"].get<std::string>()
+          : described[i].contains("description") ? summarize_inputs(described[i]["description"]["inputs"])
+                                                 : "";
       if (shapes.size() > 200) shapes = shapes.substr(0, 197) + "...";
       fmt::print("{:<11} {:>2} {:>4} {:<44} {}\n", p.suite, p.level, p.number, p.name.substr(0, 44), shapes);
     }
@@ -97,7 +106,7 @@ action add_problems_command(CLI::App& app) {
 }
 
 action add_worker_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("worker", "");  // internal: started by the orchestrator, one per job
+  auto* cmd = app.add_subcommand("worker", ""); // internal: started by the orchestrator, one per job
   cmd->group("");
   auto options = std::make_shared<std::pair<std::string, int>>("", 3);
   cmd->add_option("--job", options->first, "job file")->required();

@@ -5,7 +5,6 @@
 #include "reports/results_table.hpp"
 
 #include <fmt/core.h>
-
 #include <iostream>
 #include <memory>
 
@@ -49,10 +48,11 @@ action add_db_command(CLI::App& app) {
     if (!info->parsed()) return 0;
     const db::store store = db::store::open_read_only(*db_path);
     const db::db_info i = store.info();
-    fmt::print("database        {}\nschema version  {} (this kj writes {})\nruns            {}\nstacks          {}\n"
-               "problems        {}\ncandidates      {}\nevaluations     {}\ntiming samples  {}\n",
-               i.path.string(), i.schema_version, db::schema_version, i.runs, i.stacks, i.problems, i.candidates,
-               i.evaluations, i.timing_samples);
+    fmt::print(
+        "database        {}\nschema version  {} (this kj writes {})\nruns            {}\nstacks          {}\n"
+        "problems        {}\ncandidates      {}\nevaluations     {}\ntiming samples  {}\n",
+        i.path.string(), i.schema_version, db::schema_version, i.runs, i.stacks, i.problems, i.candidates,
+        i.evaluations, i.timing_samples);
     return 0;
   };
 }

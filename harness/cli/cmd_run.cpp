@@ -18,33 +18,40 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
   };
   auto s = std::make_shared<state>();
   s->options.db_path = default_db_path();
-  cmd->add_option("--db", s->options.db_path, "SQLite file to write (created if missing)")->capture_default_str();
+  cmd->add_option("--db", s->options.db_path, "SQLite file to write (created if missing)")
+      ->capture_default_str();
   cmd->add_option("--device", s->options.device, "auto (cuda when torch sees a GPU, else cpu), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
   s->sources.add_to(*cmd);
-  cmd->add_option("--candidates", s->options.candidates,
-                  "where candidates come from: a directory of KernelBench-style files "
-                  "(level_L_problem_N_sample_S_kernel.py or <problem file>.py), 'identity' (each problem's own "
-                  "Model, for calibration) or 'examples' (the built-in suite's examples; the default for it)");
+  cmd->add_option(
+      "--candidates", s->options.candidates,
+      "where candidates come from: a directory of KernelBench-style files "
+      "(level_L_problem_N_sample_S_kernel.py or <problem file>.py), 'identity' (each problem's own "
+      "Model, for calibration) or 'examples' (the built-in suite's examples; the default for it)");
   cmd->add_option("--timeout", s->options.timeout_s, "wall-clock limit per job in seconds (compile included)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--run-id", s->options.run_uid, "name of the run; an existing run with this id is resumed");
   cmd->add_option("--cache-dir", s->cache_dir,
                   "build cache and scratch folder (default: $KJ_CACHE_DIR or ~/.cache/kerneljudge)");
-  cmd->add_flag("--keep-scratch", s->options.keep_scratch, "keep each job's scratch folder (job.json, worker.log)");
-  cmd->add_option("--build-jobs", s->options.build_jobs,
-                  "compile this many candidates at once before timing starts (default: one per core, at most 8)");
+  cmd->add_flag("--keep-scratch", s->options.keep_scratch,
+                "keep each job's scratch folder (job.json, worker.log)");
+  cmd->add_option(
+      "--build-jobs", s->options.build_jobs,
+      "compile this many candidates at once before timing starts (default: one per core, at most 8)");
   cmd->add_flag("--no-timing", s->no_timing, "check correctness only");
-  cmd->add_flag("--no-strict", s->no_strict,
-                "compatible verdict only: skip the strict case classes (adversarial inputs, output and input checks)");
+  cmd->add_flag(
+      "--no-strict", s->no_strict,
+      "compatible verdict only: skip the strict case classes (adversarial inputs, output and input checks)");
   cmd->add_option("--min-samples", s->options.timing.min_samples, "timing: at least this many samples")
       ->capture_default_str();
-  cmd->add_option("--max-time-ms", s->options.timing.max_time_ms, "timing: at most this much measured time per subject")
+  cmd->add_option("--max-time-ms", s->options.timing.max_time_ms,
+                  "timing: at most this much measured time per subject")
       ->capture_default_str();
   return [s, cmd, argc, argv] {
-    for (int i = 0; i < argc; ++i) s->options.command_line += (i ? " " : "") + std::string(argv[i]);
+    for (int i = 0; i < argc; ++i)
+      s->options.command_line += (i ? " " : "") + std::string(argv[i]);
     s->options.sources = s->sources.resolve();
     s->options.overrides = s->sources.overrides();
     s->options.cache_dir = s->cache_dir;

@@ -27,11 +27,13 @@ kb::source_options source_flags::resolve() const {
   if (options.kernelbench_dir.empty())
     if (const char* env = std::getenv("KERNELBENCH_DIR"); env && *env && files.empty() && !builtin)
       options.kernelbench_dir = env;
-  for (const auto& f : files) options.files.emplace_back(f);
+  for (const auto& f : files)
+    options.files.emplace_back(f);
   options.builtin = builtin || (options.kernelbench_dir.empty() && options.files.empty());
   try {
     if (!levels.empty())
-      for (int level : kb::id_set::parse(levels).values()) options.levels.push_back(level);
+      for (int level : kb::id_set::parse(levels).values())
+        options.levels.push_back(level);
     if (!ids.empty()) options.ids = kb::id_set::parse(ids);
   } catch (const std::invalid_argument& e) {
     throw usage_error(std::string("--level/--ids: ") + e.what());
@@ -53,6 +55,8 @@ std::map<std::string, std::int64_t> source_flags::overrides() const {
   return result;
 }
 
-std::string default_db_path() { return "kj.sqlite"; }
+std::string default_db_path() {
+  return "kj.sqlite";
+}
 
 } // namespace kj::cli

@@ -4,7 +4,6 @@
 #include "kernelbench/problems.hpp"
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <map>
 #include <stdexcept>

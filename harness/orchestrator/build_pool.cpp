@@ -16,7 +16,8 @@ int default_build_jobs() {
   return static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 8));
 }
 
-std::vector<build_outcome> build_all(const job_runner& runner, std::vector<build_request> requests, int parallel,
+std::vector<build_outcome> build_all(const job_runner& runner, std::vector<build_request> requests,
+                                     int parallel,
                                      const std::function<void(std::size_t, const build_outcome&)>& on_done) {
   std::vector<build_outcome> results(requests.size());
   std::atomic<std::size_t> next{0};
@@ -35,8 +36,10 @@ std::vector<build_outcome> build_all(const job_runner& runner, std::vector<build
   };
   std::vector<std::thread> threads;
   const int n = std::max(1, std::min<int>(parallel, static_cast<int>(requests.size())));
-  for (int t = 0; t < n; ++t) threads.emplace_back(work);
-  for (auto& t : threads) t.join();
+  for (int t = 0; t < n; ++t)
+    threads.emplace_back(work);
+  for (auto& t : threads)
+    t.join();
   return results;
 }
 

@@ -21,8 +21,9 @@ struct build_outcome {
 
 // Runs the requests on up to `parallel` workers at once; results are in request order. `on_done` is called
 // (from worker threads, serialized) after each request finishes.
-std::vector<build_outcome> build_all(const job_runner& runner, std::vector<build_request> requests, int parallel,
-                                     const std::function<void(std::size_t index, const build_outcome&)>& on_done = {});
+std::vector<build_outcome>
+build_all(const job_runner& runner, std::vector<build_request> requests, int parallel,
+          const std::function<void(std::size_t index, const build_outcome&)>& on_done = {});
 
 // Whether a candidate compiles anything at import (it uses torch.utils.cpp_extension).
 bool needs_build(const std::string& candidate_source);

@@ -1,11 +1,10 @@
 // Implements job_runner: one scratch folder per job, removed afterwards unless asked to keep it.
 #include "harness/orchestrator/jobs.hpp"
 
-#include <fmt/core.h>
-#include <unistd.h>
-
 #include <cstdlib>
+#include <fmt/core.h>
 #include <fstream>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 

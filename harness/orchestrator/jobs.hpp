@@ -10,12 +10,12 @@
 namespace kj::orchestrator {
 
 struct job_runner {
-  std::filesystem::path cache_dir;  // holds torch_extensions/ (the build cache) and scratch/
+  std::filesystem::path cache_dir; // holds torch_extensions/ (the build cache) and scratch/
   std::chrono::milliseconds timeout{600'000};
   bool keep_scratch = false;
 
-  // Writes the job into a fresh scratch folder named `name`, runs a worker on it and returns what it reported.
-  // `log_tail` receives the end of the worker's output when the job did not end cleanly.
+  // Writes the job into a fresh scratch folder named `name`, runs a worker on it and returns what it
+  // reported. `log_tail` receives the end of the worker's output when the job did not end cleanly.
   worker_outcome run(const job_spec& job, const std::string& name, std::string* log_tail = nullptr,
                      const std::function<void(const nlohmann::json&)>& on_event = {}) const;
 };

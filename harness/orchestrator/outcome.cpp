@@ -3,10 +3,9 @@
 
 #include "harness/timing/statistics.hpp"
 
-#include <fmt/core.h>
-
 #include <algorithm>
 #include <cstring>
+#include <fmt/core.h>
 
 using nlohmann::json;
 
@@ -87,7 +86,8 @@ void judge_strict(db::evaluation_record& record) {
   if (any_random && !random_informative)
     record.degenerate = "the reference output is constant or non-finite on every random input";
   record.strict_verdict = failed.empty() ? "pass" : "fail";
-  for (const auto& f : failed) record.strict_failed += (record.strict_failed.empty() ? "" : ",") + f;
+  for (const auto& f : failed)
+    record.strict_failed += (record.strict_failed.empty() ? "" : ",") + f;
 }
 
 } // namespace
@@ -100,7 +100,8 @@ std::string describe_exit(const worker_outcome& outcome) {
   return fmt::format("exited with code {}", outcome.exit_code);
 }
 
-void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail, db::evaluation_record& record) {
+void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
+                     db::evaluation_record& record) {
   std::string last_phase = "start";
   const json* verdict = nullptr;
   for (const auto& e : outcome.events) {
@@ -122,7 +123,8 @@ void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
     return;
   }
   record.verdict = outcome.timed_out ? "timeout" : "crashed";
-  record.error = fmt::format("worker {} during {} without reporting a verdict", describe_exit(outcome), last_phase);
+  record.error =
+      fmt::format("worker {} during {} without reporting a verdict", describe_exit(outcome), last_phase);
   if (!log_tail.empty()) record.error += "\n--- end of worker output ---\n" + log_tail;
   judge_strict(record);
 }

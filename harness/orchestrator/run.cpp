@@ -10,9 +10,8 @@
 #include "harness/verify/static_scan.hpp"
 #include "harness/version.hpp"
 
-#include <fmt/core.h>
-
 #include <chrono>
+#include <fmt/core.h>
 #include <random>
 
 namespace fs = std::filesystem;
@@ -32,12 +31,13 @@ std::string new_run_uid() {
   return fmt::format("r{}-{:04x}", stamp, rd() & 0xffff);
 }
 
-std::vector<adapters::candidate> resolve_candidates(const run_options& options, const std::vector<kb::problem>& problems,
+std::vector<adapters::candidate> resolve_candidates(const run_options& options,
+                                                    const std::vector<kb::problem>& problems,
                                                     const std::string& device) {
   std::string which = options.candidates;
   if (which.empty()) {
-    const bool only_builtin = options.sources.builtin && options.sources.kernelbench_dir.empty() &&
-                              options.sources.files.empty();
+    const bool only_builtin =
+        options.sources.builtin && options.sources.kernelbench_dir.empty() && options.sources.files.empty();
     if (!only_builtin)
       throw kb::source_error("no candidates given: pass --candidates DIR (KernelBench-style files) or "
                              "--candidates identity");
@@ -47,7 +47,8 @@ std::vector<adapters::candidate> resolve_candidates(const run_options& options, 
   const bool examples = which == "examples";
   const fs::path dir = examples ? adapters::examples_dir(device) : fs::path(which);
   auto report = adapters::candidates_from_directory(dir, problems, examples ? "examples" : "directory");
-  for (const auto& skipped : report.skipped) fmt::print(stderr, "kj: skipping candidate {}\n", skipped);
+  for (const auto& skipped : report.skipped)
+    fmt::print(stderr, "kj: skipping candidate {}\n", skipped);
   if (report.candidates.empty())
     throw kb::source_error(fmt::format("no candidate in {} matches the selected problems", dir.string()));
   return std::move(report.candidates);
@@ -57,9 +58,14 @@ db::stack_record stack_from(const json& env, const std::string& device) {
   db::stack_record stack;
   stack.python = env.value("python", "");
   stack.torch = env.value("torch", "");
-  stack.device_name = device == "cuda" ? env.value("device_name", "") : "cpu: " + env.value("device_name", "");
-  json identity{{"python", stack.python},        {"torch", stack.torch},     {"torch_git", env.value("torch_git", "")},
-                {"torch_cuda", env.value("torch_cuda", "")}, {"device", device}, {"device_name", stack.device_name}};
+  stack.device_name =
+      device == "cuda" ? env.value("device_name", "") : "cpu: " + env.value("device_name", "");
+  json identity{{"python", stack.python},
+                {"torch", stack.torch},
+                {"torch_git", env.value("torch_git", "")},
+                {"torch_cuda", env.value("torch_cuda", "")},
+                {"device", device},
+                {"device_name", stack.device_name}};
   stack.fingerprint_json = env.dump();
   stack.stack_hash = db::sha256_hex(identity.dump()).substr(0, 16);
   return stack;
@@ -70,7 +76,8 @@ std::string resolve_device(const std::string& requested, const json& env) {
   if (requested == "auto") return has_cuda ? "cuda" : "cpu";
   if (requested == "cuda" && !has_cuda)
     throw kb::source_error("--device cuda: torch in the embedded Python sees no CUDA device "
-                           "(torch " + env.value("torch", "?") + ", CUDA " + env.value("torch_cuda", "none") + ")");
+                           "(torch " +
+                           env.value("torch", "?") + ", CUDA " + env.value("torch_cuda", "none") + ")");
   return requested;
 }
 
@@ -85,7 +92,8 @@ struct planned_job {
 
 int interrupted(db::store& store, std::int64_t run_id, const std::string& run_uid, const fs::path& db_path) {
   store.set_run_status(run_id, "interrupted");
-  fmt::print(stderr, "\nkj: interrupted; finished evaluations are in {}. Resume with: kj run --run-id {} ...\n",
+  fmt::print(stderr,
+             "\nkj: interrupted; finished evaluations are in {}. Resume with: kj run --run-id {} ...\n",
              db_path.string(), run_uid);
   return 130;
 }
@@ -102,7 +110,8 @@ json probe_environment(const fs::path& cache_dir) {
   if (!hello) {
     const json* verdict = find_event(outcome, "verdict");
     throw std::runtime_error(fmt::format("the worker could not start Python with torch ({}): {}\n{}",
-                                         describe_exit(outcome), verdict ? verdict->value("error", "") : "", tail));
+                                         describe_exit(outcome), verdict ? verdict->value("error", "") : "",
+                                         tail));
   }
   return (*hello)["environment"];
 }
@@ -126,17 +135,21 @@ int execute_run(const run_options& options) {
     fmt::print(stderr, "kj: resuming run {}\n", run_uid);
     store.set_run_status(run_id, "running");
   } else {
-    json config{{"device", device}, {"candidates", options.candidates}, {"timeout_s", options.timeout_s},
-                {"overrides", options.overrides}, {"timing", options.timing}, {"kb_version", options.sources.kb_version}};
-    run_id = store.create_run({run_uid, "", "running", device, options.command_line, version_string(), config.dump(),
-                               stack_id});
+    json config{{"device", device},
+                {"candidates", options.candidates},
+                {"timeout_s", options.timeout_s},
+                {"overrides", options.overrides},
+                {"timing", options.timing},
+                {"kb_version", options.sources.kb_version}};
+    run_id = store.create_run(
+        {run_uid, "", "running", device, options.command_line, version_string(), config.dump(), stack_id});
   }
 
   std::vector<std::int64_t> problem_ids;
   for (const auto& p : problems)
-    problem_ids.push_back(store.upsert_problem({p.suite, p.kb_version, p.level, p.number, p.name, p.file_name,
-                                                p.path.string(), p.source, db::sha256_hex(p.source),
-                                                p.source_commit}));
+    problem_ids.push_back(
+        store.upsert_problem({p.suite, p.kb_version, p.level, p.number, p.name, p.file_name, p.path.string(),
+                              p.source, db::sha256_hex(p.source), p.source_commit}));
 
   install_interrupt_handlers();
   job_runner runner{cache_dir, std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
@@ -145,8 +158,9 @@ int execute_run(const run_options& options) {
   std::vector<planned_job> plan;
   for (const auto& c : candidates) {
     const kb::problem& p = problems[c.problem_index];
-    const std::int64_t candidate_id = store.upsert_candidate(
-        {problem_ids[c.problem_index], c.producer, c.sample, c.path.string(), c.source, db::sha256_hex(c.source)});
+    const std::int64_t candidate_id =
+        store.upsert_candidate({problem_ids[c.problem_index], c.producer, c.sample, c.path.string(), c.source,
+                                db::sha256_hex(c.source)});
     if (store.has_evaluation(run_id, candidate_id)) {
       progress.skip();
       continue;
@@ -157,14 +171,18 @@ int execute_run(const run_options& options) {
     j.name = fmt::format("L{}-{}-s{}", p.level, p.number, c.sample);
     j.job.device = device;
     j.job.problem = {p.path.string(), p.source};
-    j.job.candidate = {c.path.empty() ? "<" + c.producer + " " + p.file_name + ">" : c.path.string(), c.source};
+    j.job.candidate = {c.path.empty() ? "<" + c.producer + " " + p.file_name + ">" : c.path.string(),
+                       c.source};
     j.job.overrides = device == "cpu" ? p.cpu_overrides : decltype(p.cpu_overrides){};
-    for (const auto& [k, v] : options.overrides) j.job.overrides[k] = v;
+    for (const auto& [k, v] : options.overrides)
+      j.job.overrides[k] = v;
     j.job.protocol = kernelbench_protocol(p.kb_version);
     j.job.timing = options.timing;
     j.job.strict = options.strict;
-    j.record = {run_id, problem_ids[c.problem_index], candidate_id, stack_id, device, "{}", j.job.protocol.name};
-    for (const auto& f : verify::scan_candidate(c.source)) j.record.findings.push_back({f.kind, f.line, f.excerpt});
+    j.record = {run_id, problem_ids[c.problem_index], candidate_id, stack_id, device,
+                "{}",   j.job.protocol.name};
+    for (const auto& f : verify::scan_candidate(c.source))
+      j.record.findings.push_back({f.kind, f.line, f.excerpt});
   }
 
   // Compile first, in parallel, so that timing never shares the machine with a compiler.

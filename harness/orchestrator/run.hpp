@@ -26,11 +26,12 @@ struct run_options {
   std::string command_line;
 };
 
-// Returns the process exit code: 0 when the run finished (whatever the verdicts), 2 on bad input, 130 on Ctrl-C.
+// Returns the process exit code: 0 when the run finished (whatever the verdicts), 2 on bad input, 130 on
+// Ctrl-C.
 int execute_run(const run_options& options);
 
-// Starts a worker that only reports its environment (python, torch, device); throws std::runtime_error with the
-// worker's output when it cannot start Python or import torch.
+// Starts a worker that only reports its environment (python, torch, device); throws std::runtime_error with
+// the worker's output when it cannot start Python or import torch.
 nlohmann::json probe_environment(const std::filesystem::path& cache_dir);
 
 } // namespace kj::orchestrator

@@ -4,7 +4,6 @@
 #include "reports/results_table.hpp"
 
 #include <fmt/core.h>
-
 #include <iostream>
 #include <map>
 
@@ -12,7 +11,8 @@ namespace kj::orchestrator {
 
 void progress_view::begin(const kb::problem& problem, const adapters::candidate& candidate) {
   fmt::print(stderr, "[{:>3}/{}] L{} {:<40} {} sample {} ... ", m_done + 1, m_total, problem.level,
-             fmt::format("{}_{}", problem.number, problem.name).substr(0, 40), candidate.producer, candidate.sample);
+             fmt::format("{}_{}", problem.number, problem.name).substr(0, 40), candidate.producer,
+             candidate.sample);
   std::fflush(stderr);
 }
 
@@ -20,20 +20,24 @@ void progress_view::end(const db::evaluation_record& record) {
   ++m_done;
   m_busy_s += record.duration_s;
   const std::size_t evaluated = m_done - m_skipped;
-  const double eta = evaluated ? m_busy_s / static_cast<double>(evaluated) * static_cast<double>(m_total - m_done) : 0;
-  fmt::print(stderr, "{} ({:.1f} s, ETA {}:{:02})\n", record.verdict, record.duration_s, static_cast<int>(eta) / 60,
-             static_cast<int>(eta) % 60);
+  const double eta =
+      evaluated ? m_busy_s / static_cast<double>(evaluated) * static_cast<double>(m_total - m_done) : 0;
+  fmt::print(stderr, "{} ({:.1f} s, ETA {}:{:02})\n", record.verdict, record.duration_s,
+             static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
 }
 
-void print_run_summary(const db::store& store, const std::string& run_uid, const std::filesystem::path& db_path) {
+void print_run_summary(const db::store& store, const std::string& run_uid,
+                       const std::filesystem::path& db_path) {
   const auto rows = store.results(run_uid);
   reports::write_results(rows, reports::results_format::table, std::cout);
   std::map<std::string, int> counts;
-  for (const auto& row : rows) ++counts[row.verdict];
+  for (const auto& row : rows)
+    ++counts[row.verdict];
   std::string line;
-  for (const auto& [verdict, n] : counts) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", n, verdict);
-  fmt::print("\nrun {}: {} evaluations: {}\nresults are in {} (kj results --db {} --run {})\n", run_uid, rows.size(),
-             line, db_path.string(), db_path.string(), run_uid);
+  for (const auto& [verdict, n] : counts)
+    line += fmt::format("{}{} {}", line.empty() ? "" : ", ", n, verdict);
+  fmt::print("\nrun {}: {} evaluations: {}\nresults are in {} (kj results --db {} --run {})\n", run_uid,
+             rows.size(), line, db_path.string(), db_path.string(), run_uid);
 }
 
 } // namespace kj::orchestrator

@@ -24,6 +24,7 @@ private:
 };
 
 // Prints the verdict counts and the results table of a run, and where the DB is.
-void print_run_summary(const db::store& store, const std::string& run_uid, const std::filesystem::path& db_path);
+void print_run_summary(const db::store& store, const std::string& run_uid,
+                       const std::filesystem::path& db_path);
 
 } // namespace kj::orchestrator

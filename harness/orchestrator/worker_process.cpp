@@ -1,24 +1,25 @@
 // Implements worker process management: fork/exec, a private report pipe, deadlines, process-group kills.
 #include "harness/orchestrator/worker_process.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
+#include <poll.h>
+#include <signal.h>
 #include <stdexcept>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace kj::orchestrator {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
 
-void on_signal(int) { g_interrupted = true; }
+void on_signal(int) {
+  g_interrupted = true;
+}
 
 [[noreturn]] void exec_worker(const worker_launch& launch, int report_fd) {
   ::setpgid(0, 0);
@@ -27,7 +28,8 @@ void on_signal(int) { g_interrupted = true; }
   if (log_fd < 0 || null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0 ||
       ::dup2(report_fd, 3) < 0)
     ::_exit(120);
-  for (const auto& [key, value] : launch.environment) ::setenv(key.c_str(), value.c_str(), 1);
+  for (const auto& [key, value] : launch.environment)
+    ::setenv(key.c_str(), value.c_str(), 1);
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
   const std::string job = launch.job_file.string();
@@ -50,10 +52,12 @@ void handle_line(std::string_view line, worker_outcome& outcome,
 
 } // namespace
 
-bool interrupt_requested() { return g_interrupted; }
+bool interrupt_requested() {
+  return g_interrupted;
+}
 
 void install_interrupt_handlers() {
-  struct sigaction action{};
+  struct sigaction action {};
   action.sa_handler = on_signal;
   ::sigemptyset(&action.sa_mask);
   ::sigaction(SIGINT, &action, nullptr);

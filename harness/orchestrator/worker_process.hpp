@@ -28,8 +28,8 @@ struct worker_outcome {
   std::string bad_lines; // report lines that were not JSON (kept for the error text)
 };
 
-// Runs the worker in its own process group; on timeout or interrupt the whole group is killed. Leftover processes
-// of the group (threads are not a concern, child processes are) are killed when the worker exits.
+// Runs the worker in its own process group; on timeout or interrupt the whole group is killed. Leftover
+// processes of the group (threads are not a concern, child processes are) are killed when the worker exits.
 worker_outcome run_worker_process(const worker_launch& launch,
                                   const std::function<void(const nlohmann::json&)>& on_event = {});
 

@@ -15,14 +15,17 @@ struct rule {
 
 // Patterns are ECMAScript regexes matched per line.
 const std::array<rule, 9> rules{{
-    {"torch_fallback", R"((torch\.nn\.functional|\bF\.[a-z_]+\(|torch\.(matmul|mm|bmm|conv\w*|softmax|einsum)\(|)"
-                       R"(at::(matmul|mm|bmm|conv\w*|linear)|torch::(matmul|mm|conv\w*)|cublas|cudnn))"},
+    {"torch_fallback",
+     R"((torch\.nn\.functional|\bF\.[a-z_]+\(|torch\.(matmul|mm|bmm|conv\w*|softmax|einsum)\(|)"
+     R"(at::(matmul|mm|bmm|conv\w*|linear)|torch::(matmul|mm|conv\w*)|cublas|cudnn))"},
     {"try_except", R"(^\s*(try\s*:|except\b))"},
     {"threads", R"(\b(threading|Thread\(|concurrent\.futures|multiprocessing|std::thread|pthread_create)\b)"},
     {"streams", R"((torch\.cuda\.Stream|cudaStreamCreate|getStreamFromPool|torch\.cuda\.stream\())"},
-    {"timer_patching", R"((torch\.cuda\.Event\s*=|torch\.cuda\.synchronize\s*=|time\.(perf_counter|time)\s*=|)"
-                       R"(setattr\(\s*(torch|time)\b))"},
-    {"precision", R"((\.half\(\)|float16|bfloat16|__half|__nv_bfloat16|allow_tf32|autocast|set_float32_matmul_precision))"},
+    {"timer_patching",
+     R"((torch\.cuda\.Event\s*=|torch\.cuda\.synchronize\s*=|time\.(perf_counter|time)\s*=|)"
+     R"(setattr\(\s*(torch|time)\b))"},
+    {"precision",
+     R"((\.half\(\)|float16|bfloat16|__half|__nv_bfloat16|allow_tf32|autocast|set_float32_matmul_precision))"},
     {"reference_access", R"((gc\.get_objects|sys\.modules|kj_problem|inspect\.stack|__main__))"},
     {"caching", R"((lru_cache|functools\.cache|data_ptr\(\)\s*(in|==)|_cache\s*=\s*\{))"},
     {"process_exit", R"((os\._exit|sys\.exit|os\.kill|signal\.))"},
@@ -33,7 +36,8 @@ const std::array<rule, 9> rules{{
 std::vector<finding> scan_candidate(const std::string& source) {
   static const auto compiled = [] {
     std::vector<std::pair<std::string, std::regex>> out;
-    for (const auto& r : rules) out.emplace_back(r.kind, std::regex(r.pattern));
+    for (const auto& r : rules)
+      out.emplace_back(r.kind, std::regex(r.pattern));
     return out;
   }();
   std::vector<finding> findings;

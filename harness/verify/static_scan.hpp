@@ -12,8 +12,8 @@ struct finding {
   std::string excerpt;
 };
 
-// Scans the source line by line (comments included: a hack in a comment is still worth a look). A finding is not a
-// verdict; reports show it next to the verdicts.
+// Scans the source line by line (comments included: a hack in a comment is still worth a look). A finding is
+// not a verdict; reports show it next to the verdicts.
 std::vector<finding> scan_candidate(const std::string& source);
 
 } // namespace kj::verify

@@ -1,13 +1,12 @@
 // Implements the worker's result channel.
 #include "harness/worker/channel.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdlib>
+#include <fcntl.h>
 #include <stdexcept>
 #include <string>
+#include <unistd.h>
 
 namespace kj::worker {
 

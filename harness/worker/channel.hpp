@@ -7,8 +7,8 @@ namespace kj::worker {
 
 class result_channel {
 public:
-  // Takes over `fd`: moves it to a high, close-on-exec descriptor so compilers and shells the candidate starts
-  // do not inherit it, and closes the original number.
+  // Takes over `fd`: moves it to a high, close-on-exec descriptor so compilers and shells the candidate
+  // starts do not inherit it, and closes the original number.
   explicit result_channel(int fd);
   ~result_channel();
   result_channel(const result_channel&) = delete;

@@ -3,10 +3,9 @@
 
 #include "harness/worker/timing_bridge.hpp"
 
-#include <fmt/core.h>
-
 #include <algorithm>
 #include <chrono>
+#include <fmt/core.h>
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -35,7 +34,8 @@ void report_timing(result_channel& channel, const std::string& subject, const ti
 }
 
 // The strict verdict's case classes, each reported as it finishes; a class that raises is one failing case.
-void run_case_classes(const job_spec& job, py::module_& runtime, py::object& session, result_channel& channel) {
+void run_case_classes(const job_spec& job, py::module_& runtime, py::object& session,
+                      result_channel& channel) {
   py::object verifier = py::module_::import("kj_verify").attr("Verifier")(session, job.protocol.seed);
   for (const auto& cls : job.case_classes) {
     const auto start = std::chrono::steady_clock::now();
@@ -46,11 +46,16 @@ void run_case_classes(const job_spec& job, py::module_& runtime, py::object& ses
         channel.emit(event);
       }
     } catch (py::error_already_set& e) {
-      channel.emit({{"type", "case"}, {"class", cls}, {"index", 0}, {"status", "fail"},
+      channel.emit({{"type", "case"},
+                    {"class", cls},
+                    {"index", 0},
+                    {"status", "fail"},
                     {"message", "the case raised: " + python_error_text(runtime, e)}});
     }
-    channel.emit({{"type", "class_done"}, {"class", cls},
-                  {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}});
+    channel.emit(
+        {{"type", "class_done"},
+         {"class", cls},
+         {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}});
   }
 }
 
@@ -68,7 +73,9 @@ void build(const job_spec& job, py::module_& runtime, result_channel& channel) {
     session.attr("load_candidate")(job.candidate.path, job.candidate.source, job.overrides);
     channel.emit({{"type", "built"}});
   } catch (py::error_already_set& e) {
-    channel.emit({{"type", "verdict"}, {"verdict", verdict_of(runtime, e)}, {"phase", "build"},
+    channel.emit({{"type", "verdict"},
+                  {"verdict", verdict_of(runtime, e)},
+                  {"phase", "build"},
                   {"error", python_error_text(runtime, e)}});
   }
 }
@@ -93,7 +100,8 @@ void evaluate(const job_spec& job, py::module_& runtime, result_channel& channel
     const auto trials_start = std::chrono::steady_clock::now();
     bool all_passed = true;
     std::string first_failure;
-    auto seeds = session.attr("trial_seeds")(protocol.seed, protocol.trials).cast<std::vector<std::uint64_t>>();
+    auto seeds =
+        session.attr("trial_seeds")(protocol.seed, protocol.trials).cast<std::vector<std::uint64_t>>();
     for (std::size_t i = 0; i < seeds.size(); ++i) {
       json trial = to_json(session.attr("run_trial")(seeds[i], protocol.atol, protocol.rtol));
       trial["type"] = "trial";
@@ -106,14 +114,18 @@ void evaluate(const job_spec& job, py::module_& runtime, result_channel& channel
       }
     }
     const auto strict_start = std::chrono::steady_clock::now();
-    channel.emit({{"type", "phase_time"}, {"phase", "compatible"},
+    channel.emit({{"type", "phase_time"},
+                  {"phase", "compatible"},
                   {"seconds", std::chrono::duration<double>(strict_start - trials_start).count()}});
     if (job.strict) {
       phase = "strict";
       channel.emit({{"type", "phase"}, {"phase", "strict"}});
       run_case_classes(job, runtime, session, channel);
-      channel.emit({{"type", "phase_time"}, {"phase", "strict"},
-                    {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - strict_start).count()}});
+      channel.emit(
+          {{"type", "phase_time"},
+           {"phase", "strict"},
+           {"seconds",
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - strict_start).count()}});
     }
     if (!all_passed) {
       channel.emit({{"type", "verdict"}, {"verdict", "incorrect"}, {"error", first_failure}});
@@ -143,7 +155,8 @@ void evaluate(const job_spec& job, py::module_& runtime, result_channel& channel
         json trace;
         try {
           trace = trace_callable(candidate, device, sorted[sorted.size() / 2]);
-        } catch (const std::exception& e) { // a tracing failure is the harness's, never the candidate's verdict
+        } catch (
+            const std::exception& e) { // a tracing failure is the harness's, never the candidate's verdict
           trace = {{"error", e.what()}};
         }
         channel.emit({{"type", "trace"}, {"subject", "candidate"}, {"trace", trace}});
@@ -152,7 +165,10 @@ void evaluate(const job_spec& job, py::module_& runtime, result_channel& channel
     channel.emit({{"type", "verdict"}, {"verdict", "correct"}, {"error", ""}});
   } catch (py::error_already_set& e) {
     std::string verdict = verdict_of(runtime, e);
-    channel.emit({{"type", "verdict"}, {"verdict", verdict}, {"phase", phase}, {"error", python_error_text(runtime, e)}});
+    channel.emit({{"type", "verdict"},
+                  {"verdict", verdict},
+                  {"phase", phase},
+                  {"error", python_error_text(runtime, e)}});
   } catch (const std::exception& e) {
     channel.emit({{"type", "verdict"}, {"verdict", "runtime_error"}, {"phase", phase}, {"error", e.what()}});
   }

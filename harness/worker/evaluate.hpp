@@ -6,7 +6,6 @@
 
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
-
 #include <string>
 
 namespace kj::worker {

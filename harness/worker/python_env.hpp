@@ -1,9 +1,8 @@
 // Starts the embedded interpreter on the Python that has torch (a venv's too), chosen at build or run time.
 #pragma once
 
-#include <pybind11/embed.h>
-
 #include <memory>
+#include <pybind11/embed.h>
 #include <string>
 
 namespace kj::worker {

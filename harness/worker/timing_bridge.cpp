@@ -1,5 +1,5 @@
-// Implements time_callable and trace_callable on the timing engine: the cold-measurement loop with the host clock
-// on the CPU, and the CUDA timing plugin (events, L2 flush, CUPTI) on the GPU.
+// Implements time_callable and trace_callable on the timing engine: the cold-measurement loop with the host
+// clock on the CPU, and the CUDA timing plugin (events, L2 flush, CUPTI) on the GPU.
 #include "harness/worker/timing_bridge.hpp"
 
 #include "harness/cuda/plugin_loader.hpp"
@@ -107,23 +107,27 @@ timing_result time_callable(const std::function<void()>& call, const device_cont
   return result;
 }
 
-nlohmann::json trace_callable(const std::function<void()>& call, const device_context& device, double event_ms,
-                              int calls) {
+nlohmann::json trace_callable(const std::function<void()>& call, const device_context& device,
+                              double event_ms, int calls) {
   if (!device.cuda) return nullptr;
   std::string error;
   const cuda::plugin* plugin = cuda_plugin(error);
   if (!plugin) return {{"error", error}};
   device.sync();
   plugin->trace_begin(device.stream);
-  for (int i = 0; i < calls; ++i) call();
+  for (int i = 0; i < calls; ++i)
+    call();
   device.sync();
   const cuda::kernel_trace trace = plugin->trace_end();
-  const auto summary = timing::summarize_trace(trace.kernels, trace.timed_stream_id, static_cast<std::size_t>(calls));
+  const auto summary =
+      timing::summarize_trace(trace.kernels, trace.timed_stream_id, static_cast<std::size_t>(calls));
   const auto side = timing::check_side_stream(summary, event_ms);
   nlohmann::json libraries = nlohmann::json::array();
-  for (const auto& l : summary.libraries) libraries.push_back({{"library", l.library}, {"ms", l.ms}, {"kernels", l.kernels}});
+  for (const auto& l : summary.libraries)
+    libraries.push_back({{"library", l.library}, {"ms", l.ms}, {"kernels", l.kernels}});
   nlohmann::json names = nlohmann::json::array();
-  for (std::size_t i = 0; i < trace.kernels.size() && i < 16; ++i) names.push_back(trace.kernels[i].name);
+  for (std::size_t i = 0; i < trace.kernels.size() && i < 16; ++i)
+    names.push_back(trace.kernels[i].name);
   return {{"calls", calls},
           {"kernels", summary.kernels},
           {"kernels_per_call", summary.kernels_per_call},

@@ -22,8 +22,8 @@ struct timing_result {
 // What the worker knows about the device it times on.
 struct device_context {
   bool cuda = false;
-  std::uint64_t stream = 0;      // torch.cuda.current_stream().cuda_stream
-  std::function<void()> sync;    // waits for all device work (a no-op on the CPU)
+  std::uint64_t stream = 0;   // torch.cuda.current_stream().cuda_stream
+  std::function<void()> sync; // waits for all device work (a no-op on the CPU)
 };
 
 // Warmup, then samples until the stopping rule is met. On CUDA: CUDA events on the timed stream with an L2
@@ -34,7 +34,7 @@ timing_result time_callable(const std::function<void()>& call, const device_cont
 
 // The CUPTI kernel trace of `calls` calls, taken in a pass of its own, summarized (library share, streams,
 // side-stream flag against `event_ms`); null when not on CUDA or the plugin is unavailable.
-nlohmann::json trace_callable(const std::function<void()>& call, const device_context& device, double event_ms,
-                              int calls = 3);
+nlohmann::json trace_callable(const std::function<void()>& call, const device_context& device,
+                              double event_ms, int calls = 3);
 
 } // namespace kj::worker

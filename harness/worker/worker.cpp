@@ -7,7 +7,6 @@
 #include "harness/worker/python_env.hpp"
 
 #include <fmt/core.h>
-
 #include <fstream>
 
 namespace py = pybind11;
@@ -27,7 +26,8 @@ void describe_problems(const job_spec& job, py::module_& runtime, result_channel
     json event{{"type", "problem"}, {"path", file.path}};
     try {
       py::object problem = runtime.attr("Problem")(file.path, file.source, job.overrides);
-      event["description"] = json::parse(py::module_::import("json").attr("dumps")(problem.attr("describe")()).cast<std::string>());
+      event["description"] = json::parse(
+          py::module_::import("json").attr("dumps")(problem.attr("describe")()).cast<std::string>());
     } catch (py::error_already_set& e) {
       event["error"] = python_error_text(runtime, e);
     } catch (const std::exception& e) {
@@ -45,7 +45,8 @@ int run_worker(const worker_options& options) {
   try {
     job = read_job(options.job_file);
   } catch (const std::exception& e) {
-    channel.emit({{"type", "verdict"}, {"verdict", "crashed"}, {"error", fmt::format("worker: {}", e.what())}});
+    channel.emit(
+        {{"type", "verdict"}, {"verdict", "crashed"}, {"error", fmt::format("worker: {}", e.what())}});
     return 2;
   }
   auto interpreter = start_interpreter();

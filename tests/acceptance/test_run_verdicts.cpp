@@ -2,10 +2,9 @@
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 using nlohmann::json;
@@ -37,10 +36,27 @@ TEST_CASE("kj run records the expected verdict for every failure mode of a candi
   scratch_dir dir;
   const fs::path problems = fixtures_dir() / "problems" / "level1";
   const fs::path candidates = fixtures_dir() / "candidates" / "basic";
-  const auto r = run_kj({"run", "--device", "cpu", "--problem", (problems / "1_Scaled_Add.py").string(), "--problem",
-                         (problems / "2_Linear_Tanh.py").string(), "--candidates", candidates.string(), "--timeout",
-                         "300", "--min-samples", "3", "--max-time-ms", "50", "--db", (dir / "kj.sqlite").string(),
-                         "--cache-dir", (dir / "cache").string(), "--run-id", "verdicts"},
+  const auto r = run_kj({"run",
+                         "--device",
+                         "cpu",
+                         "--problem",
+                         (problems / "1_Scaled_Add.py").string(),
+                         "--problem",
+                         (problems / "2_Linear_Tanh.py").string(),
+                         "--candidates",
+                         candidates.string(),
+                         "--timeout",
+                         "300",
+                         "--min-samples",
+                         "3",
+                         "--max-time-ms",
+                         "50",
+                         "--db",
+                         (dir / "kj.sqlite").string(),
+                         "--cache-dir",
+                         (dir / "cache").string(),
+                         "--run-id",
+                         "verdicts"},
                         dir.path());
   INFO(r.err);
   REQUIRE(r.exit_code == 0); // failing candidates never fail the run
@@ -68,11 +84,15 @@ TEST_CASE("kj run records the expected verdict for every failure mode of a candi
     const std::string error = row["error"];
     if (file == "level_1_problem_1_sample_2_kernel.py") CHECK(error.find("SyntaxError") != std::string::npos);
     if (file == "level_1_problem_1_sample_3_kernel.py") CHECK(error.find("ModelNew") != std::string::npos);
-    if (file == "level_1_problem_1_sample_4_kernel.py") CHECK(error.find("invalid configuration") != std::string::npos);
-    if (file == "level_1_problem_1_sample_6_kernel.py") CHECK(error.find("exited with code 7") != std::string::npos);
+    if (file == "level_1_problem_1_sample_4_kernel.py")
+      CHECK(error.find("invalid configuration") != std::string::npos);
+    if (file == "level_1_problem_1_sample_6_kernel.py")
+      CHECK(error.find("exited with code 7") != std::string::npos);
     if (file == "level_1_problem_1_sample_7_kernel.py") CHECK(error.find("signal 11") != std::string::npos);
-    if (file == "level_1_problem_1_sample_8_kernel.py") CHECK(error.find("shape mismatch") != std::string::npos);
-    if (file == "level_1_problem_1_sample_10_kernel.py") CHECK(error.find("Error building") != std::string::npos);
+    if (file == "level_1_problem_1_sample_8_kernel.py")
+      CHECK(error.find("shape mismatch") != std::string::npos);
+    if (file == "level_1_problem_1_sample_10_kernel.py")
+      CHECK(error.find("Error building") != std::string::npos);
   }
 
   SECTION("the DB holds the raw trials and timing samples of the correct ones") {
@@ -96,9 +116,9 @@ TEST_CASE("kj run records the expected verdict for every failure mode of a candi
 TEST_CASE("a candidate that never returns is killed at the time limit and recorded as timeout") {
   scratch_dir dir;
   const auto r = run_kj({"run", "--device", "cpu", "--problem",
-                         (fixtures_dir() / "problems" / "level1" / "1_Scaled_Add.py").string(), "--candidates",
-                         (fixtures_dir() / "candidates" / "hang").string(), "--timeout", "15", "--db",
-                         (dir / "kj.sqlite").string(), "--cache-dir", (dir / "cache").string()},
+                         (fixtures_dir() / "problems" / "level1" / "1_Scaled_Add.py").string(),
+                         "--candidates", (fixtures_dir() / "candidates" / "hang").string(), "--timeout", "15",
+                         "--db", (dir / "kj.sqlite").string(), "--cache-dir", (dir / "cache").string()},
                         dir.path());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -110,10 +130,11 @@ TEST_CASE("a candidate that never returns is killed at the time limit and record
 
 TEST_CASE("a problem without Model is a problem_error, not a candidate failure") {
   scratch_dir dir;
-  const auto r = run_kj({"run", "--device", "cpu", "--problem",
-                         (fixtures_dir() / "problems" / "bad" / "1_No_Model.py").string(), "--candidates", "identity",
-                         "--no-timing", "--db", (dir / "kj.sqlite").string(), "--cache-dir", (dir / "cache").string()},
-                        dir.path());
+  const auto r =
+      run_kj({"run", "--device", "cpu", "--problem",
+              (fixtures_dir() / "problems" / "bad" / "1_No_Model.py").string(), "--candidates", "identity",
+              "--no-timing", "--db", (dir / "kj.sqlite").string(), "--cache-dir", (dir / "cache").string()},
+             dir.path());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const json rows = results_json(dir);

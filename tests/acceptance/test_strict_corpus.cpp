@@ -3,9 +3,8 @@
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
@@ -31,8 +30,8 @@ std::vector<std::string> split(const std::string& text) {
 }
 
 expectation read_expectation(const fs::path& file) {
-  static const std::regex compatible(R"(# kj-expect: (\w+))"), strict(R"(# kj-strict: (pass|fail) ?([\w,]*))"),
-      finding(R"(# kj-finding: ([\w,]+))");
+  static const std::regex compatible(R"(# kj-expect: (\w+))"),
+      strict(R"(# kj-strict: (pass|fail) ?([\w,]*))"), finding(R"(# kj-finding: ([\w,]+))");
   const std::string text = read_file(file);
   std::smatch m;
   expectation e;
@@ -57,9 +56,9 @@ TEST_CASE("the strict corpus: bad candidates fail the classes they target, hones
   scratch_dir dir;
   const char* cache = std::getenv("KJ_CACHE_DIR");
   const std::string cache_dir = cache && *cache ? cache : (dir / "cache").string();
-  const auto r = run_kj({"run", "--device", "cpu", "--kernelbench", (root / "problems").string(), "--candidates",
-                         (root / "candidates").string(), "--no-timing", "--timeout", "120", "--db",
-                         (dir / "kj.sqlite").string(), "--cache-dir", cache_dir},
+  const auto r = run_kj({"run", "--device", "cpu", "--kernelbench", (root / "problems").string(),
+                         "--candidates", (root / "candidates").string(), "--no-timing", "--timeout", "120",
+                         "--db", (dir / "kj.sqlite").string(), "--cache-dir", cache_dir},
                         dir.path());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -74,13 +73,16 @@ TEST_CASE("the strict corpus: bad candidates fail the classes they target, hones
   for (const auto& row : rows) {
     const std::string path = row["candidate"];
     const expectation e = read_expectation(path);
-    INFO(fs::path(path).filename().string() << ": verdict " << row["verdict"] << ", strict " << row["strict_verdict"]
-                                            << " [" << row["strict_failed"] << "], findings [" << row["findings"]
-                                            << "], error: " << row["error"].get<std::string>());
+    INFO(fs::path(path).filename().string()
+         << ": verdict " << row["verdict"] << ", strict " << row["strict_verdict"] << " ["
+         << row["strict_failed"] << "], findings [" << row["findings"]
+         << "], error: " << row["error"].get<std::string>());
     CHECK(row["verdict"] == e.compatible);
     CHECK(row["strict_verdict"] == e.strict);
-    for (const auto& cls : e.classes) CHECK(contains_item(row["strict_failed"], cls));
-    for (const auto& kind : e.findings) CHECK(contains_item(row["findings"], kind));
+    for (const auto& cls : e.classes)
+      CHECK(contains_item(row["strict_failed"], cls));
+    for (const auto& kind : e.findings)
+      CHECK(contains_item(row["findings"], kind));
     (e.strict == "pass" ? honest : bad)++;
   }
   CHECK(bad >= 25);

@@ -62,7 +62,8 @@ TEST_CASE("every built-in example candidate names a built-in problem and states 
   options.builtin = true;
   const auto problems = kb::load_problems(options);
   for (const char* device : {"cpu", "cuda"}) {
-    const auto report = adapters::candidates_from_directory(adapters::examples_dir(device), problems, "examples");
+    const auto report =
+        adapters::candidates_from_directory(adapters::examples_dir(device), problems, "examples");
     INFO(device);
     CHECK(report.skipped.empty());
     std::set<std::pair<int, std::string>> per_level;

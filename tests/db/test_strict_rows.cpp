@@ -14,7 +14,8 @@ TEST_CASE("strict cases and findings are written with the evaluation and summari
   e.cases = {{"random", 0, 11, "pass", "fp32", 1e-7, 1e-8, 0, 0, -1, ""},
              {"nan", 0, 12, "fail", "fp32", 0.5, 0.1, 0, 3, 17, "3 NaN/Inf positions differ"},
              {"inputs", 0, 0, "fail", "", 0, 0, 1, 0, -1, "input(s) [0] modified in place"}};
-  e.findings = {{"threads", 7, "threading.Thread(target=f)"}, {"precision", 9, "x.half()"},
+  e.findings = {{"threads", 7, "threading.Thread(target=f)"},
+                {"precision", 9, "x.half()"},
                 {"threads", 12, "t.start()"}};
   s.db.insert_evaluation(e);
 
@@ -28,8 +29,10 @@ TEST_CASE("strict cases and findings are written with the evaluation and summari
   CHECK(rows[0].degenerate.empty());
 
   auto db = kj::db::sqlite::connection::open(s.path, kj::db::sqlite::connection::open_mode::read_only);
-  CHECK(db.query_int64("SELECT nonfinite_mismatches FROM verification_cases WHERE case_class = 'nan'", "nan") == 3);
-  CHECK(db.query_text("SELECT status FROM verification_cases WHERE case_class = 'inputs'", "inputs") == "fail");
+  CHECK(db.query_int64("SELECT nonfinite_mismatches FROM verification_cases WHERE case_class = 'nan'",
+                       "nan") == 3);
+  CHECK(db.query_text("SELECT status FROM verification_cases WHERE case_class = 'inputs'", "inputs") ==
+        "fail");
 }
 
 TEST_CASE("a case with an unknown status is refused and nothing of the evaluation is kept") {

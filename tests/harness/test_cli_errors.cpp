@@ -5,7 +5,9 @@
 using namespace kj::test;
 
 namespace {
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 } // namespace
 
 TEST_CASE("kj rejects bad input with exit code 2 and a clear message") {

@@ -9,13 +9,15 @@ using kj::verify::scan_candidate;
 namespace {
 std::set<std::string> kinds(const std::string& source) {
   std::set<std::string> out;
-  for (const auto& f : scan_candidate(source)) out.insert(f.kind);
+  for (const auto& f : scan_candidate(source))
+    out.insert(f.kind);
   return out;
 }
 } // namespace
 
 TEST_CASE("the static scan names each suspicious pattern with its line") {
-  const auto findings = scan_candidate("import torch\n\ndef forward(x):\n    return torch.nn.functional.relu(x)\n");
+  const auto findings =
+      scan_candidate("import torch\n\ndef forward(x):\n    return torch.nn.functional.relu(x)\n");
   REQUIRE(findings.size() == 1);
   CHECK(findings[0].kind == "torch_fallback");
   CHECK(findings[0].line == 4);

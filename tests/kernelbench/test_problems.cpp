@@ -11,8 +11,9 @@ using namespace kj::test;
 namespace {
 
 void make_checkout(const scratch_dir& dir) {
-  for (const char* f : {"level1/1_Square_matmul_.py", "level1/2_ReLU.py", "level1/19_ReLU.py", "level1/notes.txt",
-                        "level1/helper.py", "level2/1_Conv2D_ReLU_BiasAdd.py", "level3/1_MLP.py"})
+  for (const char* f :
+       {"level1/1_Square_matmul_.py", "level1/2_ReLU.py", "level1/19_ReLU.py", "level1/notes.txt",
+        "level1/helper.py", "level2/1_Conv2D_ReLU_BiasAdd.py", "level3/1_MLP.py"})
     write_file(dir.path() / "KernelBench" / f, "class Model: pass\n");
 }
 

@@ -1,4 +1,5 @@
-// Our shim (not Catch2 itself): includes Catch2 through one header so tests build against v2 (Debian) and v3 (Ubuntu).
+// Our shim (not Catch2 itself): includes Catch2 through one header so tests build against v2 (Debian) and v3
+// (Ubuntu).
 #pragma once
 
 #if defined(KJ_CATCH2_V3)

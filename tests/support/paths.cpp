@@ -1,31 +1,35 @@
 // Implements the shared test helpers: locating the tree and the binary, scratch folders, running `kj`.
 #include "tests/support/paths.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <array>
 #include <atomic>
+#include <fcntl.h>
 #include <fstream>
+#include <poll.h>
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace kj::test {
 namespace fs = std::filesystem;
 
-fs::path source_dir() { return KJ_SOURCE_DIR; }
-fs::path kj_binary() { return KJ_BINARY_PATH; }
-fs::path fixtures_dir() { return source_dir() / "tests" / "fixtures"; }
+fs::path source_dir() {
+  return KJ_SOURCE_DIR;
+}
+fs::path kj_binary() {
+  return KJ_BINARY_PATH;
+}
+fs::path fixtures_dir() {
+  return source_dir() / "tests" / "fixtures";
+}
 
 scratch_dir::scratch_dir() {
   static std::atomic<int> counter{0};
   std::random_device rd;
-  m_path = fs::temp_directory_path() /
-           ("kj-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
-            std::to_string(rd() % 100000));
+  m_path = fs::temp_directory_path() / ("kj-test-" + std::to_string(::getpid()) + "-" +
+                                        std::to_string(counter++) + "-" + std::to_string(rd() % 100000));
   fs::create_directories(m_path);
 }
 
@@ -47,7 +51,8 @@ command_result run_kj(const std::vector<std::string>& args, const fs::path& cwd)
     if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>(binary.c_str()));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    for (const auto& a : args)
+      argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     ::execv(binary.c_str(), argv.data());
     ::_exit(127);

@@ -4,9 +4,8 @@
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 using nlohmann::json;
@@ -19,8 +18,8 @@ void check_builtin_suite(const std::string& device) {
   // The extension build cache outlives the test (KJ_CACHE_DIR from scripts/test), so reruns do not recompile.
   const char* cache = std::getenv("KJ_CACHE_DIR");
   const std::string cache_dir = cache && *cache ? cache : (dir / "cache").string();
-  const auto r = run_kj({"run", "--device", device, "--db", (dir / "kj.sqlite").string(), "--cache-dir", cache_dir,
-                         "--min-samples", "5", "--max-time-ms", "200"},
+  const auto r = run_kj({"run", "--device", device, "--db", (dir / "kj.sqlite").string(), "--cache-dir",
+                         cache_dir, "--min-samples", "5", "--max-time-ms", "200"},
                         dir.path());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
