@@ -2,6 +2,7 @@
 #include "harness/orchestrator/outcome.hpp"
 
 #include "harness/timing/statistics.hpp"
+#include "harness/verdict.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -119,6 +120,10 @@ void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
   if (verdict && !outcome.timed_out) {
     record.verdict = verdict->value("verdict", "crashed");
     record.error = verdict->value("error", "");
+    if (!kj::parse_verdict(record.verdict)) { // the report pipe is not trusted to name only known verdicts
+      record.error = fmt::format("worker reported an unknown verdict '{}': {}", record.verdict, record.error);
+      record.verdict = std::string(kj::to_string(kj::verdict::crashed));
+    }
     judge_strict(record);
     return;
   }
