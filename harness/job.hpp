@@ -9,19 +9,36 @@
 
 namespace kj {
 
-// The compatible-verdict protocol: which harness's rules the correctness trials follow.
+// The compatible-verdict protocol: which harness's rules the correctness trials follow (REFERENCE §3, §4).
+// The worker reads the fields, not the name, so a protocol is exactly what is stored here.
 struct protocol_spec {
   std::string name = "kernelbench-main";
   int trials = 5;
   double atol = 1e-4;
   double rtol = 1e-4;
   std::uint64_t seed = 42;
+  std::string precision = "fp32"; // fp32, fp16 or bf16: models and floating inputs are cast to it
+  std::string weights = "seed";   // "seed": both models built after manual_seed; "state_dict": copied, strict
+  bool eval_mode = false;         // .eval() both models (KernelBench leaves them in train mode)
+  bool clone_inputs = false;      // each model gets its own clone of the trial's inputs
+  bool forbid_functional = false; // torch.nn.functional raises inside ModelNew.forward during the trials
+  std::string comparison = "allclose"; // "allclose" (KernelBench) or "assert_close" (also checks dtype)
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(protocol_spec, name, trials, atol, rtol, seed)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(protocol_spec, name, trials, atol, rtol, seed, precision,
+                                                weights, eval_mode, clone_inputs, forbid_functional,
+                                                comparison)
 
-// Returns the protocol for a KernelBench version ("main", "v0.1", "v0"); throws std::invalid_argument
-// otherwise.
-protocol_spec kernelbench_protocol(const std::string& kb_version);
+// Returns the protocol for a KernelBench version ("main", "v0.1", "v0") at a precision ("fp32", "fp16",
+// "bf16"); throws std::invalid_argument otherwise.
+protocol_spec kernelbench_protocol(const std::string& kb_version, const std::string& precision = "fp32");
+
+// CUDA Agent's released verification: weights copied with a strict load_state_dict, .eval(), cloned inputs,
+// 5 checks, assert_close(atol=rtol=1e-2), torch.nn.functional forbidden in ModelNew.forward.
+protocol_spec cuda_agent_protocol(const std::string& precision = "fp32");
+
+// "kernelbench" (rules of `kb_version`) or "cuda-agent"; throws std::invalid_argument for another name.
+protocol_spec make_protocol(const std::string& name, const std::string& kb_version,
+                            const std::string& precision = "fp32");
 
 struct timing_spec {
   bool enabled = true;

@@ -40,6 +40,28 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
   cmd->add_option(
       "--build-jobs", s->options.build_jobs,
       "compile this many candidates at once before timing starts (default: one per core, at most 8)");
+  cmd->add_option("--protocol", s->options.protocol,
+                  "rules of the compatible verdict: kernelbench (KernelBench's eval, per --kb-version) or "
+                  "cuda-agent (weights copied by load_state_dict, eval mode, cloned inputs, assert_close "
+                  "1e-2, torch.nn.functional forbidden in ModelNew.forward)")
+      ->check(CLI::IsMember({"kernelbench", "cuda-agent"}))
+      ->capture_default_str();
+  cmd->add_option("--precision", s->options.precision,
+                  "models and floating inputs are cast to this dtype (KernelBench's precision option; "
+                  "tolerance 1e-2 for fp16 and bf16)")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+      ->capture_default_str();
+  cmd->add_option("--library-policy", s->options.trace.library_policy,
+                  "GPU: what library kernels in the candidate's kernel trace mean for the strict verdict: "
+                  "report (share recorded only), forbid-torch (fail above --max-library-share of kernel time "
+                  "in PyTorch's own kernels: aten, inductor) or forbid-all (any library: also cuBLAS, cuDNN, "
+                  "CUTLASS, ...)")
+      ->check(CLI::IsMember({"report", "forbid-torch", "forbid-all"}))
+      ->capture_default_str();
+  cmd->add_option("--max-library-share", s->options.trace.max_library_share,
+                  "the share of kernel time --library-policy allows in forbidden kernels")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_flag("--no-timing", s->no_timing, "check correctness only");
   cmd->add_flag(
       "--no-strict", s->no_strict,

@@ -140,6 +140,10 @@ int execute_run(const run_options& options) {
                 {"timeout_s", options.timeout_s},
                 {"overrides", options.overrides},
                 {"timing", options.timing},
+                {"protocol", options.protocol},
+                {"library_policy", options.trace.library_policy},
+                {"max_library_share", options.trace.max_library_share},
+                {"precision", options.precision},
                 {"kb_version", options.sources.kb_version}};
     run_id = store.create_run(
         {run_uid, "", "running", device, options.command_line, version_string(), config.dump(), stack_id});
@@ -176,7 +180,8 @@ int execute_run(const run_options& options) {
     j.job.overrides = device == "cpu" ? p.cpu_overrides : decltype(p.cpu_overrides){};
     for (const auto& [k, v] : options.overrides)
       j.job.overrides[k] = v;
-    j.job.protocol = kernelbench_protocol(p.kb_version);
+    j.job.protocol =
+        make_protocol(options.protocol, p.kb_version.empty() ? "main" : p.kb_version, options.precision);
     j.job.timing = options.timing;
     j.job.strict = options.strict;
     j.record = {run_id, problem_ids[c.problem_index], candidate_id, stack_id, device,
@@ -206,7 +211,7 @@ int execute_run(const run_options& options) {
       j.done = true;
       if (built[k].outcome.interrupted) continue;
       j.record.started_at = db::now_iso8601();
-      fill_evaluation(built[k].outcome, built[k].log_tail, j.record);
+      fill_evaluation(built[k].outcome, built[k].log_tail, j.record, options.trace);
       j.record.finished_at = db::now_iso8601();
       store.insert_evaluation(j.record);
       progress.begin(*j.problem, *j.candidate);
@@ -225,7 +230,7 @@ int execute_run(const run_options& options) {
       if (e.contains("applied_overrides")) applied = e["applied_overrides"];
     });
     if (outcome.interrupted) return interrupted(store, run_id, run_uid, options.db_path);
-    fill_evaluation(outcome, tail, j.record);
+    fill_evaluation(outcome, tail, j.record, options.trace);
     j.record.overrides_json = applied.dump();
     j.record.finished_at = db::now_iso8601();
     store.insert_evaluation(j.record);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "harness/job.hpp"
+#include "harness/orchestrator/outcome.hpp"
 #include "kernelbench/problems.hpp"
 
 #include <filesystem>
@@ -22,7 +23,11 @@ struct run_options {
   std::filesystem::path cache_dir;
   bool keep_scratch = false;
   bool strict = true; // the strict verdict's case classes alongside the compatible trials
-  int build_jobs = 0; // parallel compile workers; 0: one per core, at most 8
+  std::string protocol =
+      "kernelbench";              // compatible verdict: "kernelbench" (rules of --kb-version) or "cuda-agent"
+  std::string precision = "fp32"; // fp32, fp16 or bf16
+  trace_policy trace;             // what the strict verdict makes of the kernel trace
+  int build_jobs = 0;             // parallel compile workers; 0: one per core, at most 8
   std::string command_line;
 };
 

@@ -84,7 +84,8 @@ void evaluate(const job_spec& job, py::module_& runtime, result_channel& channel
   const protocol_spec& protocol = job.protocol;
   std::string phase = "load_problem";
   try {
-    py::object session = runtime.attr("Session")(job.device);
+    py::object session =
+        runtime.attr("Session")(job.device, py::module_::import("json").attr("loads")(json(protocol).dump()));
     py::object applied = session.attr("load_problem")(job.problem.path, job.problem.source, job.overrides);
     channel.emit({{"type", "phase"}, {"phase", "load_candidate"}, {"applied_overrides", to_json(applied)}});
 

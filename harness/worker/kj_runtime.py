@@ -94,9 +94,47 @@ def set_seed(seed):
         torch.cuda.manual_seed(seed)
 
 
-def to_device(value, device):
-    # Integer and bool inputs keep their dtypes (KernelBench main casts them to fp32: its issue #151).
-    return value.to(device=device) if isinstance(value, torch.Tensor) else value
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def to_device(value, device, dtype=None):
+    """Moves a tensor to the device; floating tensors are cast to `dtype` when given. Integer and bool inputs keep
+    their dtypes (KernelBench main casts every input to its precision: its issue #151)."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    if dtype is not None and value.is_floating_point():
+        return value.to(device=device, dtype=dtype)
+    return value.to(device=device)
+
+
+class forbid_functional:
+    """CUDA Agent's check: every public function of torch.nn.functional raises while active (ModelNew.forward)."""
+
+    def __enter__(self):
+        import torch.nn.functional as F
+
+        self.saved = {}
+        for name in dir(F):
+            value = getattr(F, name)
+            if name.startswith("_") or not callable(value) or isinstance(value, type):
+                continue
+            self.saved[name] = value
+            setattr(F, name, self._raiser(name))
+        return self
+
+    @staticmethod
+    def _raiser(name):
+        def forbidden(*args, **kwargs):
+            raise KjError("incorrect", f"ModelNew.forward called torch.nn.functional.{name}, which the cuda-agent "
+                          "protocol forbids")
+        return forbidden
+
+    def __exit__(self, *exc):
+        import torch.nn.functional as F
+
+        for name, value in self.saved.items():
+            setattr(F, name, value)
+        return False
 
 
 def _tensor_summary(value):
@@ -108,8 +146,9 @@ def _tensor_summary(value):
 class Problem:
     """A problem file loaded into its own module, with integer module constants overridden."""
 
-    def __init__(self, path, source, overrides):
+    def __init__(self, path, source, overrides, dtype=None):
         self.raw_source = source
+        self.dtype = dtype  # floating inputs are cast to it (the protocol's precision); None keeps them
         try:
             source, self.applied = apply_overrides(source, overrides, path)
             self.source = source
@@ -141,8 +180,8 @@ class Problem:
         for GB-sized inputs; the strict cases use it, the compatible trials draw on the CPU as KernelBench does)."""
         if draw_on_device and torch.device(device).type != "cpu":
             with torch.device(device):
-                return [to_device(x, device) for x in self.module.get_inputs()]
-        return [to_device(x, device) for x in self.module.get_inputs()]
+                return [to_device(x, device, self.dtype) for x in self.module.get_inputs()]
+        return [to_device(x, device, self.dtype) for x in self.module.get_inputs()]
 
     def describe(self):
         """Shapes and dtypes of inputs and init inputs, drawn on the meta device so nothing is allocated."""
@@ -159,8 +198,11 @@ class Problem:
 class Session:
     """One evaluation: a problem, a candidate, the models built from them, and the inputs in use."""
 
-    def __init__(self, device):
+    def __init__(self, device, protocol=None):
         self.device = torch.device(device)
+        self.protocol = dict(protocol or {})
+        precision = self.protocol.get("precision", "fp32")
+        self.dtype = None if precision == "fp32" else DTYPES[precision]
         self.problem = None
         self.model = None
         self.model_new = None
@@ -168,7 +210,7 @@ class Session:
 
     def load_problem(self, path, source, overrides):
         self.overrides = dict(overrides)
-        self.problem = Problem(path, source, overrides)
+        self.problem = Problem(path, source, overrides, self.dtype)
         return self.problem.applied
 
     def load_candidate(self, path, source, overrides):
@@ -186,19 +228,37 @@ class Session:
         self.candidate_class = module.ModelNew
 
     def build_models(self, seed):
-        """KernelBench's construction: seed, init inputs, seed, Model; seed, ModelNew; both moved to the device."""
+        self.model, self.model_new = self.construct(self.problem, seed)
+        self.sync()
+
+    def construct(self, problem, seed):
+        """Builds (Model, ModelNew) for `problem` the protocol's way. KernelBench: seed, init inputs, seed, Model;
+        seed, ModelNew, both in train mode. CUDA Agent: ModelNew gets Model's weights by a strict load_state_dict,
+        both in eval mode. Both are moved to the device and cast to the protocol's precision."""
         set_seed(seed)
-        init_inputs = [to_device(x, self.device) for x in self.problem.init_inputs()]
+        init_inputs = [to_device(x, self.device, self.dtype) for x in problem.init_inputs()]
         with torch.no_grad():
             set_seed(seed)
-            self.model = self.problem.module.Model(*init_inputs).to(self.device)
+            model = self._place(problem.module.Model(*init_inputs))
         try:
             with torch.no_grad():
                 set_seed(seed)
-                self.model_new = self.candidate_class(*init_inputs).to(self.device)
+                model_new = self._place(self.candidate_class(*init_inputs))
         except Exception as exc:
             raise KjError("runtime_error", f"constructing ModelNew raised:\n{format_exception(exc)}") from None
-        self.sync()
+        if self.protocol.get("weights") == "state_dict":
+            try:
+                model_new.load_state_dict(model.state_dict(), strict=True)
+            except Exception as exc:
+                raise KjError("incorrect", "ModelNew does not take Model's weights (load_state_dict(strict=True), "
+                              f"as the cuda-agent protocol requires):\n{exc}") from None
+        if self.protocol.get("eval_mode"):
+            model.eval()
+            model_new.eval()
+        return model, model_new
+
+    def _place(self, model):
+        return model.to(device=self.device, dtype=self.dtype) if self.dtype else model.to(self.device)
 
     def trial_seeds(self, seed, count):
         torch.manual_seed(seed)
@@ -216,15 +276,24 @@ class Session:
         """One KernelBench correctness trial: reference then candidate on the same inputs; returns a result dict."""
         set_seed(seed)
         inputs = self.problem.inputs(self.device)
+        clone = self.protocol.get("clone_inputs", False)
         with torch.no_grad():
-            reference = self.model(*inputs)
+            reference = self.model(*(_clone_all(inputs) if clone else inputs))
             self.sync()
             try:
-                output = self.model_new(*inputs)
+                if self.protocol.get("forbid_functional"):
+                    with forbid_functional():
+                        output = self.model_new(*(_clone_all(inputs) if clone else inputs))
+                else:
+                    output = self.model_new(*inputs)
                 self.sync()
+            except KjError:
+                raise
             except Exception as exc:
                 raise KjError("runtime_error", f"ModelNew.forward raised:\n{format_exception(exc)}") from None
         try:
+            if self.protocol.get("comparison") == "assert_close":
+                return assert_close(reference, output, atol, rtol)
             return compare(reference, output, atol, rtol)
         except torch.OutOfMemoryError as exc:  # the harness's comparison ran out of memory, not the candidate
             raise KjError("harness_error", f"comparing the outputs ran out of memory:\n{exc}") from None
@@ -240,6 +309,24 @@ class Session:
     def call_reference(self):
         with torch.no_grad():
             self.model(*self.timing_inputs)
+
+
+def _clone_all(inputs):
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def assert_close(reference, output, atol, rtol):
+    """CUDA Agent's check: torch.testing.assert_close(output, reference, atol, rtol), which also requires the same
+    dtype and device and fails on NaN; the error measures come from `compare`."""
+    result = compare(reference, output, atol, rtol)
+    if not isinstance(output, torch.Tensor):
+        return result
+    try:
+        torch.testing.assert_close(output, reference, atol=atol, rtol=rtol)
+        result.update(passed=True, message="")
+    except AssertionError as exc:
+        result.update(passed=False, message="assert_close: " + str(exc).strip().splitlines()[0])
+    return result
 
 
 CHUNK = 1 << 25  # elements per step of a comparison: GB-sized outputs are compared without GB-sized temporaries

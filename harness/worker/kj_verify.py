@@ -279,23 +279,19 @@ class Verifier:
             return [self._skip("shape", "the problem has no integer size constants to vary")]
         overrides.update(new)
         try:
-            problem = Problem(self.s.problem.path, self.s.problem.raw_source, overrides)
-            set_seed(self.seed)
-            init = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in problem.init_inputs()]
+            problem = Problem(self.s.problem.path, self.s.problem.raw_source, overrides, self.s.dtype)
             with torch.no_grad():
                 set_seed(self.seed)
-                model = problem.module.Model(*init).to(self.device)
+                model = problem.module.Model(*problem.init_inputs())
                 set_seed(self.seed)
                 inputs = self.base_inputs(self.seed, problem)
-                model(*inputs)
+                self.s._place(model)(*inputs)
         except Exception as exc:
             return [self._skip("shape", f"the reference does not run at sizes {new}: {exc}")]
         try:
-            with torch.no_grad():
-                set_seed(self.seed)
-                model_new = self.s.candidate_class(*init).to(self.device)
+            model, model_new = self.s.construct(problem, self.seed)
         except Exception as exc:
-            case = self._skip("shape", f"ModelNew({init}) raised at sizes {new}: {exc}")
+            case = self._skip("shape", f"ModelNew raised at sizes {new}: {getattr(exc, 'message', exc)}")
             case["status"] = "fail"
             return [case]
         cases = []

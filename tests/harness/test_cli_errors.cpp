@@ -2,6 +2,9 @@
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
+#include <utility>
+#include <vector>
+
 using namespace kj::test;
 
 namespace {
@@ -50,6 +53,16 @@ TEST_CASE("kj rejects bad input with exit code 2 and a clear message") {
     CHECK(r.exit_code == 2);
     CHECK(contains(r.err, (dir / "missing").string()));
   }
+  SECTION("unknown protocol, precision or library policy") {
+    for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+             {"--protocol", "kernelbox"}, {"--precision", "fp8"}, {"--library-policy", "forbid-some"}}) {
+      const auto r = run_kj({"run", flag, value, "--db", (dir / "kj.sqlite").string()});
+      INFO(flag << " " << value << ": " << r.err);
+      CHECK(r.exit_code == 2);
+      CHECK(contains(r.err, flag));
+      CHECK(contains(r.err, value));
+    }
+  }
   SECTION("results of a DB that does not exist") {
     const auto r = run_kj({"results", "--db", (dir / "absent.sqlite").string()});
     CHECK(r.exit_code == 2);
@@ -71,4 +84,6 @@ TEST_CASE("kj --version and --help describe the tool") {
   CHECK(contains(run_help.out, "--candidates"));
   CHECK(contains(run_help.out, "--kernelbench"));
   CHECK(contains(run_help.out, "--set"));
+  CHECK(contains(run_help.out, "cuda-agent"));
+  CHECK(contains(run_help.out, "--library-policy"));
 }
