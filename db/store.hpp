@@ -148,6 +148,7 @@ struct result_row {
   std::string strict_failed;
   std::string findings; // kinds, comma-separated
   std::string degenerate;
+  std::optional<double> library_share; // GPU: share of the candidate's kernel time in library kernels
 };
 
 struct db_info {

@@ -201,7 +201,8 @@ SELECT e.id, r.run_uid, p.suite, p.level, p.number, p.name, c.path, c.producer, 
        e.error, ct.median_ms, rt.median_ms, ct.method = rt.method AND ct.clock = rt.clock,
        e.strict_verdict, e.strict_failed, e.degenerate,
        (SELECT group_concat(kind, ',') FROM (SELECT DISTINCT kind FROM static_findings f
-                                             WHERE f.evaluation_id = e.id ORDER BY kind))
+                                             WHERE f.evaluation_id = e.id ORDER BY kind)),
+       json_extract(ct.params_json, '$.trace.library_share')
 FROM paired
 JOIN evaluations e ON e.id = paired.id
 JOIN runs r ON r.id = e.run_id
@@ -234,6 +235,7 @@ ORDER BY p.suite, p.level, p.number, c.sample, e.id
     row.strict_failed = rows.column_text(16);
     row.degenerate = rows.column_text(17);
     row.findings = rows.is_null(18) ? "" : rows.column_text(18);
+    row.library_share = rows.column_optional_double(19);
     const bool comparable = !rows.is_null(14) && rows.column_int64(14) != 0;
     if (comparable && row.candidate_median_ms && row.reference_median_ms && *row.candidate_median_ms > 0)
       row.speedup = *row.reference_median_ms / *row.candidate_median_ms;

@@ -88,21 +88,24 @@ void write_results(const std::vector<db::result_row>& rows, results_format forma
                        {"strict_verdict", r.strict_verdict},
                        {"strict_failed", r.strict_failed},
                        {"findings", r.findings},
-                       {"degenerate", r.degenerate}});
+                       {"degenerate", r.degenerate},
+                       {"library_share", optional_json(r.library_share)}});
     out << array.dump(2) << "\n";
     return;
   }
   out << "evaluation_id,run,suite,level,problem_id,problem,candidate,producer,sample,device,verdict,error,"
-         "candidate_median_ms,reference_median_ms,speedup,strict_verdict,strict_failed,findings,degenerate\n";
+         "candidate_median_ms,reference_median_ms,speedup,strict_verdict,strict_failed,findings,degenerate,"
+         "library_share\n";
   for (const auto& r : rows)
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.evaluation_id,
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.evaluation_id,
                        csv_field(r.run_uid), csv_field(r.suite), r.level, r.number, csv_field(r.problem_name),
                        csv_field(r.candidate_path), csv_field(r.producer), r.sample, r.device, r.verdict,
                        csv_field(r.error),
                        r.candidate_median_ms ? fmt::format("{}", *r.candidate_median_ms) : "",
                        r.reference_median_ms ? fmt::format("{}", *r.reference_median_ms) : "",
                        r.speedup ? fmt::format("{}", *r.speedup) : "", r.strict_verdict,
-                       csv_field(r.strict_failed), csv_field(r.findings), csv_field(r.degenerate));
+                       csv_field(r.strict_failed), csv_field(r.findings), csv_field(r.degenerate),
+                       r.library_share ? fmt::format("{}", *r.library_share) : "");
 }
 
 } // namespace kj::reports

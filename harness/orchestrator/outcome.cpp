@@ -64,8 +64,12 @@ db::case_record to_case(const json& e) {
   return c;
 }
 
-// The kernel trace of a subject is stored with that subject's timing row (params_json["trace"]).
-void attach_trace(db::evaluation_record& record, const json& e) {
+// The kernel trace of a subject is stored with that subject's timing row (params_json["trace"]); the
+// candidate's also yields strict cases.
+void attach_trace(db::evaluation_record& record, const json& e, const trace_policy& policy) {
+  if (e.value("subject", "") == "candidate")
+    for (auto& c : trace_cases(e.value("trace", json()), policy))
+      record.cases.push_back(std::move(c));
   for (auto& t : record.timings)
     if (t.subject == e.value("subject", "")) {
       json params = json::parse(t.params_json);
@@ -91,7 +95,45 @@ void judge_strict(db::evaluation_record& record) {
     record.strict_failed += (record.strict_failed.empty() ? "" : ",") + f;
 }
 
+bool forbidden(const std::string& library, const std::string& policy) {
+  if (policy == "forbid-all") return true;
+  return policy == "forbid-torch" && (library == "aten" || library == "inductor");
+}
+
 } // namespace
+
+std::vector<db::case_record> trace_cases(const json& trace, const trace_policy& policy) {
+  std::vector<db::case_record> cases;
+  if (!trace.is_object() || trace.contains("error") || !trace.contains("side_stream")) return cases;
+  db::case_record side;
+  side.case_class = "side_stream";
+  side.status = trace.value("side_stream", false) ? "fail" : "pass";
+  side.message = trace.value("side_stream_reason", "");
+  if (side.message.empty())
+    side.message = fmt::format("{} stream(s), {:.4g} ms busy per call", trace.value("streams", 0),
+                               trace.value("busy_ms_per_call", 0.0));
+  cases.push_back(side);
+  if (policy.library_policy == "report") return cases;
+  const double total = trace.value("kernel_ms", 0.0);
+  double share = 0;
+  std::string which;
+  for (const auto& l : trace.value("libraries", json::array())) {
+    const std::string name = l.value("library", "");
+    if (!forbidden(name, policy.library_policy) || total <= 0) continue;
+    share += l.value("ms", 0.0) / total;
+    which += fmt::format("{}{} {:.0f}%", which.empty() ? "" : ", ", name, 100 * l.value("ms", 0.0) / total);
+  }
+  db::case_record library;
+  library.case_class = "library";
+  library.status = share > policy.max_library_share ? "fail" : "pass";
+  library.max_rel_err = share;
+  library.message =
+      fmt::format("share of kernel time in kernels that {} covers: {:.0f}%{}{}{} (limit {:.0f}%)",
+                  policy.library_policy, 100 * share, which.empty() ? "" : " (", which,
+                  which.empty() ? "" : ")", 100 * policy.max_library_share);
+  cases.push_back(library);
+  return cases;
+}
 
 std::string describe_exit(const worker_outcome& outcome) {
   if (outcome.timed_out) return fmt::format("killed after {:.0f} s (the job's time limit)", outcome.wall_s);
@@ -102,7 +144,7 @@ std::string describe_exit(const worker_outcome& outcome) {
 }
 
 void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
-                     db::evaluation_record& record) {
+                     db::evaluation_record& record, const trace_policy& policy) {
   std::string last_phase = "start";
   const json* verdict = nullptr;
   for (const auto& e : outcome.events) {
@@ -112,7 +154,7 @@ void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
     if (type == "phase") last_phase = e.value("phase", last_phase);
     if (type == "verdict") verdict = &e;
     if (type == "case") record.cases.push_back(to_case(e));
-    if (type == "trace") attach_trace(record, e);
+    if (type == "trace") attach_trace(record, e, policy);
     if (type == "phase_time")
       (e.value("phase", "") == "strict" ? record.strict_s : record.compatible_s) = e.value("seconds", 0.0);
   }

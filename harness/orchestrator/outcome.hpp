@@ -4,13 +4,28 @@
 #include "db/store.hpp"
 #include "harness/orchestrator/worker_process.hpp"
 
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace kj::orchestrator {
 
-// Fills verdict, error, trials and timings of `record` from the worker's events and exit status.
+// What the strict verdict makes of the candidate's kernel trace (docs/methodology.md, "Kernel trace").
+struct trace_policy {
+  // "report": library share recorded only; "forbid-torch": fail when PyTorch's own kernels (aten, inductor)
+  // exceed max_library_share of the candidate's kernel time; "forbid-all": the same for any library kernel.
+  std::string library_policy = "report";
+  double max_library_share = 0.5;
+};
+
+// The strict case rows derived from a trace summary (the worker's "trace" JSON): `side_stream` always,
+// `library` unless the policy is "report". Empty when there is no usable trace (CPU, or tracing failed).
+std::vector<db::case_record> trace_cases(const nlohmann::json& trace, const trace_policy& policy);
+
+// Fills verdict, error, trials, timings, strict cases and the strict verdict of `record` from the worker's
+// events and exit status.
 void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
-                     db::evaluation_record& record);
+                     db::evaluation_record& record, const trace_policy& policy = {});
 
 // A one-line description of how a worker ended ("killed by signal 11 (Segmentation fault)", ...).
 std::string describe_exit(const worker_outcome& outcome);

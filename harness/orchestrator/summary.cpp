@@ -22,7 +22,10 @@ void progress_view::end(const db::evaluation_record& record) {
   const std::size_t evaluated = m_done - m_skipped;
   const double eta =
       evaluated ? m_busy_s / static_cast<double>(evaluated) * static_cast<double>(m_total - m_done) : 0;
-  fmt::print(stderr, "{} ({:.1f} s, ETA {}:{:02})\n", record.verdict, record.duration_s,
+  std::string strict = record.strict_verdict.empty() ? "" : ", strict " + record.strict_verdict;
+  if (!record.strict_failed.empty()) strict += " [" + record.strict_failed + "]";
+  if (!record.degenerate.empty()) strict += ", degenerate problem";
+  fmt::print(stderr, "{}{} ({:.1f} s, ETA {}:{:02})\n", record.verdict, strict, record.duration_s,
              static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
 }
 
