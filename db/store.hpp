@@ -141,6 +141,7 @@ struct result_row {
   std::string device;
   std::string verdict;
   std::string error;
+  // [ms] each timing's headline statistic: the median (method robust) or the mean (kernelbench, cuda-agent)
   std::optional<double> candidate_median_ms;
   std::optional<double> reference_median_ms;
   std::optional<double> speedup; // reference / candidate

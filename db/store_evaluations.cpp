@@ -198,7 +198,10 @@ WITH picked AS (
   FROM picked
 )
 SELECT e.id, r.run_uid, p.suite, p.level, p.number, p.name, c.path, c.producer, c.sample, e.device, e.verdict,
-       e.error, ct.median_ms, rt.median_ms, ct.method = rt.method AND ct.clock = rt.clock,
+       e.error,
+       CASE json_extract(ct.params_json, '$.headline') WHEN 'mean' THEN ct.mean_ms ELSE ct.median_ms END,
+       CASE json_extract(rt.params_json, '$.headline') WHEN 'mean' THEN rt.mean_ms ELSE rt.median_ms END,
+       ct.method = rt.method AND ct.clock = rt.clock,
        e.strict_verdict, e.strict_failed, e.degenerate,
        (SELECT group_concat(kind, ',') FROM (SELECT DISTINCT kind FROM static_findings f
                                              WHERE f.evaluation_id = e.id ORDER BY kind)),

@@ -40,19 +40,28 @@ protocol_spec cuda_agent_protocol(const std::string& precision = "fp32");
 protocol_spec make_protocol(const std::string& name, const std::string& kb_version,
                             const std::string& precision = "fp32");
 
+// How subjects are timed (docs/methodology.md). Every field is stored with each timing row.
 struct timing_spec {
   bool enabled = true;
+  // "robust": flush, events, device sync, adaptive stopping, median (the default). "kernelbench": KernelBench
+  // main's cuda_event protocol, mean. "cuda-agent": summed CUPTI kernel time per call over 10 calls after 5
+  // warmups, no flush, mean.
+  std::string method = "robust";
   int warmup_min_calls = 3;
   double warmup_min_ms = 25;
   int min_samples = 10;
   double min_time_ms = 100;
   double max_time_ms = 3000;
   int max_samples = 1000;
-  double target_rel_ci = 0.01;
+  double target_rel_ci = 0.005; // stop when the 95% CI of the median is within ±0.5% of it
+  int input_sets = 2; // robust: timed calls rotate over this many input sets (fewer if memory is short)
+  bool check_outputs = true; // the outputs of timed calls are compared with the reference afterwards
+  bool graphs = false;       // CUDA: also time CUDA-graph replays of each forward, when capturable
+  bool floor = true;         // also time an empty forward (the harness's floor) with the same method
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(timing_spec, enabled, warmup_min_calls, warmup_min_ms,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(timing_spec, enabled, method, warmup_min_calls, warmup_min_ms,
                                                 min_samples, min_time_ms, max_time_ms, max_samples,
-                                                target_rel_ci)
+                                                target_rel_ci, input_sets, check_outputs, graphs, floor)
 
 struct source_file {
   std::string path;

@@ -51,6 +51,10 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
                   "tolerance 1e-2 for fp16 and bf16)")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
       ->capture_default_str();
+  cmd->add_option("--trials", s->options.trials,
+                  "compatible trials per candidate (default: the protocol's 5); fewer saves time on large "
+                  "problems and is recorded, but is no longer the original protocol")
+      ->check(CLI::Range(1, 1000));
   cmd->add_option("--library-policy", s->options.trace.library_policy,
                   "GPU: what library kernels in the candidate's kernel trace mean for the strict verdict: "
                   "report (share recorded only), forbid-torch (fail above --max-library-share of kernel time "
@@ -66,11 +70,37 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
   cmd->add_flag(
       "--no-strict", s->no_strict,
       "compatible verdict only: skip the strict case classes (adversarial inputs, output and input checks)");
-  cmd->add_option("--min-samples", s->options.timing.min_samples, "timing: at least this many samples")
+  auto& t = s->options.timing;
+  cmd->add_option("--timing-method", t.method,
+                  "robust (L2 flush, events, device sync, adaptive stop, median), kernelbench (KernelBench "
+                  "main's cuda_event protocol, mean of 100) or cuda-agent (summed kernel time of 10 traced "
+                  "calls after 5 warmups, no flush, mean)")
+      ->check(CLI::IsMember({"robust", "kernelbench", "cuda-agent"}))
       ->capture_default_str();
-  cmd->add_option("--max-time-ms", s->options.timing.max_time_ms,
-                  "timing: at most this much measured time per subject")
+  cmd->add_option("--min-samples", t.min_samples, "robust timing: at least this many samples")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_option("--min-time-ms", t.min_time_ms, "robust timing: at least this much measured time")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--max-time-ms", t.max_time_ms,
+                  "robust timing: at most this much measured time per subject")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--target-ci", t.target_rel_ci,
+                  "robust timing: stop when the 95% confidence interval of the median is within this "
+                  "fraction of it")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--input-sets", t.input_sets,
+                  "robust timing: timed calls rotate over this many input sets (fewer when device memory "
+                  "is short)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  cmd->add_flag("!--no-output-check", t.check_outputs,
+                "do not compare the outputs of timed calls with the reference");
+  cmd->add_flag("--graphs", t.graphs, "CUDA: also time CUDA-graph replays of candidate and reference");
+  cmd->add_flag("!--no-floor", t.floor, "do not time the empty forward (the harness's floor)");
   return [s, cmd, argc, argv] {
     for (int i = 0; i < argc; ++i)
       s->options.command_line += (i ? " " : "") + std::string(argv[i]);

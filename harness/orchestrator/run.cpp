@@ -141,6 +141,7 @@ int execute_run(const run_options& options) {
                 {"overrides", options.overrides},
                 {"timing", options.timing},
                 {"protocol", options.protocol},
+                {"trials", options.trials},
                 {"library_policy", options.trace.library_policy},
                 {"max_library_share", options.trace.max_library_share},
                 {"precision", options.precision},
@@ -182,6 +183,10 @@ int execute_run(const run_options& options) {
       j.job.overrides[k] = v;
     j.job.protocol =
         make_protocol(options.protocol, p.kb_version.empty() ? "main" : p.kb_version, options.precision);
+    if (options.trials > 0 && options.trials != j.job.protocol.trials) { // no longer the original protocol
+      j.job.protocol.trials = options.trials;
+      j.job.protocol.name += fmt::format("+trials={}", options.trials);
+    }
     j.job.timing = options.timing;
     j.job.strict = options.strict;
     j.record = {run_id, problem_ids[c.problem_index], candidate_id, stack_id, device,

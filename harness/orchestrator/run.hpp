@@ -27,6 +27,7 @@ struct run_options {
       "kernelbench";              // compatible verdict: "kernelbench" (rules of --kb-version) or "cuda-agent"
   std::string precision = "fp32"; // fp32, fp16 or bf16
   trace_policy trace;             // what the strict verdict makes of the kernel trace
+  int trials = 0;                 // compatible trials; 0: the protocol's own count (5)
   int build_jobs = 0;             // parallel compile workers; 0: one per core, at most 8
   std::string command_line;
 };

@@ -59,6 +59,77 @@ void run_case_classes(const job_spec& job, py::module_& runtime, py::object& ses
   }
 }
 
+double median_of(std::vector<double> samples) {
+  std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2),
+                   samples.end());
+  return samples[samples.size() / 2];
+}
+
+// CUDA graphs (--graphs): each forward captured once and its replays timed; a forward that cannot be
+// captured is reported, not judged.
+void time_graphs(const job_spec& job, py::object& session, const device_context& device,
+                 result_channel& channel) {
+  for (const std::string which : {"candidate", "reference"}) {
+    const std::string subject = which == "candidate" ? "candidate_graph" : "reference_eager_graph";
+    try {
+      py::object replay = session.attr("capture_graph")(which);
+      const std::function<void()> call = [&] { replay(); };
+      report_timing(channel, subject, time_callable(call, device, job.timing));
+    } catch (py::error_already_set& e) {
+      channel.emit({{"type", "graph_error"}, {"subject", subject}, {"error", std::string(e.what())}});
+    }
+  }
+}
+
+// Candidate (with the check of its timed outputs and its kernel trace), eager reference, the empty-forward
+// floor and, on request, CUDA-graph replays; all with the job's timing method.
+void time_subjects(const job_spec& job, py::object& session, result_channel& channel) {
+  const timing_spec& spec = job.timing;
+  // robust: several input sets drawn on the device; the other methods: KernelBench's one CPU-drawn set
+  const bool robust = spec.method == "robust";
+  const int sets =
+      session.attr("prepare_timing")(job.protocol.seed, robust ? spec.input_sets : 1, robust).cast<int>();
+  py::object sync = session.attr("sync");
+  py::object empty_cache = session.attr("empty_cache");
+  device_context device;
+  device.cuda = job.device == "cuda";
+  device.stream = session.attr("stream")().cast<std::uint64_t>();
+  device.sync = [&] { sync(); };
+  device.empty_cache = [&] { empty_cache(); };
+  py::object call_candidate = session.attr("call_candidate");
+  py::object call_reference = session.attr("call_reference");
+  py::object call_empty = session.attr("call_empty");
+  const std::function<void()> candidate = [&] { call_candidate(); };
+  const std::function<void()> reference = [&] { call_reference(); };
+  const std::function<void()> empty = [&] { call_empty(); };
+
+  timing_result candidate_timing = time_callable(candidate, device, spec);
+  candidate_timing.params["input_sets"] = sets;
+  report_timing(channel, "candidate", candidate_timing);
+  if (spec.check_outputs)
+    for (py::handle c : session.attr("check_timed_outputs")(job.protocol.atol, job.protocol.rtol)) {
+      json event = to_json(c);
+      event["type"] = "case";
+      channel.emit(event);
+    }
+  session.attr("reset_rotation")();
+  timing_result reference_timing = time_callable(reference, device, spec);
+  reference_timing.params["input_sets"] = sets;
+  report_timing(channel, "reference_eager", reference_timing);
+  session.attr("reset_rotation")();
+  if (spec.floor) report_timing(channel, "empty_forward", time_callable(empty, device, spec));
+  if (device.cuda && spec.graphs) time_graphs(job, session, device, channel);
+  if (device.cuda && !candidate_timing.samples_ms.empty()) {
+    json trace;
+    try {
+      trace = trace_callable(candidate, device, median_of(candidate_timing.samples_ms));
+    } catch (const std::exception& e) { // a tracing failure is the harness's, never the candidate's verdict
+      trace = {{"error", e.what()}};
+    }
+    channel.emit({{"type", "trace"}, {"subject", "candidate"}, {"trace", trace}});
+  }
+}
+
 } // namespace
 
 std::string python_error_text(py::module_& runtime, py::error_already_set& error) {
@@ -136,32 +207,7 @@ void evaluate(const job_spec& job, py::module_& runtime, result_channel& channel
     if (job.timing.enabled) {
       phase = "timing";
       channel.emit({{"type", "phase"}, {"phase", "timing"}});
-      session.attr("prepare_timing")(protocol.seed);
-      py::object sync = session.attr("sync");
-      device_context device;
-      device.cuda = job.device == "cuda";
-      device.stream = session.attr("stream")().cast<std::uint64_t>();
-      device.sync = [&] { sync(); };
-      py::object call_candidate = session.attr("call_candidate");
-      py::object call_reference = session.attr("call_reference");
-      const std::function<void()> candidate = [&] { call_candidate(); };
-      const std::function<void()> reference = [&] { call_reference(); };
-      const timing_result candidate_timing = time_callable(candidate, device, job.timing);
-      report_timing(channel, "candidate", candidate_timing);
-      report_timing(channel, "reference_eager", time_callable(reference, device, job.timing));
-      if (device.cuda && !candidate_timing.samples_ms.empty()) {
-        phase = "trace";
-        auto sorted = candidate_timing.samples_ms;
-        std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-        json trace;
-        try {
-          trace = trace_callable(candidate, device, sorted[sorted.size() / 2]);
-        } catch (
-            const std::exception& e) { // a tracing failure is the harness's, never the candidate's verdict
-          trace = {{"error", e.what()}};
-        }
-        channel.emit({{"type", "trace"}, {"subject", "candidate"}, {"trace", trace}});
-      }
+      time_subjects(job, session, channel);
     }
     channel.emit({{"type", "verdict"}, {"verdict", "correct"}, {"error", ""}});
   } catch (py::error_already_set& e) {

@@ -298,17 +298,91 @@ class Session:
         except torch.OutOfMemoryError as exc:  # the harness's comparison ran out of memory, not the candidate
             raise KjError("harness_error", f"comparing the outputs ran out of memory:\n{exc}") from None
 
-    def prepare_timing(self, seed):
+    def prepare_timing(self, seed, sets, draw_on_device=False):
+        """Draws the timing input sets: the first under `seed` (KernelBench's one fixed set), then up to `sets - 1`
+        more under other seeds at other addresses, as long as they fit in a quarter of the free device memory.
+        draw_on_device: the draws run on the device (fast; other values than KernelBench's CPU draws). Returns how
+        many sets were drawn."""
         set_seed(seed)
-        self.timing_inputs = self.problem.inputs(self.device)
+        self.timing_sets = [self.problem.inputs(self.device, draw_on_device)]
+        size = sum(x.numel() * x.element_size() for x in self.timing_sets[0] if isinstance(x, torch.Tensor))
+        free = torch.cuda.mem_get_info(self.device)[0] if self.device.type == "cuda" else float("inf")
+        while len(self.timing_sets) < sets and size * len(self.timing_sets) < free / 4:
+            set_seed(seed + 7919 * len(self.timing_sets))
+            self.timing_sets.append(self.problem.inputs(self.device, draw_on_device))
+        self.reset_rotation()
+        return len(self.timing_sets)
+
+    def reset_rotation(self):
+        self.next_set = 0
+        self.timed_outputs = {}
+
+    def _rotate(self):
+        k = self.next_set
+        self.next_set = (k + 1) % len(self.timing_sets)
+        return k
 
     def call_candidate(self):
+        k = self._rotate()
         with torch.no_grad():
-            self.model_new(*self.timing_inputs)
+            self.timed_outputs[k] = self.model_new(*self.timing_sets[k])
 
     def call_reference(self):
         with torch.no_grad():
-            self.model(*self.timing_inputs)
+            self.model(*self.timing_sets[self._rotate()])
+
+    def check_timed_outputs(self, atol, rtol):
+        """Compares the output of the last timed call on each input set with the reference on that set (the
+        compatible tolerance); returns one case dict per set. The retained outputs are released."""
+        cases = []
+        for k, output in sorted(self.timed_outputs.items()):
+            with torch.no_grad():
+                reference = self.model(*self.timing_sets[k])
+            self.sync()
+            result = compare(reference, output, atol, rtol)
+            cases.append({"class": "timed_outputs", "index": k, "seed": 0,
+                          "status": "pass" if result["passed"] else "fail",
+                          "max_abs_err": result["max_abs_err"], "max_rel_err": result["max_rel_err"],
+                          "mismatches": result["mismatches"],
+                          "message": result["message"] and f"input set {k}: {result['message']}"})
+            del reference
+        self.timed_outputs = {}
+        return cases
+
+    def call_empty(self):
+        """The harness's floor: a Python forward that launches nothing, called like a candidate."""
+        with torch.no_grad():
+            _EMPTY(*self.timing_sets[0])
+
+    def capture_graph(self, which):
+        """Captures `which` ("candidate" or "reference") on the first timing set into a CUDA graph; returns a
+        replay callable, or raises when the forward cannot be captured."""
+        model = self.model_new if which == "candidate" else self.model
+        inputs = self.timing_sets[0]
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.no_grad(), torch.cuda.stream(side):
+            for _ in range(3):
+                model(*inputs)
+        torch.cuda.current_stream(self.device).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.no_grad(), torch.cuda.graph(graph):
+            model(*inputs)
+        self.sync()
+        self.graphs = getattr(self, "graphs", []) + [graph]
+        return graph.replay
+
+    def empty_cache(self):
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+
+
+class _EmptyModel(torch.nn.Module):
+    def forward(self, *inputs):
+        return None
+
+
+_EMPTY = _EmptyModel()
 
 
 def _clone_all(inputs):

@@ -62,45 +62,146 @@ const cuda::plugin* cuda_plugin(std::string& error) {
   return plugin.get();
 }
 
+// Throttle reasons that slow the clocks (idle, application clocks and sync boost do not).
+constexpr std::int64_t k_slowing_reasons = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
+
+nlohmann::json to_json(const cuda::nvml_snapshot& s) {
+  if (!s.available) return {{"available", false}, {"reason", s.unavailable_reason}};
+  const auto& v = s.values;
+  return {{"sm_clock_mhz", v.sm_clock_mhz},
+          {"sm_clock_max_mhz", v.sm_clock_max_mhz},
+          {"mem_clock_mhz", v.mem_clock_mhz},
+          {"temperature_c", v.temperature_c},
+          {"power_mw", v.power_mw},
+          {"power_limit_mw", v.power_limit_mw},
+          {"clocks_event_reasons", v.clocks_event_reasons},
+          {"clocks_event_text", std::string(v.clocks_event_text)},
+          {"other_processes", v.other_processes}};
+}
+
+// NVML before and after a subject: the samples in between are flagged when either snapshot shows a clock-
+// slowing reason, and a warning is recorded when other processes use the GPU.
+void record_nvml(const cuda::plugin& plugin, const cuda::nvml_snapshot& before, timing_result& result) {
+  const cuda::nvml_snapshot after = plugin.nvml();
+  result.params["nvml_before"] = to_json(before);
+  result.params["nvml_after"] = to_json(after);
+  if (!before.available || !after.available) return;
+  const auto slowing = [](const cuda::nvml_snapshot& s) {
+    return s.values.clocks_event_reasons > 0 && (s.values.clocks_event_reasons & k_slowing_reasons) != 0;
+  };
+  result.params["throttled"] = slowing(before) || slowing(after);
+  const std::int64_t others = std::max(before.values.other_processes, after.values.other_processes);
+  if (others > 0)
+    result.params["warning"] =
+        std::to_string(others) + " other process(es) used the GPU while this subject was timed";
+}
+
+// KernelBench's counts with the host clock: 3 warmups, 1 discarded and 100 reported trials, no early stop.
+timing::measure_params kernelbench_host_params() {
+  timing::measure_params params;
+  params.warmup_min_calls = 4; // KernelBench's 3 warmups and its discarded first trial
+  params.warmup_min_ms = 0;
+  params.stopping.min_samples = params.stopping.max_samples = 100;
+  params.stopping.min_time_ms = 0;
+  params.stopping.max_time_ms = 1e9;
+  params.stopping.target_rel_ci = 0;
+  params.max_wall_ms = 600'000;
+  return params;
+}
+
+// CUDA Agent's released timing: 5 warmups, then 10 calls; each sample is one call's summed kernel time.
+std::vector<double> cuda_agent_samples(const cuda::plugin& plugin, const std::function<void()>& call,
+                                       const device_context& device) {
+  for (int i = 0; i < 5; ++i)
+    call();
+  device.sync();
+  std::vector<double> samples;
+  for (int i = 0; i < 10; ++i) {
+    plugin.trace_begin(device.stream);
+    call();
+    device.sync();
+    const cuda::kernel_trace trace = plugin.trace_end();
+    double ns = 0;
+    for (const auto& k : trace.kernels)
+      ns += static_cast<double>(k.end_ns - k.start_ns);
+    samples.push_back(ns * 1e-6);
+  }
+  return samples;
+}
+
+timing_result time_cuda(const std::function<void()>& call, const device_context& device,
+                        const timing_spec& spec, const cuda::plugin& plugin) {
+  timing_result result;
+  result.params = spec;
+  result.params["headline"] = spec.method == "robust" ? "median" : "mean";
+  result.method = spec.method;
+  const cuda::nvml_snapshot before = plugin.nvml();
+  if (spec.method == "cuda-agent") {
+    result.clock = "cupti-kernel-sum";
+    result.stop_reason = "fixed_count";
+    result.samples_ms = cuda_agent_samples(plugin, call, device);
+  } else if (spec.method == "kernelbench") {
+    cuda::kernelbench_options options;
+    options.stream = device.stream;
+    options.after_warmup = device.empty_cache;
+    cuda::cuda_measurement cm = plugin.kernelbench(call, options);
+    result.clock = "cuda-event";
+    result.stop_reason = "fixed_count";
+    result.params["flush_bytes"] = cm.flush_bytes;
+    result.samples_ms = std::move(cm.events.samples_ms);
+  } else {
+    cuda::measure_options options;
+    options.stream = device.stream;
+    options.params = to_params(spec);
+    cuda::cuda_measurement cm = plugin.measure(call, options);
+    result.clock = "cuda-event";
+    result.params["host_ms"] = cm.host_ms;
+    result.params["l2_flush_bytes"] = cm.flush_bytes;
+    result.params["warmup_calls"] = cm.events.warmup_calls;
+    result.stop_reason = cm.events.stop_reason;
+    result.samples_ms = std::move(cm.events.samples_ms);
+  }
+  record_nvml(plugin, before, result);
+  return result;
+}
+
 } // namespace
 
 timing_result time_callable(const std::function<void()>& call, const device_context& device,
                             const timing_spec& spec) {
+  if (device.cuda) {
+    std::string error;
+    if (const cuda::plugin* plugin = cuda_plugin(error)) {
+      try {
+        return time_cuda(call, device, spec, *plugin);
+      } catch (const cuda::plugin_error& e) { // the plugin's own failure, not the candidate's
+        error = e.what();
+      }
+    }
+    synced_host_subject subject(call, device.sync);
+    const timing::measurement m = timing::measure_cold(subject, to_params(spec));
+    timing_result result{"host-median", "host+sync", m.stop_reason, spec, m.samples_ms};
+    result.params["headline"] = "median";
+    result.params["cuda_plugin_error"] = error;
+    result.params["warmup_calls"] = m.warmup_calls;
+    return result;
+  }
   timing_result result;
   result.params = spec;
   timing::measurement m;
-  if (!device.cuda) {
+  if (spec.method == "kernelbench") {
+    timing::host_subject subject(call);
+    m = timing::measure_cold(subject, kernelbench_host_params());
+    result.method = "kernelbench";
+    result.params["headline"] = "mean";
+  } else {
+    if (spec.method == "cuda-agent") result.params["fallback"] = "cuda-agent timing needs a GPU kernel trace";
     timing::host_subject subject(call);
     m = timing::measure_cold(subject, to_params(spec));
     result.method = "robust";
-    result.clock = "host";
-  } else {
-    std::string error;
-    const cuda::plugin* plugin = cuda_plugin(error);
-    if (plugin) {
-      try {
-        cuda::measure_options options;
-        options.stream = device.stream;
-        options.params = to_params(spec);
-        cuda::cuda_measurement cm = plugin->measure(call, options);
-        m = std::move(cm.events);
-        result.method = "robust";
-        result.clock = "cuda-event";
-        result.params["host_ms"] = cm.host_ms;
-        result.params["l2_flush_bytes"] = cm.flush_bytes;
-      } catch (const cuda::plugin_error& e) { // the plugin's own failure, not the candidate's
-        error = e.what();
-        plugin = nullptr;
-      }
-    }
-    if (!plugin) {
-      synced_host_subject subject(call, device.sync);
-      m = timing::measure_cold(subject, to_params(spec));
-      result.method = "host-median";
-      result.clock = "host+sync";
-      result.params["cuda_plugin_error"] = error;
-    }
+    result.params["headline"] = "median";
   }
+  result.clock = "host";
   result.params["warmup_calls"] = m.warmup_calls;
   result.stop_reason = m.stop_reason;
   result.samples_ms = std::move(m.samples_ms);

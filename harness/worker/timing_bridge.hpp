@@ -22,13 +22,21 @@ struct timing_result {
 // What the worker knows about the device it times on.
 struct device_context {
   bool cuda = false;
-  std::uint64_t stream = 0;   // torch.cuda.current_stream().cuda_stream
-  std::function<void()> sync; // waits for all device work (a no-op on the CPU)
+  std::uint64_t stream = 0;          // torch.cuda.current_stream().cuda_stream
+  std::function<void()> sync;        // waits for all device work (a no-op on the CPU)
+  std::function<void()> empty_cache; // torch.cuda.empty_cache() (KernelBench calls it after warmup)
 };
 
-// Warmup, then samples until the stopping rule is met. On CUDA: CUDA events on the timed stream with an L2
-// flush before each sample and a device-wide synchronization inside it (the timing plugin); when the plugin
-// cannot be loaded, the host clock around call + synchronize, with the reason recorded in params.
+// Times `call` by spec.method:
+// - "robust": warmup, then samples until the stopping rule is met. On CUDA: CUDA events on the timed stream
+//   with an L2 flush before each sample and a device-wide synchronization inside it (the timing plugin), and
+//   NVML snapshots before and after; when the plugin cannot be loaded, the host clock around call +
+//   synchronize, with the reason recorded in params. On the CPU: the host clock with an LLC flush.
+// - "kernelbench": KernelBench main's cuda_event protocol (3 synced warmups, empty_cache, 1 discarded + 100
+//   trials, 256 MB flush, events on the current stream); on the CPU the same counts with the host clock.
+// - "cuda-agent": 5 warmups, then 10 calls each traced alone; a sample is the call's summed kernel time.
+//   Needs the kernel trace: on the CPU it falls back to "robust" (recorded in params).
+// params["headline"] names the statistic reports use: "median" (robust) or "mean" (the other two).
 timing_result time_callable(const std::function<void()>& call, const device_context& device,
                             const timing_spec& spec);
 
