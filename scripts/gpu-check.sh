@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: configure, build, run the `gpu` tests and real `kj` runs; logs and tables go to $OUT.
-# Stages (default: all): build, tests, suite, kb-identity. Headers the machine lacks (sqlite3.h, OpenSSL) come from
+# Stages (default: build tests suite kb-identity): build, tests, corpus, suite, kb-identity, kb-compat, strict-cost,
+# rep-a, rep-b, kb-method, kb-own, timing-report. Headers the machine lacks (sqlite3.h, OpenSSL) come from
 # .gpu-carry/root (Debian packages unpacked with dpkg -x) and the KernelBench problems from .gpu-carry/KernelBench.
+# The DB is $OUT/kj.sqlite, seeded from .gpu-carry/kj.sqlite when that exists (runs of an earlier call).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/kj-out}
@@ -11,6 +13,21 @@ stages=${*:-build tests suite kb-identity}
 mkdir -p "$OUT"
 export KJ_CACHE_DIR=/tmp/kj-cache
 kj="$BUILD/harness/kj"
+[[ -f $CARRY/kj.sqlite && ! -f $OUT/kj.sqlite ]] && cp "$CARRY/kj.sqlite" "$OUT/kj.sqlite"
+# The timing acceptance set: >= 30 KernelBench problems over the three levels (LEVEL:IDS).
+KB_SELECT=${KB_SELECT:-"1:1-12 2:1-12 3:1-10"}
+kb_pip() { python3 -m pip install -q --no-index --no-deps --target /tmp/site "$CARRY"/whl/*.whl >/dev/null 2>&1; }
+# kb_timing_run RUN-ID [kj run options...]: identity candidates on KB_SELECT, timing only (1 compatible trial).
+kb_timing_run() {
+  local run=$1 item
+  shift
+  for item in $KB_SELECT; do
+    "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level "${item%%:*}" --ids "${item#*:}" \
+      --candidates identity --no-strict --trials 1 --db "$OUT/kj.sqlite" --run-id "$run" "$@" 2>>"$OUT/$run.err" >/dev/null
+  done
+  "$kj" results --db "$OUT/kj.sqlite" --run "$run" >"$OUT/$run.txt"
+  tail -1 "$OUT/$run.err" >>"$OUT/summary.txt"
+}
 log() { printf '== %s %s\n' "$(date +%T)" "$*" | tee -a "$OUT/summary.txt"; }
 
 configure_and_build() {
@@ -36,6 +53,32 @@ for stage in $stages; do
     ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 900 2>&1 | tail -40 | tee "$OUT/ctest-gpu.log"
     ctest --test-dir "$BUILD" -LE gpu -E "built-in suite|failure mode" -j 8 2>&1 | tail -5 | tee -a "$OUT/summary.txt"
     ;;
+  corpus)
+    log "ctest: the CUDA strict corpus and the plugin tests"
+    ctest --test-dir "$BUILD" -L gpu -E "built-in suite" --output-on-failure --timeout 900 2>&1 | tail -60 | tee "$OUT/ctest-corpus.log"
+    tail -3 "$OUT/ctest-corpus.log" >>"$OUT/summary.txt"
+    ;;
+  rep-a | rep-b)
+    log "timing repeatability run $stage: identity on $KB_SELECT, method robust"
+    kb_timing_run "$stage" --max-time-ms "${KB_MAX_MS:-1000}"
+    ;;
+  kb-method)
+    log "kj's kernelbench timing method on $KB_SELECT"
+    kb_timing_run kb-method --timing-method kernelbench --no-floor --no-output-check
+    ;;
+  kb-own)
+    log "KernelBench's own timing code (measure_ref_program_time, cuda_event) on $KB_SELECT"
+    kb_pip
+    PYTHONPATH=/tmp/site python3 scripts/kb_timing_check.py --kb-src "$CARRY/kb-src/src" --problems "$CARRY/KernelBench" \
+      --select $KB_SELECT >"$OUT/kb-own.jsonl" 2>"$OUT/kb-own.err"
+    wc -l <"$OUT/kb-own.jsonl" >>"$OUT/summary.txt"
+    ;;
+  timing-report)
+    log "timing report"
+    python3 scripts/timing_report.py "$OUT/kj.sqlite" $([[ -s $OUT/kb-own.jsonl ]] && echo --kb-own "$OUT/kb-own.jsonl") \
+      >"$OUT/timing-report.md" 2>&1
+    grep "^- " "$OUT/timing-report.md" | tee -a "$OUT/summary.txt"
+    ;;
   suite)
     log "kj run --device cuda on the built-in suite (examples)"
     "$kj" run --device cuda --db "$OUT/kj.sqlite" --run-id suite-cuda 2>"$OUT/suite.err" | tee "$OUT/suite.txt"
@@ -51,7 +94,7 @@ for stage in $stages; do
     # kj (strict verdicts on, no timing) and KernelBench's own evaluator run side by side on the CUDA examples;
     # verdicts are compared at the end. Timing is off because the two share the GPU.
     log "compatible verdicts: kj vs KernelBench's own eval_kernel_against_ref on the CUDA examples"
-    python3 -m pip install -q --no-index --no-deps --target /tmp/site "$CARRY"/whl/*.whl >/dev/null 2>&1
+    kb_pip
     rm -f /tmp/kj-compat.json
     ( "$kj" run --device cuda --no-timing --db "$OUT/kj.sqlite" --run-id compat-cuda 2>"$OUT/compat.err" >/dev/null
       "$kj" results --db "$OUT/kj.sqlite" --run compat-cuda --format json >/tmp/kj-compat.tmp && mv /tmp/kj-compat.tmp /tmp/kj-compat.json
