@@ -8,6 +8,7 @@ Usage (GPU machine; a KernelBench checkout's src/ folder; nothing of KernelBench
   python3 scripts/kb_timing_check.py --kb-src KernelBench/src --problems KernelBench/KernelBench --select 1:1-12 2:1-5
 """
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -48,9 +49,10 @@ def main():
 
     for level, number, path in selected(args.problems, args.select):
         start = time.time()
-        stats = timing.measure_ref_program_time(os.path.basename(path), open(path).read(), num_warmup=5,
-                                                num_trials=100, timing_method="cuda_event",
-                                                device=torch.device("cuda:0"))
+        with contextlib.redirect_stdout(sys.stderr):  # KernelBench prints its progress
+            stats = timing.measure_ref_program_time(os.path.basename(path), open(path).read(), num_warmup=5,
+                                                    num_trials=100, timing_method="cuda_event",
+                                                    device=torch.device("cuda:0"))
         line = {"level": level, "number": number, "file": os.path.basename(path), "seconds": time.time() - start}
         line.update(stats or {"error": "measure_ref_program_time returned None"})
         print(json.dumps(line), flush=True)

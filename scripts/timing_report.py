@@ -84,6 +84,8 @@ def main():
         print("\n| L | id | problem | kj kernelbench mean [ms] | KernelBench's own mean [ms] | ratio |")
         print("|---|---|---|---|---|---|")
         for line in open(args.kb_own):
+            if not line.startswith("{"):  # KernelBench's own progress prints
+                continue
             theirs = json.loads(line)
             mine = ours.get((theirs["level"], theirs["number"]), {}).get("reference_eager")
             if mine and theirs.get("mean"):
