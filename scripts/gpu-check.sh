@@ -94,15 +94,22 @@ for stage in $stages; do
     # kj (strict verdicts on, no timing) and KernelBench's own evaluator run side by side on the CUDA examples;
     # verdicts are compared at the end. Timing is off because the two share the GPU.
     log "compatible verdicts: kj vs KernelBench's own eval_kernel_against_ref on the CUDA examples"
+    # KernelBench compiles each candidate in turn (~45 s each): KB_SHARDS evaluators share the candidates.
     kb_pip
     rm -f /tmp/kj-compat.json
     ( "$kj" run --device cuda --no-timing --db "$OUT/kj.sqlite" --run-id compat-cuda 2>"$OUT/compat.err" >/dev/null
       "$kj" results --db "$OUT/kj.sqlite" --run compat-cuda --format json >/tmp/kj-compat.tmp && mv /tmp/kj-compat.tmp /tmp/kj-compat.json
       "$kj" results --db "$OUT/kj.sqlite" --run compat-cuda >"$OUT/suite-strict.txt" ) &
-    PYTHONPATH=/tmp/site python3 scripts/kb_compat_check.py --kb-src "$CARRY/kb-src/src" --problems kernelbench/suite \
-      --candidates examples/candidates/cuda --kj-json /tmp/kj-compat.json 2>"$OUT/kb-compat.err" >"$OUT/kb-compat.txt"
+    shards=${KB_SHARDS:-6}
+    for ((k = 0; k < shards; ++k)); do
+      PYTHONPATH=/tmp/site python3 scripts/kb_compat_check.py --kb-src "$CARRY/kb-src/src" --problems kernelbench/suite \
+        --candidates examples/candidates/cuda --kj-json /tmp/kj-compat.json --shard "$k/$shards" \
+        2>"/tmp/kb-compat-$k.err" >"/tmp/kb-compat-$k.txt" &
+    done
     wait
-    tail -1 "$OUT/kb-compat.txt" >>"$OUT/summary.txt"
+    cat /tmp/kb-compat-*.txt >"$OUT/kb-compat.txt"
+    tail -n 3 /tmp/kb-compat-*.err >"$OUT/kb-compat.err"
+    grep -h "verdicts agree" "$OUT/kb-compat.txt" >>"$OUT/summary.txt"
     ;;
   strict-cost)
     log "strict vs compatible verification time, identity candidates on KernelBench level 1 (${KB_IDS:-1-12})"

@@ -56,14 +56,15 @@ def main():
     parser.add_argument("--problems", required=True)
     parser.add_argument("--candidates", required=True)
     parser.add_argument("--kj-json", required=True)
+    parser.add_argument("--shard", default="0/1", help="K/N: only every N-th candidate from the K-th (parallel runs)")
     args = parser.parse_args()
+    shard, shards = (int(x) for x in args.shard.split("/"))
     kb_eval = load_kb_eval(args.kb_src)
     pattern = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py")
     theirs_by_name = {}
-    for name in sorted(os.listdir(args.candidates)):
+    names = [n for n in sorted(os.listdir(args.candidates)) if pattern.fullmatch(n)]
+    for name in names[shard::shards]:
         m = pattern.fullmatch(name)
-        if not m:
-            continue
         ref = open(problem_file(args.problems, int(m[1]), int(m[2]))).read()
         cand = open(os.path.join(args.candidates, name)).read()
         with tempfile.TemporaryDirectory() as build_dir:
