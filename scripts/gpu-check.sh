@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: configure, build, run the `gpu` tests and real `kj` runs; logs and tables go to $OUT.
 # Stages (default: build tests suite kb-identity): build, tests, corpus, suite, kb-identity, kb-compat, strict-cost,
-# rep-a, rep-b, kb-method, kb-own, timing-report. Headers the machine lacks (sqlite3.h, OpenSSL) come from
+# rep-<name> (any number of repeatability runs), kb-method, kb-own, timing-report. Headers the machine lacks (sqlite3.h, OpenSSL) come from
 # .gpu-carry/root (Debian packages unpacked with dpkg -x) and the KernelBench problems from .gpu-carry/KernelBench.
 # The DB is $OUT/kj.sqlite, seeded from .gpu-carry/kj.sqlite when that exists (runs of an earlier call).
 set -uo pipefail
@@ -58,7 +58,7 @@ for stage in $stages; do
     ctest --test-dir "$BUILD" -L gpu -E "built-in suite" --output-on-failure --timeout 900 2>&1 | tail -60 | tee "$OUT/ctest-corpus.log"
     tail -3 "$OUT/ctest-corpus.log" >>"$OUT/summary.txt"
     ;;
-  rep-a | rep-b)
+  rep-*)
     log "timing repeatability run $stage: identity on $KB_SELECT, method robust"
     kb_timing_run "$stage" --max-time-ms "${KB_MAX_MS:-1000}"
     ;;
