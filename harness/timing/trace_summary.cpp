@@ -86,6 +86,10 @@ std::string_view library_of(std::string_view kernel_name) {
   for (std::size_t i = 0; i < regexes.size(); ++i) {
     if (std::regex_search(head, regexes[i])) return k_patterns[i].library;
   }
+  // cuBLAS's generic-named kernels (dot_kernel, reduce_1Block_kernel, ...) carry its parameter types in their
+  // template arguments, e.g. dot_kernel<float, 128, 0, cublasDotParams<cublasGemvTensorStridedBatched<...>>>.
+  static const std::regex cublas_types(R"(<.*\bcublas[A-Z]\w*(Params|Batched)\b)", std::regex::optimize);
+  if (std::regex_search(kernel_name.begin(), kernel_name.end(), cublas_types)) return "cublas";
   return {};
 }
 

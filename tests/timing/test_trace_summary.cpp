@@ -46,6 +46,15 @@ TEST_CASE("library_of recognizes vendor, PyTorch and inductor kernels", "[timing
           "cublasLt::cublasSplitKParams<float>, float const*, float const*, float*, float const*, "
           "float const*, float const*, float const*, float*, void*, long, float*, int*)") == "cublas");
   CHECK(library_of("nvjet_tst_192x192_64x4_2x1_v_bz_coopA_TNT") == "cublas");
+  // seen on an H100 (torch 2.11, matrix-vector product): generic heads, cuBLAS types in the template
+  // arguments
+  CHECK(library_of(
+            "void dot_kernel<float, 128, 0, cublasDotParams<cublasGemvTensorStridedBatched<float const>, "
+            "cublasGemvTensorStridedBatched<float> > >(cublasDotParams<cublasGemvTensorStridedBatched<"
+            "float const>, cublasGemvTensorStridedBatched<float> >)") == "cublas");
+  CHECK(library_of("void reduce_1Block_kernel<float, 128, 7, cublasGemvTensorStridedBatched<float>, "
+                   "cublasGemvTensorStridedBatched<float const>>(float*)") == "cublas");
+  CHECK(library_of("void dot_kernel<float>(float const*, float const*, float*)").empty());
   CHECK(library_of(
             "void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, false, "
             "cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<float const>, "

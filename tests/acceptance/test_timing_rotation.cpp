@@ -1,0 +1,72 @@
+// Timing defences through the real `kj run` on the CPU: rotating input sets defeats a result cache keyed on
+// the inputs, and the outputs of timed calls are checked (tests/fixtures/candidates/timing).
+#include "tests/support/catch_compat.hpp"
+#include "tests/support/paths.hpp"
+
+#include <nlohmann/json.hpp>
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+using namespace kj::test;
+
+namespace {
+
+json run_and_read(const scratch_dir& dir, const std::string& run, std::vector<std::string> extra) {
+  std::vector<std::string> args{"run",
+                                "--device",
+                                "cpu",
+                                "--problem",
+                                (fixtures_dir() / "problems" / "level1" / "1_Scaled_Add.py").string(),
+                                "--candidates",
+                                (fixtures_dir() / "candidates" / "timing").string(),
+                                "--set",
+                                "batch_size=256",
+                                "--set",
+                                "dim=4096",
+                                "--max-time-ms",
+                                "300",
+                                "--db",
+                                (dir / "kj.sqlite").string(),
+                                "--cache-dir",
+                                (dir / "cache").string(),
+                                "--run-id",
+                                run};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto r = run_kj(args, dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto results =
+      run_kj({"results", "--db", (dir / "kj.sqlite").string(), "--run", run, "--format", "json"});
+  REQUIRE(results.exit_code == 0);
+  return json::parse(results.out);
+}
+
+const json& row_of(const json& rows, const std::string& file) {
+  for (const auto& row : rows)
+    if (fs::path(row["candidate"].get<std::string>()).filename() == file) return row;
+  FAIL("no row for " << file);
+  return rows[0];
+}
+
+} // namespace
+
+TEST_CASE("input rotation defeats an input-keyed cache, and timed outputs are checked") {
+  scratch_dir dir;
+  const json rotated = run_and_read(dir, "rotated", {});
+  const json single = run_and_read(dir, "single", {"--input-sets", "1"});
+
+  const json& cache_rotated = row_of(rotated, "level_1_problem_1_sample_0_kernel.py");
+  const json& cache_single = row_of(single, "level_1_problem_1_sample_0_kernel.py");
+  INFO("rotated: " << cache_rotated.dump() << "\nsingle: " << cache_single.dump());
+  REQUIRE(cache_rotated["speedup"].is_number());
+  REQUIRE(cache_single["speedup"].is_number());
+  CHECK(cache_rotated["speedup"].get<double>() < 2.0); // every timed call computes
+  CHECK(cache_single["speedup"].get<double>() > 5.0);  // one fixed input set: every call is a replay
+  CHECK(cache_rotated["strict_verdict"] == "pass");
+
+  const json& zeros = row_of(rotated, "level_1_problem_1_sample_1_kernel.py");
+  INFO(zeros.dump());
+  CHECK(zeros["verdict"] == "correct");
+  CHECK(zeros["strict_verdict"] == "fail");
+  CHECK(zeros["strict_failed"] == "timed_outputs");
+}
