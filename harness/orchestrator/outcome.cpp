@@ -154,6 +154,8 @@ void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
     if (type == "phase") last_phase = e.value("phase", last_phase);
     if (type == "verdict") verdict = &e;
     if (type == "case") record.cases.push_back(to_case(e));
+    if (type == "finding") // found while running (static ones are added by the orchestrator)
+      record.findings.push_back({e.value("kind", ""), 0, e.value("excerpt", "")});
     if (type == "trace") attach_trace(record, e, policy);
     if (type == "phase_time")
       (e.value("phase", "") == "strict" ? record.strict_s : record.compatible_s) = e.value("seconds", 0.0);

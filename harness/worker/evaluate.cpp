@@ -59,6 +59,16 @@ void run_case_classes(const job_spec& job, py::module_& runtime, py::object& ses
   }
 }
 
+// Backend flags the candidate flipped (TF32, reduced-precision reductions, cuDNN modes) become a finding.
+void report_flag_changes(py::object& session, result_channel& channel) {
+  py::dict changes = session.attr("flag_changes");
+  for (auto [name, change] : changes)
+    channel.emit({{"type", "finding"},
+                  {"kind", "global_flags"},
+                  {"excerpt", "torch." + name.cast<std::string>() + ": " + change.cast<std::string>()}});
+  changes.clear(); // each change is reported once
+}
+
 double median_of(std::vector<double> samples) {
   std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2),
                    samples.end());
@@ -130,6 +140,7 @@ void time_subjects(const job_spec& job, py::object& session, result_channel& cha
       channel.emit(event);
     }
   session.attr("reset_rotation")();
+  session.attr("restore_flags")(); // the reference is timed with the flags it was built under
   timing_result reference_timing = time_callable(reference, device, spec);
   reference_timing.params["input_sets"] = sets;
   report_timing(channel, "reference_eager", reference_timing);
@@ -221,6 +232,7 @@ void evaluate(const job_spec& job, py::module_& runtime, result_channel& channel
            {"seconds",
             std::chrono::duration<double>(std::chrono::steady_clock::now() - strict_start).count()}});
     }
+    report_flag_changes(session, channel);
     if (!all_passed) {
       channel.emit({{"type", "verdict"}, {"verdict", "incorrect"}, {"error", first_failure}});
       return;
@@ -230,6 +242,7 @@ void evaluate(const job_spec& job, py::module_& runtime, result_channel& channel
       phase = "timing";
       channel.emit({{"type", "phase"}, {"phase", "timing"}});
       time_subjects(job, session, channel);
+      report_flag_changes(session, channel);
     }
     channel.emit({{"type", "verdict"}, {"verdict", "correct"}, {"error", ""}});
   } catch (py::error_already_set& e) {

@@ -107,6 +107,44 @@ def to_device(value, device, dtype=None):
     return value.to(device=device)
 
 
+# Process-wide numerics switches a candidate could flip to loosen the reference it is compared with (TF32 matmuls
+# and convolutions make an fp32 reference about 1e-3 accurate) or to change how it is timed.
+_FLAGS = {
+    "float32_matmul_precision": (torch.get_float32_matmul_precision, torch.set_float32_matmul_precision),
+    "backends.cuda.matmul.allow_tf32": (lambda: torch.backends.cuda.matmul.allow_tf32,
+                                        lambda v: setattr(torch.backends.cuda.matmul, "allow_tf32", v)),
+    "backends.cudnn.allow_tf32": (lambda: torch.backends.cudnn.allow_tf32,
+                                  lambda v: setattr(torch.backends.cudnn, "allow_tf32", v)),
+    "backends.cuda.matmul.allow_fp16_reduced_precision_reduction": (
+        lambda: torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        lambda v: setattr(torch.backends.cuda.matmul, "allow_fp16_reduced_precision_reduction", v)),
+    "backends.cuda.matmul.allow_bf16_reduced_precision_reduction": (
+        lambda: torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        lambda v: setattr(torch.backends.cuda.matmul, "allow_bf16_reduced_precision_reduction", v)),
+    "backends.cudnn.benchmark": (lambda: torch.backends.cudnn.benchmark,
+                                 lambda v: setattr(torch.backends.cudnn, "benchmark", v)),
+    "backends.cudnn.deterministic": (lambda: torch.backends.cudnn.deterministic,
+                                     lambda v: setattr(torch.backends.cudnn, "deterministic", v)),
+}
+
+
+def backend_flags():
+    import warnings
+
+    with warnings.catch_warnings():  # newer torch deprecates some of these names in favour of fp32_precision
+        warnings.simplefilter("ignore")
+        return {name: get() for name, (get, _) in _FLAGS.items()}
+
+
+def set_backend_flags(flags):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, value in flags.items():
+            _FLAGS[name][1](value)
+
+
 class forbid_functional:
     """CUDA Agent's check: every public function of torch.nn.functional raises while active (ModelNew.forward)."""
 
@@ -203,6 +241,8 @@ class Session:
         self.protocol = dict(protocol or {})
         precision = self.protocol.get("precision", "fp32")
         self.dtype = None if precision == "fp32" else DTYPES[precision]
+        self.pinned_flags = backend_flags()  # before the candidate is imported: its import may flip them
+        self.flag_changes = {}
         self.problem = None
         self.model = None
         self.model_new = None
@@ -257,6 +297,16 @@ class Session:
             model_new.eval()
         return model, model_new
 
+    def restore_flags(self):
+        """Puts the backend flags back as they were before the candidate ran; every change the candidate made is
+        remembered (reported as a `global_flags` finding). Called before each reference forward."""
+        current = backend_flags()
+        changed = {k: v for k, v in current.items() if v != self.pinned_flags[k]}
+        if changed:
+            for k, v in changed.items():
+                self.flag_changes[k] = f"{self.pinned_flags[k]} -> {v}"
+            set_backend_flags(self.pinned_flags)
+
     def _place(self, model):
         return model.to(device=self.device, dtype=self.dtype) if self.dtype else model.to(self.device)
 
@@ -277,6 +327,7 @@ class Session:
         set_seed(seed)
         inputs = self.problem.inputs(self.device)
         clone = self.protocol.get("clone_inputs", False)
+        self.restore_flags()
         with torch.no_grad():
             reference = self.model(*(_clone_all(inputs) if clone else inputs))
             self.sync()
@@ -336,6 +387,7 @@ class Session:
         compatible tolerance); returns one case dict per set. The retained outputs are released."""
         cases = []
         for k, output in sorted(self.timed_outputs.items()):
+            self.restore_flags()
             with torch.no_grad():
                 reference = self.model(*self.timing_sets[k])
             self.sync()

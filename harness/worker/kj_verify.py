@@ -129,6 +129,7 @@ class Verifier:
 
     # ---- one case ----
     def _reference64(self, inputs):
+        self.s.restore_flags()
         if self.model64 is None:
             self.model64 = copy.deepcopy(self.s.model).double()
         with torch.no_grad():
@@ -182,6 +183,7 @@ class Verifier:
         changed = [i for i, (a, b) in enumerate(zip(own, inputs)) if isinstance(a, torch.Tensor) and not _same(a, b)]
         if changed:
             self.input_failures.append(f"{cls}[{index}]: input(s) {changed} modified in place")
+        self.s.restore_flags()
         with torch.no_grad():
             ref = model(*inputs)
         self.s.sync()

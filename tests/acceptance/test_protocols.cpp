@@ -27,7 +27,7 @@ TEST_CASE("the kernelbench and cuda-agent protocols judge by their own rules") {
           run_kj({"results", "--db", (dir / "kj.sqlite").string(), "--run", protocol, "--format", "json"});
       REQUIRE(results.exit_code == 0);
       const json rows = json::parse(results.out);
-      REQUIRE(rows.size() == 6);
+      REQUIRE(rows.size() == 7);
       const std::regex header("# kj-expect-" + protocol + ": (\\w+)");
       for (const auto& row : rows) {
         const std::string text = read_file(row["candidate"].get<std::string>());
@@ -36,6 +36,9 @@ TEST_CASE("the kernelbench and cuda-agent protocols judge by their own rules") {
         INFO(row["candidate"].get<std::string>() << ": " << row["error"].get<std::string>());
         CHECK(row["verdict"] == m[1].str());
       }
+      for (const auto& row : rows) // flipping process-wide numerics flags is reported, whatever the protocol
+        if (row["candidate"].get<std::string>().find("problem_2_sample_3") != std::string::npos)
+          CHECK(row["findings"].get<std::string>().find("global_flags") != std::string::npos);
       if (protocol == "cuda-agent") {
         CHECK(r.err.find("incorrect") != std::string::npos);
         const std::string all = results.out;
