@@ -54,22 +54,31 @@ std::vector<adapters::candidate> resolve_candidates(const run_options& options,
   return std::move(report.candidates);
 }
 
-db::stack_record stack_from(const json& env, const std::string& device) {
+} // namespace
+
+db::stack_record stack_from(json env, const std::string& device) {
   db::stack_record stack;
   stack.python = env.value("python", "");
   stack.torch = env.value("torch", "");
-  stack.device_name =
-      device == "cuda" ? env.value("device_name", "") : "cpu: " + env.value("device_name", "");
-  json identity{{"python", stack.python},
-                {"torch", stack.torch},
-                {"torch_git", env.value("torch_git", "")},
-                {"torch_cuda", env.value("torch_cuda", "")},
-                {"device", device},
-                {"device_name", stack.device_name}};
+  stack.device_name = device == "cuda" ? env.value("device_name", "")
+                                       : "cpu: " + env.value("cpu", env.value("device_name", ""));
+  env["device"] = device;
+  env["kj_version"] = version_string();
+  // Identity: everything the worker reported except what describes the moment rather than the stack (the
+  // number of visible devices) and fields that only exist on the other device.
+  json identity = env;
+  identity.erase("device_count");
+  identity.erase("cuda_available");
+  if (device == "cpu")
+    for (const char* gpu_only : {"gpu_uuid", "sm_count", "compute_capability", "gpu_memory_bytes", "l2_bytes",
+                                 "cuda_driver", "nvidia_driver", "nvcc", "cudnn"})
+      identity.erase(gpu_only);
   stack.fingerprint_json = env.dump();
   stack.stack_hash = db::sha256_hex(identity.dump()).substr(0, 16);
   return stack;
 }
+
+namespace {
 
 std::string resolve_device(const std::string& requested, const json& env) {
   const bool has_cuda = env.value("cuda_available", false);

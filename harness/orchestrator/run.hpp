@@ -1,6 +1,7 @@
 // `kj run`: plan the jobs of a run, execute them one at a time per device, record every outcome in the DB.
 #pragma once
 
+#include "db/store.hpp"
 #include "harness/job.hpp"
 #include "harness/orchestrator/outcome.hpp"
 #include "kernelbench/problems.hpp"
@@ -35,6 +36,11 @@ struct run_options {
 // Returns the process exit code: 0 when the run finished (whatever the verdicts), 2 on bad input, 130 on
 // Ctrl-C.
 int execute_run(const run_options& options);
+
+// The stack of a run: the worker's environment (torch, CUDA, cuDNN, triton, GPU identity, drivers, nvcc,
+// backend flags, TORCHINDUCTOR_*/CUDA_* settings) plus the device and kj's version; its id hashes all of
+// them.
+db::stack_record stack_from(nlohmann::json env, const std::string& device);
 
 // Starts a worker that only reports its environment (python, torch, device); throws std::runtime_error with
 // the worker's output when it cannot start Python or import torch.

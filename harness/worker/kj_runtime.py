@@ -6,6 +6,7 @@ under a seed, running forwards and comparing tensors. Timing and statistics stay
 """
 import ast
 import linecache
+import os
 import sys
 import traceback
 import types
@@ -22,22 +23,75 @@ class KjError(Exception):
         self.message = message
 
 
+def _quiet(probe, default=""):
+    try:
+        value = probe()
+        return default if value is None else value
+    except Exception:
+        return default
+
+
+def _package_version(name):
+    from importlib import metadata
+
+    return _quiet(lambda: metadata.version(name))
+
+
+def _nvcc_version():
+    import subprocess
+
+    from torch.utils.cpp_extension import CUDA_HOME
+
+    nvcc = os.path.join(CUDA_HOME, "bin", "nvcc") if CUDA_HOME else "nvcc"
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=20).stdout
+    return out.strip().splitlines()[-1] if out.strip() else ""
+
+
+def _nvidia_driver():
+    with open("/proc/driver/nvidia/version") as f:  # "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04 ..."
+        words = f.readline().split()
+    return next((w for w in words if w.count(".") >= 1 and w.replace(".", "").isdigit()), "")
+
+
 def environment():
+    """The stack fingerprint: everything that can change a verdict or a timing, except clocks and temperatures
+    (those are per-measurement NVML snapshots). The orchestrator hashes it into the stack id."""
+    import platform
+
     info = {
         "python": sys.version.split()[0],
         "torch": torch.__version__,
         "torch_git": getattr(torch.version, "git_version", ""),
         "cuda_available": bool(torch.cuda.is_available()),
         "torch_cuda": torch.version.cuda or "",
+        "cudnn": _quiet(lambda: torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else "", ""),
+        "triton": _package_version("triton"),
+        "numpy": _package_version("numpy"),
+        "platform": platform.platform(),
+        "cpu": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "backend_flags": backend_flags(),
+        "env": {k: v for k, v in sorted(os.environ.items())
+                if k.startswith(("TORCHINDUCTOR_", "TORCH_", "PYTORCH_", "CUDA_", "CUBLAS_", "CUDNN_", "NVIDIA_TF32"))
+                and k not in ("CUDA_VISIBLE_DEVICES", "TORCH_EXTENSIONS_DIR")},  # which GPU / a cache path
     }
     if info["cuda_available"]:
         props = torch.cuda.get_device_properties(0)
-        info["device_name"] = props.name
-        info["device_count"] = torch.cuda.device_count()
+        info.update({
+            "device_name": props.name,
+            "device_count": torch.cuda.device_count(),
+            "gpu_uuid": str(_quiet(lambda: props.uuid)),
+            "sm_count": props.multi_processor_count,
+            "compute_capability": f"{props.major}.{props.minor}",
+            "gpu_memory_bytes": props.total_memory,
+            "l2_bytes": _quiet(lambda: props.L2_cache_size, 0),
+            "cuda_driver": _quiet(lambda: torch._C._cuda_getDriverVersion(), 0),
+            "nvidia_driver": _quiet(_nvidia_driver),
+            "nvcc": _quiet(_nvcc_version),
+        })
     else:
-        import platform
-
-        info["device_name"] = platform.processor() or platform.machine()
+        info["device_name"] = info["cpu"]
     return info
 
 
