@@ -47,6 +47,15 @@ def _nvcc_version():
     return out.strip().splitlines()[-1] if out.strip() else ""
 
 
+def _cuda_driver_version():
+    """cuDriverGetVersion from libcuda (13000 = CUDA 13.0): the newest CUDA the installed driver supports."""
+    import ctypes
+
+    version = ctypes.c_int(0)
+    ctypes.CDLL("libcuda.so.1").cuDriverGetVersion(ctypes.byref(version))
+    return version.value
+
+
 def _nvidia_driver():
     with open("/proc/driver/nvidia/version") as f:  # "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04 ..."
         words = f.readline().split()
@@ -86,7 +95,7 @@ def environment():
             "compute_capability": f"{props.major}.{props.minor}",
             "gpu_memory_bytes": props.total_memory,
             "l2_bytes": _quiet(lambda: props.L2_cache_size, 0),
-            "cuda_driver": _quiet(lambda: torch._C._cuda_getDriverVersion(), 0),
+            "cuda_driver": _quiet(_cuda_driver_version, 0),
             "nvidia_driver": _quiet(_nvidia_driver),
             "nvcc": _quiet(_nvcc_version),
         })
