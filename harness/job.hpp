@@ -55,13 +55,16 @@ struct timing_spec {
   int max_samples = 1000;
   double target_rel_ci = 0.005; // stop when the 95% CI of the median is within ±0.5% of it
   int input_sets = 2; // robust: timed calls rotate over this many input sets (fewer if memory is short)
+  int rounds =
+      3; // robust: candidate and reference are timed in this many alternating rounds (drift hits both)
   bool check_outputs = true; // the outputs of timed calls are compared with the reference afterwards
   bool graphs = false;       // CUDA: also time CUDA-graph replays of each forward, when capturable
   bool floor = true;         // also time an empty forward (the harness's floor) with the same method
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(timing_spec, enabled, method, warmup_min_calls, warmup_min_ms,
                                                 min_samples, min_time_ms, max_time_ms, max_samples,
-                                                target_rel_ci, input_sets, check_outputs, graphs, floor)
+                                                target_rel_ci, input_sets, rounds, check_outputs, graphs,
+                                                floor)
 
 struct source_file {
   std::string path;

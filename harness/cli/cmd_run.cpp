@@ -97,6 +97,11 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
                   "is short)")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
+  cmd->add_option("--rounds", t.rounds,
+                  "robust timing: candidate and reference are timed in this many alternating rounds, so that "
+                  "a drift of the machine reaches both (the stopping rule's budget is shared out)")
+      ->check(CLI::Range(1, 20))
+      ->capture_default_str();
   cmd->add_flag("!--no-output-check", t.check_outputs,
                 "do not compare the outputs of timed calls with the reference");
   cmd->add_flag("--graphs", t.graphs, "CUDA: also time CUDA-graph replays of candidate and reference");

@@ -107,6 +107,50 @@ private:
   py::module_ m_gc;
 };
 
+// One round's share of the stopping rule's budget (at least 3 samples a round).
+timing_spec split_into_rounds(const timing_spec& spec, int rounds) {
+  if (rounds <= 1) return spec;
+  timing_spec r = spec;
+  r.min_samples = std::max(3, (spec.min_samples + rounds - 1) / rounds);
+  r.min_time_ms = spec.min_time_ms / rounds;
+  r.max_time_ms = spec.max_time_ms / rounds;
+  r.max_samples = std::max(3, spec.max_samples / rounds);
+  return r;
+}
+
+// The rounds of one subject as one timing: samples (and CUDA host times) concatenated in order, the whole
+// spec with the round count, NVML before the first round and after the last, throttled when any round was.
+timing_result merge_rounds(std::vector<timing_result> rounds, const timing_spec& spec) {
+  timing_result merged = std::move(rounds.front());
+  if (rounds.size() == 1) return merged;
+  const json first = merged.params;
+  merged.params = json(spec);
+  for (const char* key : {"headline", "l2_flush_bytes", "nvml_before", "cuda_plugin_error", "fallback"})
+    if (first.contains(key)) merged.params[key] = first[key];
+  merged.params["rounds"] = rounds.size();
+  json host_ms = first.value("host_ms", json::array());
+  json stop_reasons = json::array({merged.stop_reason});
+  bool throttled = first.value("throttled", false);
+  std::size_t warmup_calls = first.value("warmup_calls", std::size_t{0});
+  for (std::size_t i = 1; i < rounds.size(); ++i) {
+    const timing_result& r = rounds[i];
+    merged.samples_ms.insert(merged.samples_ms.end(), r.samples_ms.begin(), r.samples_ms.end());
+    for (const auto& h : r.params.value("host_ms", json::array()))
+      host_ms.push_back(h);
+    stop_reasons.push_back(r.stop_reason);
+    throttled = throttled || r.params.value("throttled", false);
+    warmup_calls += r.params.value("warmup_calls", std::size_t{0});
+    for (const char* key : {"nvml_after", "warning"})
+      if (r.params.contains(key)) merged.params[key] = r.params[key];
+  }
+  if (!host_ms.empty()) merged.params["host_ms"] = host_ms;
+  merged.params["round_stop_reasons"] = stop_reasons;
+  merged.params["warmup_calls"] = warmup_calls;
+  if (first.contains("throttled")) merged.params["throttled"] = throttled;
+  merged.stop_reason = "rounds";
+  return merged;
+}
+
 // Candidate (with the check of its timed outputs and its kernel trace), eager reference, the empty-forward
 // floor and, on request, CUDA-graph replays; all with the job's timing method.
 void time_subjects(const job_spec& job, py::object& session, result_channel& channel) {
@@ -130,8 +174,18 @@ void time_subjects(const job_spec& job, py::object& session, result_channel& cha
   const std::function<void()> reference = [&] { call_reference(); };
   const std::function<void()> empty = [&] { call_empty(); };
 
-  timing_result candidate_timing = time_callable(candidate, device, spec);
-  candidate_timing.params["input_sets"] = sets;
+  // robust: alternating rounds, so that a slow drift of the machine (clocks, power) reaches both subjects
+  const int rounds = robust ? std::max(1, spec.rounds) : 1;
+  const timing_spec round_spec = split_into_rounds(spec, rounds);
+  std::vector<timing_result> candidate_rounds, reference_rounds;
+  for (int r = 0; r < rounds; ++r) {
+    candidate_rounds.push_back(time_callable(candidate, device, round_spec));
+    session.attr("restore_flags")(); // the reference is timed with the flags it was built under
+    reference_rounds.push_back(time_callable(reference, device, round_spec));
+  }
+  timing_result candidate_timing = merge_rounds(std::move(candidate_rounds), spec);
+  timing_result reference_timing = merge_rounds(std::move(reference_rounds), spec);
+  candidate_timing.params["input_sets"] = reference_timing.params["input_sets"] = sets;
   report_timing(channel, "candidate", candidate_timing);
   if (spec.check_outputs)
     for (py::handle c : session.attr("check_timed_outputs")(job.protocol.atol, job.protocol.rtol)) {
@@ -139,10 +193,6 @@ void time_subjects(const job_spec& job, py::object& session, result_channel& cha
       event["type"] = "case";
       channel.emit(event);
     }
-  session.attr("reset_rotation")();
-  session.attr("restore_flags")(); // the reference is timed with the flags it was built under
-  timing_result reference_timing = time_callable(reference, device, spec);
-  reference_timing.params["input_sets"] = sets;
   report_timing(channel, "reference_eager", reference_timing);
   session.attr("reset_rotation")();
   if (spec.floor) { // a short measurement: the floor is small and steady

@@ -428,22 +428,22 @@ class Session:
         return len(self.timing_sets)
 
     def reset_rotation(self):
-        self.next_set = 0
+        self.next_set = {"candidate": 0, "reference": 0}
         self.timed_outputs = {}
 
-    def _rotate(self):
-        k = self.next_set
-        self.next_set = (k + 1) % len(self.timing_sets)
+    def _rotate(self, which):
+        k = self.next_set[which]
+        self.next_set[which] = (k + 1) % len(self.timing_sets)
         return k
 
     def call_candidate(self):
-        k = self._rotate()
+        k = self._rotate("candidate")
         with torch.no_grad():
             self.timed_outputs[k] = self.model_new(*self.timing_sets[k])
 
     def call_reference(self):
         with torch.no_grad():
-            self.model(*self.timing_sets[self._rotate()])
+            self.model(*self.timing_sets[self._rotate("reference")])
 
     def check_timed_outputs(self, atol, rtol):
         """Compares the output of the last timed call on each input set with the reference on that set (the
