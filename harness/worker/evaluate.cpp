@@ -1,6 +1,7 @@
 // The evaluation sequence, written as the steps it takes; the torch-facing work is in kj_runtime.py.
 #include "harness/worker/evaluate.hpp"
 
+#include "harness/timing/statistics.hpp"
 #include "harness/worker/timing_bridge.hpp"
 
 #include <algorithm>
@@ -67,12 +68,6 @@ void report_flag_changes(py::object& session, result_channel& channel) {
                   {"kind", "global_flags"},
                   {"excerpt", "torch." + name.cast<std::string>() + ": " + change.cast<std::string>()}});
   changes.clear(); // each change is reported once
-}
-
-double median_of(std::vector<double> samples) {
-  std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2),
-                   samples.end());
-  return samples[samples.size() / 2];
 }
 
 // CUDA graphs (--graphs): each forward captured once and its replays timed; a forward that cannot be
@@ -205,7 +200,7 @@ void time_subjects(const job_spec& job, py::object& session, result_channel& cha
   if (device.cuda && !candidate_timing.samples_ms.empty()) {
     json trace;
     try {
-      trace = trace_callable(candidate, device, median_of(candidate_timing.samples_ms));
+      trace = trace_callable(candidate, device, timing::summarize(candidate_timing.samples_ms).median);
     } catch (const std::exception& e) { // a tracing failure is the harness's, never the candidate's verdict
       trace = {{"error", e.what()}};
     }

@@ -392,12 +392,12 @@ class Session:
         clone = self.protocol.get("clone_inputs", False)
         self.restore_flags()
         with torch.no_grad():
-            reference = self.model(*(_clone_all(inputs) if clone else inputs))
+            reference = self.model(*(clone_inputs(inputs) if clone else inputs))
             self.sync()
             try:
                 if self.protocol.get("forbid_functional"):
                     with forbid_functional():
-                        output = self.model_new(*(_clone_all(inputs) if clone else inputs))
+                        output = self.model_new(*(clone_inputs(inputs) if clone else inputs))
                 else:
                     output = self.model_new(*inputs)
                 self.sync()
@@ -500,8 +500,11 @@ class _EmptyModel(torch.nn.Module):
 _EMPTY = _EmptyModel()
 
 
-def _clone_all(inputs):
-    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+def clone_inputs(inputs):
+    """A private copy of an input list: tensors cloned, anything else deep-copied."""
+    import copy
+
+    return [x.clone() if isinstance(x, torch.Tensor) else copy.deepcopy(x) for x in inputs]
 
 
 def assert_close(reference, output, atol, rtol):

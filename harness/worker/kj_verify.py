@@ -10,7 +10,7 @@ import copy
 
 import torch
 
-from kj_runtime import KjError, Problem, chunks, format_exception, set_seed
+from kj_runtime import KjError, Problem, chunks, clone_inputs, format_exception, set_seed
 
 # (rtol, atol relative to the RMS of the finite reference values) per output dtype.
 TOLERANCES = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-7, 1e-9), torch.float16: (1e-2, 1e-3),
@@ -20,10 +20,6 @@ RANDOM_SEEDS = 6
 
 def _floating(x):
     return isinstance(x, torch.Tensor) and x.is_floating_point()
-
-
-def _clone(inputs):
-    return [x.clone() if isinstance(x, torch.Tensor) else copy.deepcopy(x) for x in inputs]
 
 
 def _same(a, b):
@@ -171,7 +167,7 @@ class Verifier:
         case = {"class": cls, "index": index, "seed": seed, "status": "pass", "judged_against": "",
                 "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "nonfinite_mismatches": 0,
                 "first_index": -1, "message": ""}
-        own = _clone(inputs)
+        own = clone_inputs(inputs)
         self._poison(getattr(self, "out_nbytes", 0))
         try:
             with torch.no_grad():
@@ -255,7 +251,7 @@ class Verifier:
         outs = []
         for _ in range(2):
             with torch.no_grad():
-                out = self.s.model_new(*_clone(inputs))
+                out = self.s.model_new(*clone_inputs(inputs))
             self.s.sync()
             outs.append(out.detach().clone() if isinstance(out, torch.Tensor) else out)
         same = all(isinstance(o, torch.Tensor) for o in outs) and _same(outs[0], outs[1])

@@ -121,10 +121,7 @@ std::vector<double> cuda_agent_samples(const cuda::plugin& plugin, const std::fu
     call();
     device.sync();
     const cuda::kernel_trace trace = plugin.trace_end();
-    double ns = 0;
-    for (const auto& k : trace.kernels)
-      ns += static_cast<double>(k.end_ns - k.start_ns);
-    samples.push_back(ns * 1e-6);
+    samples.push_back(timing::summarize_trace(trace.kernels, trace.timed_stream_id, 1).kernel_ms);
   }
   return samples;
 }
