@@ -169,9 +169,60 @@ CREATE TABLE static_findings (
 CREATE INDEX static_findings_evaluation ON static_findings(evaluation_id);
 )sql";
 
-constexpr std::array<migration, 2> all_migrations{{
+// Version 3: baselines (eager and torch.compile modes) measured once per cache key, or imported from
+// KernelBench's timing JSONs, with their raw samples; evaluations name the cached baselines they were
+// compared with.
+constexpr const char* schema_v3 = R"sql(
+CREATE TABLE baselines (
+  id             INTEGER PRIMARY KEY,
+  cache_key      TEXT NOT NULL,
+  key_json       TEXT NOT NULL,
+  origin         TEXT NOT NULL CHECK (origin IN ('measured', 'imported')),
+  problem_id     INTEGER REFERENCES problems(id),
+  stack_id       INTEGER REFERENCES stacks(id),
+  level          INTEGER NOT NULL,
+  file_name      TEXT NOT NULL,
+  mode           TEXT NOT NULL,
+  device         TEXT NOT NULL,
+  precision      TEXT NOT NULL,
+  overrides_json TEXT NOT NULL,
+  status         TEXT NOT NULL,
+  error          TEXT NOT NULL,
+  compile_s      REAL,
+  warm_compile_s REAL,
+  method         TEXT NOT NULL,
+  clock          TEXT NOT NULL,
+  params_json    TEXT NOT NULL,
+  median_ms      REAL,
+  mean_ms        REAL,
+  min_ms         REAL,
+  max_ms         REAL,
+  stdev_ms       REAL,
+  hardware       TEXT NOT NULL,
+  imported_from  TEXT NOT NULL,
+  created_at     TEXT NOT NULL
+);
+CREATE INDEX baselines_cache_key ON baselines(cache_key, id);
+CREATE INDEX baselines_problem ON baselines(level, file_name, mode);
+
+CREATE TABLE baseline_samples (
+  baseline_id  INTEGER NOT NULL REFERENCES baselines(id) ON DELETE CASCADE,
+  sample_index INTEGER NOT NULL,
+  value_ms     REAL,
+  PRIMARY KEY (baseline_id, sample_index)
+) WITHOUT ROWID;
+
+CREATE TABLE evaluation_baselines (
+  evaluation_id INTEGER NOT NULL REFERENCES evaluations(id) ON DELETE CASCADE,
+  baseline_id   INTEGER NOT NULL REFERENCES baselines(id),
+  PRIMARY KEY (evaluation_id, baseline_id)
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<migration, 3> all_migrations{{
     {1, "runs, stacks, problems, candidates, evaluations, trials, timings, timing_samples", schema_v1},
     {2, "strict verdict: verification_cases, static_findings, evaluation columns", schema_v2},
+    {3, "baselines: measured and imported, their samples, the ones each evaluation used", schema_v3},
 }};
 static_assert(all_migrations.back().version == schema_version,
               "add a migration for every schema_version bump");

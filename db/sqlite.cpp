@@ -145,6 +145,10 @@ statement& statement::bind(int index, const std::optional<std::int64_t>& value) 
   return value ? bind(index, *value) : bind(index, std::nullopt);
 }
 
+statement& statement::bind(int index, const std::optional<double>& value) {
+  return value ? bind(index, *value) : bind(index, std::nullopt);
+}
+
 bool statement::step() {
   const int rc = sqlite3_step(m_stmt);
   if (rc == SQLITE_ROW) return true;

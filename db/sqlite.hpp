@@ -69,6 +69,7 @@ public:
   statement& bind(int index, std::string_view value);
   statement& bind(int index, std::nullopt_t);
   statement& bind(int index, const std::optional<std::int64_t>& value); // nullopt is NULL
+  statement& bind(int index, const std::optional<double>& value);       // nullopt is NULL
   // Binds the values to parameters 1, 2, ... in order.
   template <class... Ts>
   statement& bind_all(const Ts&... values) {

@@ -17,7 +17,7 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int schema_version = 2;
+inline constexpr int schema_version = 3;
 
 struct run_record {
   std::string run_uid;      // user-visible id, e.g. "r20261120-235959-1a2b"
@@ -125,6 +125,38 @@ struct evaluation_record {
   double strict_s = 0;     // [s] wall time of the strict case classes
   std::vector<case_record> cases;
   std::vector<finding_record> findings;
+  std::vector<std::int64_t> baseline_ids; // schema v3: the cached baselines this evaluation is compared with
+};
+
+// A baseline (schema v3): a problem's reference under one mode (eager, compile-default, max-autotune, ...),
+// measured by kj under a cache key, or imported from a KernelBench timing JSON.
+struct baseline_record {
+  std::int64_t id = 0;
+  std::string cache_key;           // sha256 of key_json; the lookup key of later runs
+  std::string key_json;            // problem source hash, overrides, precision, mode, device, timing, stack
+  std::string origin = "measured"; // "measured" or "imported"
+  std::int64_t problem_id = 0;     // 0: unknown (an imported row whose problem is not in the DB)
+  std::int64_t stack_id = 0;       // 0: none (imported)
+  int level = 0;
+  std::string file_name;
+  std::string mode;      // eager, compile-default, max-autotune, max-autotune-no-cudagraphs, reduce-overhead
+  std::string device;    // cpu, cuda
+  std::string precision; // fp32, fp16, bf16
+  std::string overrides_json = "{}";
+  std::string status =
+      "ok"; // ok, compile_error, runtime_error, problem_error, oom, needs_weights, timeout, ...
+  std::string error;
+  std::optional<double> compile_s;      // [s] first compile, cold (the parallel compile pass)
+  std::optional<double> warm_compile_s; // [s] compile in the timing worker, from the warm Inductor cache
+  std::string method, clock, params_json = "{}";
+  std::vector<double> samples_ms;
+  std::optional<double> median_ms, mean_ms, min_ms, max_ms, stdev_ms;
+  std::string hardware;      // GPU or CPU name; imported: the JSON's hardware label
+  std::string imported_from; // imported: the JSON file
+  std::string created_at;
+
+  // [ms] the headline statistic: the mean for methods kernelbench/cuda-agent and imported rows, else median.
+  std::optional<double> headline_ms() const;
 };
 
 // One row of `kj results`: an evaluation joined with its problem, candidate and timing summaries.
@@ -150,6 +182,12 @@ struct result_row {
   std::string findings; // kinds, comma-separated
   std::string degenerate;
   std::optional<double> library_share; // GPU: share of the candidate's kernel time in library kernels
+  // Schema v3: [ms] each baseline's headline by mode: "eager" is the run's own paired reference timing, the
+  // others the cached baselines the evaluation names; speedups against each and against the fastest.
+  std::vector<std::pair<std::string, double>> baseline_ms;
+  std::string best_baseline; // the fastest baseline's mode
+  std::optional<double> speedup_best;
+  std::optional<double> speedup_vs(const std::string& mode) const;
 };
 
 struct db_info {
@@ -196,6 +234,15 @@ public:
   std::optional<evaluation_record> get_evaluation(std::int64_t evaluation_id) const;
 
   std::vector<result_row> results(const std::string& run_uid) const;
+
+  // Baselines (schema v3). insert_baseline writes the row and its samples in one transaction; find_baseline
+  // returns the newest row with that cache key (without samples); baselines() every row, measured rows of
+  // `stack_id` (0: any) and imported ones, ordered by level, file name, mode, origin.
+  std::int64_t insert_baseline(const baseline_record& baseline);
+  std::optional<baseline_record> find_baseline(const std::string& cache_key) const;
+  std::vector<baseline_record> baselines(std::int64_t stack_id = 0) const;
+  // The problem with this level and file name (the newest one loaded), to attach imported rows to.
+  std::optional<std::int64_t> find_problem(int level, const std::string& file_name) const;
   db_info info() const;
 
 private:

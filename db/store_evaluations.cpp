@@ -82,6 +82,41 @@ void insert_children(connection& db, std::int64_t evaluation_id, const evaluatio
                  what + ": insert static finding");
   for (const finding_record& f : evaluation.findings)
     finding.bind_all(evaluation_id, f.kind, f.line, f.excerpt).run();
+  auto baseline =
+      db.prepare("INSERT OR IGNORE INTO evaluation_baselines (evaluation_id, baseline_id) VALUES (?, ?)",
+                 what + ": link a baseline");
+  for (const std::int64_t id : evaluation.baseline_ids)
+    baseline.bind_all(evaluation_id, id).run();
+}
+
+// Each row's baselines: its own eager reference (paired, same run) first, then the cached baselines it names
+// whose method and clock match the candidate's; the fastest is the best baseline.
+void add_baselines(const connection& db, const std::string& run_uid, std::vector<result_row>& rows) {
+  auto linked = db.prepare(R"sql(
+SELECT b.mode, CASE json_extract(b.params_json, '$.headline') WHEN 'mean' THEN b.mean_ms ELSE b.median_ms END
+FROM evaluation_baselines eb
+JOIN baselines b ON b.id = eb.baseline_id
+JOIN timings ct ON ct.evaluation_id = eb.evaluation_id AND ct.subject = 'candidate'
+WHERE eb.evaluation_id = ? AND b.status = 'ok' AND b.method = ct.method AND b.clock = ct.clock
+GROUP BY b.id ORDER BY b.mode
+)sql",
+                           fmt::format("read the baselines of run '{}'", run_uid));
+  for (result_row& row : rows) {
+    if (row.reference_median_ms && row.speedup)
+      row.baseline_ms.emplace_back("eager", *row.reference_median_ms);
+    linked.bind_all(row.evaluation_id);
+    while (linked.step())
+      if (!linked.is_null(1) && linked.column_text(0) != "eager")
+        row.baseline_ms.emplace_back(linked.column_text(0), linked.column_double(1));
+    linked.reset();
+    const std::pair<std::string, double>* best = nullptr;
+    for (const auto& b : row.baseline_ms)
+      if (!best || b.second < best->second) best = &b;
+    if (best && row.candidate_median_ms && *row.candidate_median_ms > 0) {
+      row.best_baseline = best->first;
+      row.speedup_best = best->second / *row.candidate_median_ms;
+    }
+  }
 }
 
 } // namespace
@@ -244,6 +279,7 @@ ORDER BY p.suite, p.level, p.number, c.sample, e.id
       row.speedup = *row.reference_median_ms / *row.candidate_median_ms;
     out.push_back(std::move(row));
   }
+  add_baselines(m_impl->m_db, run_uid, out);
   return out;
 }
 

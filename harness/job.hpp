@@ -79,8 +79,11 @@ inline const std::vector<std::string> default_case_classes{"random",      "distr
                                                            "determinism", "inputs",       "output"};
 
 struct job_spec {
-  std::string mode =
-      "evaluate"; // "evaluate", "build" (compile only), "describe" (shapes) or "probe" (environment)
+  // "evaluate", "build" (compile only), "describe" (shapes), "probe" (environment), "baseline" (time the
+  // problem's Model under baseline_mode) or "baseline_compile" (compile it only, to warm the Inductor cache)
+  std::string mode = "evaluate";
+  std::string
+      baseline_mode; // eager, compile-default, max-autotune, max-autotune-no-cudagraphs, reduce-overhead
   std::string device = "cpu";
   source_file problem;
   source_file candidate;
@@ -91,7 +94,7 @@ struct job_spec {
   std::vector<std::string> case_classes = default_case_classes;
   std::vector<source_file> problems; // for "describe"
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(job_spec, mode, device, problem, candidate, overrides,
-                                                protocol, timing, strict, case_classes, problems)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(job_spec, mode, baseline_mode, device, problem, candidate,
+                                                overrides, protocol, timing, strict, case_classes, problems)
 
 } // namespace kj

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "kj " + kj::version_string());
   app.require_subcommand(1);
   auto run = kj::cli::add_run_command(app, argc, argv);
+  auto baselines = kj::cli::add_baselines_command(app);
   auto problems = kj::cli::add_problems_command(app);
   auto results = kj::cli::add_results_command(app);
   auto db = kj::cli::add_db_command(app);
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("run")) return run();
+    if (app.got_subcommand("baselines")) return baselines();
     if (app.got_subcommand("problems")) return problems();
     if (app.got_subcommand("results")) return results();
     if (app.got_subcommand("db")) return db();

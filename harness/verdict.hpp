@@ -17,11 +17,13 @@ enum class verdict {
   crashed,       // the worker died: a signal (segfault, abort), os._exit, out of memory
   problem_error, // the problem itself does not load (not the candidate's fault)
   harness_error, // kerneljudge itself failed on this job (e.g. out of memory while comparing outputs)
+  oom,           // the device ran out of memory (the message names the bytes the inputs take)
+  needs_weights, // the problem loads a Hugging Face model that is not available offline (KernelBench L4)
 };
 
-inline constexpr std::array<std::string_view, 9> verdict_names{
-    "correct", "incorrect", "compile_error", "load_error",   "runtime_error",
-    "timeout", "crashed",   "problem_error", "harness_error"};
+inline constexpr std::array<std::string_view, 11> verdict_names{
+    "correct", "incorrect",     "compile_error", "load_error", "runtime_error", "timeout",
+    "crashed", "problem_error", "harness_error", "oom",        "needs_weights"};
 
 inline std::string_view to_string(verdict v) {
   return verdict_names[static_cast<std::size_t>(v)];

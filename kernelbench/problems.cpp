@@ -106,6 +106,14 @@ std::string problem::key() const {
   return fmt::format("L{}/{}", level, file_name);
 }
 
+std::map<std::string, std::int64_t>
+problem::overrides_for(const std::string& device, const std::map<std::string, std::int64_t>& user) const {
+  auto overrides = device == "cpu" ? cpu_overrides : std::map<std::string, std::int64_t>{};
+  for (const auto& [k, v] : user)
+    overrides[k] = v;
+  return overrides;
+}
+
 bool parse_problem_file_name(const std::string& file_name, int& number, std::string& name) {
   const std::size_t underscore = file_name.find('_');
   if (underscore == std::string::npos || underscore == 0 || file_name.size() < 4 ||

@@ -31,6 +31,9 @@ struct problem {
   std::map<std::string, std::int64_t> cpu_overrides; // built-in suite: sizes for --device cpu
 
   std::string key() const; // "L<level>/<file_name>", unique within a source
+  // The module-constant overrides a job on `device` gets: the built-in CPU sizes on the CPU, then `user`'s.
+  std::map<std::string, std::int64_t> overrides_for(const std::string& device,
+                                                    const std::map<std::string, std::int64_t>& user) const;
 };
 
 struct source_options {

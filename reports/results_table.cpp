@@ -29,18 +29,27 @@ std::string candidate_label(const db::result_row& r) {
   return slash == std::string::npos ? r.candidate_path : r.candidate_path.substr(slash + 1);
 }
 
+// The compiled baselines a CSV has a speedup column for (eager's is `speedup`).
+const char* const compiled_modes[] = {"compile-default", "max-autotune", "max-autotune-no-cudagraphs",
+                                      "reduce-overhead"};
+
+std::string best_text(const db::result_row& r) {
+  return r.speedup_best ? fmt::format("{:.3f}x {}", *r.speedup_best, r.best_baseline) : "";
+}
+
 void write_table(const std::vector<db::result_row>& rows, std::ostream& out) {
-  out << fmt::format("{:>2} {:>4} {:<30} {:<40} {:<14} {:<26} {:>9} {:>9} {:>8}  {}\n", "L", "id", "problem",
-                     "candidate", "verdict", "strict", "cand ms", "ref ms", "speedup", "error / findings");
+  out << fmt::format("{:>2} {:>4} {:<30} {:<40} {:<14} {:<26} {:>9} {:>9} {:>8} {:<24}  {}\n", "L", "id",
+                     "problem", "candidate", "verdict", "strict", "cand ms", "ref ms", "speedup",
+                     "vs best baseline", "error / findings");
   for (const auto& r : rows) {
     std::string strict = r.strict_verdict == "fail" ? "fail: " + r.strict_failed : r.strict_verdict;
     if (!r.degenerate.empty()) strict += " (degenerate)";
     std::string note = first_line(r.error, 60);
     if (note.empty() && !r.findings.empty()) note = "findings: " + r.findings;
-    out << fmt::format("{:>2} {:>4} {:<30} {:<40} {:<14} {:<26} {:>9} {:>9} {:>8}  {}\n", r.level, r.number,
-                       r.problem_name.substr(0, 30), candidate_label(r).substr(0, 40), r.verdict,
+    out << fmt::format("{:>2} {:>4} {:<30} {:<40} {:<14} {:<26} {:>9} {:>9} {:>8} {:<24}  {}\n", r.level,
+                       r.number, r.problem_name.substr(0, 30), candidate_label(r).substr(0, 40), r.verdict,
                        strict.substr(0, 26), ms(r.candidate_median_ms), ms(r.reference_median_ms),
-                       r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "", note);
+                       r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "", best_text(r), note);
   }
 }
 
@@ -69,7 +78,12 @@ void write_results(const std::vector<db::result_row>& rows, results_format forma
   if (format == results_format::table) return write_table(rows, out);
   if (format == results_format::json) {
     auto array = nlohmann::json::array();
-    for (const auto& r : rows)
+    for (const auto& r : rows) {
+      nlohmann::json baselines = nlohmann::json::object(), speedups = nlohmann::json::object();
+      for (const auto& [mode, ms] : r.baseline_ms) {
+        baselines[mode] = ms;
+        speedups[mode] = optional_json(r.speedup_vs(mode));
+      }
       array.push_back({{"evaluation_id", r.evaluation_id},
                        {"run", r.run_uid},
                        {"suite", r.suite},
@@ -89,15 +103,24 @@ void write_results(const std::vector<db::result_row>& rows, results_format forma
                        {"strict_failed", r.strict_failed},
                        {"findings", r.findings},
                        {"degenerate", r.degenerate},
-                       {"library_share", optional_json(r.library_share)}});
+                       {"library_share", optional_json(r.library_share)},
+                       {"baseline_ms", baselines},
+                       {"speedups", speedups},
+                       {"best_baseline", r.best_baseline},
+                       {"speedup_best", optional_json(r.speedup_best)}});
+    }
     out << array.dump(2) << "\n";
     return;
   }
   out << "evaluation_id,run,suite,level,problem_id,problem,candidate,producer,sample,device,verdict,error,"
          "candidate_median_ms,reference_median_ms,speedup,strict_verdict,strict_failed,findings,degenerate,"
-         "library_share\n";
-  for (const auto& r : rows)
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.evaluation_id,
+         "library_share,best_baseline,speedup_best";
+  for (const char* mode : compiled_modes)
+    out << ",speedup_" << mode;
+  out << "\n";
+  const auto number = [](const std::optional<double>& v) { return v ? fmt::format("{}", *v) : ""; };
+  for (const auto& r : rows) {
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", r.evaluation_id,
                        csv_field(r.run_uid), csv_field(r.suite), r.level, r.number, csv_field(r.problem_name),
                        csv_field(r.candidate_path), csv_field(r.producer), r.sample, r.device, r.verdict,
                        csv_field(r.error),
@@ -105,7 +128,11 @@ void write_results(const std::vector<db::result_row>& rows, results_format forma
                        r.reference_median_ms ? fmt::format("{}", *r.reference_median_ms) : "",
                        r.speedup ? fmt::format("{}", *r.speedup) : "", r.strict_verdict,
                        csv_field(r.strict_failed), csv_field(r.findings), csv_field(r.degenerate),
-                       r.library_share ? fmt::format("{}", *r.library_share) : "");
+                       number(r.library_share), r.best_baseline, number(r.speedup_best));
+    for (const char* mode : compiled_modes)
+      out << "," << number(r.speedup_vs(mode));
+    out << "\n";
+  }
 }
 
 } // namespace kj::reports

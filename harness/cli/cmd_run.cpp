@@ -66,46 +66,28 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
                   "the share of kernel time --library-policy allows in forbidden kernels")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  cmd->add_option(
+         "--baselines", s->options.baselines,
+         "compiled baselines to report speedups against (eager is always timed in the run): cached "
+         "(those kj baselines measured with matching problem, sizes, precision, timing and stack), "
+         "none, or modes to measure first where the cache lacks them, e.g. compile-default,max-autotune")
+      ->capture_default_str();
   cmd->add_flag("--no-timing", s->no_timing, "check correctness only");
   cmd->add_flag(
       "--no-strict", s->no_strict,
       "compatible verdict only: skip the strict case classes (adversarial inputs, output and input checks)");
-  auto& t = s->options.timing;
-  cmd->add_option("--timing-method", t.method,
-                  "robust (L2 flush, events, device sync, adaptive stop, median), kernelbench (KernelBench "
-                  "main's cuda_event protocol, mean of 100) or cuda-agent (summed kernel time of 10 traced "
-                  "calls after 5 warmups, no flush, mean)")
-      ->check(CLI::IsMember({"robust", "kernelbench", "cuda-agent"}))
-      ->capture_default_str();
-  cmd->add_option("--min-samples", t.min_samples, "robust timing: at least this many samples")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--min-time-ms", t.min_time_ms, "robust timing: at least this much measured time")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--max-time-ms", t.max_time_ms,
-                  "robust timing: at most this much measured time per subject")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--target-ci", t.target_rel_ci,
-                  "robust timing: stop when the 95% confidence interval of the median is within this "
-                  "fraction of it")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  cmd->add_option("--input-sets", t.input_sets,
-                  "robust timing: timed calls rotate over this many input sets (fewer when device memory "
-                  "is short)")
-      ->check(CLI::Range(1, 16))
-      ->capture_default_str();
-  cmd->add_option("--rounds", t.rounds,
+  add_timing_options(*cmd, s->options.timing);
+  cmd->add_option("--rounds", s->options.timing.rounds,
                   "robust timing: candidate and reference are timed in this many alternating rounds, so that "
                   "a drift of the machine reaches both (the stopping rule's budget is shared out)")
       ->check(CLI::Range(1, 20))
       ->capture_default_str();
-  cmd->add_flag("!--no-output-check", t.check_outputs,
+  cmd->add_flag("!--no-output-check", s->options.timing.check_outputs,
                 "do not compare the outputs of timed calls with the reference");
-  cmd->add_flag("--graphs", t.graphs, "CUDA: also time CUDA-graph replays of candidate and reference");
-  cmd->add_flag("!--no-floor", t.floor, "do not time the empty forward (the harness's floor)");
+  cmd->add_flag("--graphs", s->options.timing.graphs,
+                "CUDA: also time CUDA-graph replays of candidate and reference");
+  cmd->add_flag("!--no-floor", s->options.timing.floor,
+                "do not time the empty forward (the harness's floor)");
   return [s, cmd, argc, argv] {
     for (int i = 0; i < argc; ++i)
       s->options.command_line += (i ? " " : "") + std::string(argv[i]);

@@ -9,6 +9,7 @@ namespace kj::cli {
 using action = std::function<int()>;
 
 action add_run_command(CLI::App& app, int argc, char** argv);
+action add_baselines_command(CLI::App& app);
 action add_problems_command(CLI::App& app);
 action add_results_command(CLI::App& app);
 action add_db_command(CLI::App& app);

@@ -55,6 +55,34 @@ std::map<std::string, std::int64_t> source_flags::overrides() const {
   return result;
 }
 
+void add_timing_options(CLI::App& app, timing_spec& t) {
+  app.add_option("--timing-method", t.method,
+                 "robust (L2 flush, events, device sync, adaptive stop, median), kernelbench (KernelBench "
+                 "main's cuda_event protocol, mean of 100) or cuda-agent (summed kernel time of 10 traced "
+                 "calls after 5 warmups, no flush, mean)")
+      ->check(CLI::IsMember({"robust", "kernelbench", "cuda-agent"}))
+      ->capture_default_str();
+  app.add_option("--min-samples", t.min_samples, "robust timing: at least this many samples")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--min-time-ms", t.min_time_ms, "robust timing: at least this much measured time")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--max-time-ms", t.max_time_ms, "robust timing: at most this much measured time per subject")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--target-ci", t.target_rel_ci,
+                 "robust timing: stop when the 95% confidence interval of the median is within this "
+                 "fraction of it")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--input-sets", t.input_sets,
+                 "robust timing: timed calls rotate over this many input sets (fewer when device memory "
+                 "is short)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+}
+
 std::string default_db_path() {
   return "kj.sqlite";
 }

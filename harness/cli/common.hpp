@@ -1,6 +1,7 @@
 // Options shared by several `kj` subcommands, and the error type that maps to exit code 2.
 #pragma once
 
+#include "harness/job.hpp"
 #include "kernelbench/problems.hpp"
 
 #include <CLI/CLI.hpp>
@@ -33,6 +34,9 @@ struct source_flags {
   kb::source_options resolve() const;
   std::map<std::string, std::int64_t> overrides() const;
 };
+
+// The timing method and the robust stopping rule's options (--timing-method, --min-samples, ...).
+void add_timing_options(CLI::App& app, timing_spec& timing);
 
 std::string default_db_path();
 

@@ -24,7 +24,7 @@ std::vector<build_outcome> build_all(const job_runner& runner, std::vector<build
   std::mutex done_mutex;
   auto work = [&] {
     for (std::size_t i; (i = next++) < requests.size() && !interrupt_requested();) {
-      requests[i].job.mode = "build";
+      if (requests[i].job.mode == "evaluate") requests[i].job.mode = "build"; // "baseline_compile" stays
       build_outcome& r = results[i];
       r.outcome = runner.run(requests[i].job, "build-" + requests[i].name, &r.log_tail);
       r.built = find_event(r.outcome, "built") != nullptr;

@@ -9,12 +9,12 @@
 namespace kj::orchestrator {
 
 struct build_request {
-  job_spec job; // mode is set to "build"
+  job_spec job; // mode "evaluate" becomes "build"; "baseline_compile" is kept
   std::string name;
 };
 
 struct build_outcome {
-  bool built = false; // the candidate imported (its extensions are in the build cache)
+  bool built = false; // the worker reported "built": the candidate imported, or the baseline compiled
   worker_outcome outcome;
   std::string log_tail;
 };

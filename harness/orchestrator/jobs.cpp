@@ -27,8 +27,13 @@ worker_outcome job_runner::run(const job_spec& job, const std::string& name, std
   launch.job_file = scratch / "job.json";
   launch.log_file = scratch / "worker.log";
   launch.timeout = timeout;
+  // Compiled extensions and Inductor's code and autotuning results persist in the cache folder, so a
+  // baseline compiled once (kj baselines' parallel pass) is found warm by the worker that times it.
+  const char* inductor_cache = std::getenv("TORCHINDUCTOR_CACHE_DIR");
   launch.environment = {
       {"TORCH_EXTENSIONS_DIR", (cache_dir / "torch_extensions").string()},
+      {"TORCHINDUCTOR_CACHE_DIR",
+       inductor_cache && *inductor_cache ? inductor_cache : (cache_dir / "inductor").string()},
       {"KJ_SCRATCH_DIR", scratch.string()},
       {"PYTHONUNBUFFERED", "1"},
       {"PYTHONDONTWRITEBYTECODE", "1"},

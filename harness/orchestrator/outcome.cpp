@@ -28,26 +28,6 @@ db::trial_record to_trial(const json& e) {
   return t;
 }
 
-db::timing_record to_timing(const json& e) {
-  db::timing_record t;
-  t.subject = e.value("subject", "");
-  t.method = e.value("method", "");
-  t.clock = e.value("clock", "");
-  json params = e.value("params", json::object());
-  params["stop_reason"] = e.value("stop_reason", "");
-  t.params_json = params.dump();
-  t.samples_ms = e.value("samples_ms", std::vector<double>{});
-  if (!t.samples_ms.empty()) {
-    const timing::summary s = timing::summarize(t.samples_ms);
-    t.median_ms = s.median;
-    t.mean_ms = s.mean;
-    t.min_ms = s.min;
-    t.max_ms = s.max;
-    t.stdev_ms = s.stdev;
-  }
-  return t;
-}
-
 db::case_record to_case(const json& e) {
   db::case_record c;
   c.case_class = e.value("class", "");
@@ -135,6 +115,26 @@ std::vector<db::case_record> trace_cases(const json& trace, const trace_policy& 
   return cases;
 }
 
+db::timing_record timing_from_event(const json& e) {
+  db::timing_record t;
+  t.subject = e.value("subject", "");
+  t.method = e.value("method", "");
+  t.clock = e.value("clock", "");
+  json params = e.value("params", json::object());
+  params["stop_reason"] = e.value("stop_reason", "");
+  t.params_json = params.dump();
+  t.samples_ms = e.value("samples_ms", std::vector<double>{});
+  if (!t.samples_ms.empty()) {
+    const timing::summary s = timing::summarize(t.samples_ms);
+    t.median_ms = s.median;
+    t.mean_ms = s.mean;
+    t.min_ms = s.min;
+    t.max_ms = s.max;
+    t.stdev_ms = s.stdev;
+  }
+  return t;
+}
+
 std::string describe_exit(const worker_outcome& outcome) {
   if (outcome.timed_out) return fmt::format("killed after {:.0f} s (the job's time limit)", outcome.wall_s);
   if (outcome.interrupted) return "interrupted by the user";
@@ -150,7 +150,7 @@ void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
   for (const auto& e : outcome.events) {
     const std::string type = e.value("type", "");
     if (type == "trial") record.trials.push_back(to_trial(e));
-    if (type == "timing") record.timings.push_back(to_timing(e));
+    if (type == "timing") record.timings.push_back(timing_from_event(e));
     if (type == "phase") last_phase = e.value("phase", last_phase);
     if (type == "verdict") verdict = &e;
     if (type == "case") record.cases.push_back(to_case(e));

@@ -27,6 +27,9 @@ std::vector<db::case_record> trace_cases(const nlohmann::json& trace, const trac
 void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
                      db::evaluation_record& record, const trace_policy& policy = {});
 
+// A worker's "timing" event as a timing row: stop reason folded into params, statistics of the samples.
+db::timing_record timing_from_event(const nlohmann::json& event);
+
 // A one-line description of how a worker ended ("killed by signal 11 (Segmentation fault)", ...).
 std::string describe_exit(const worker_outcome& outcome);
 

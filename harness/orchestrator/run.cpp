@@ -2,6 +2,7 @@
 #include "harness/orchestrator/run.hpp"
 
 #include "adapters/candidates.hpp"
+#include "baselines/baselines.hpp"
 #include "db/store.hpp"
 #include "harness/orchestrator/build_pool.hpp"
 #include "harness/orchestrator/jobs.hpp"
@@ -12,6 +13,7 @@
 
 #include <chrono>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <random>
 
 namespace fs = std::filesystem;
@@ -80,16 +82,6 @@ db::stack_record stack_from(json env, const std::string& device) {
 
 namespace {
 
-std::string resolve_device(const std::string& requested, const json& env) {
-  const bool has_cuda = env.value("cuda_available", false);
-  if (requested == "auto") return has_cuda ? "cuda" : "cpu";
-  if (requested == "cuda" && !has_cuda)
-    throw kb::source_error("--device cuda: torch in the embedded Python sees no CUDA device "
-                           "(torch " +
-                           env.value("torch", "?") + ", CUDA " + env.value("torch_cuda", "none") + ")");
-  return requested;
-}
-
 struct planned_job {
   const kb::problem* problem = nullptr;
   const adapters::candidate* candidate = nullptr;
@@ -98,6 +90,46 @@ struct planned_job {
   db::evaluation_record record;
   bool done = false;
 };
+
+// The cached (or, for a list of modes, freshly measured) compiled baselines of the problems that have
+// candidates, by problem index; eager is left out: the run times it paired with each candidate.
+std::map<std::size_t, std::vector<std::int64_t>>
+run_baselines(db::store& store, const job_runner& runner, const run_options& options,
+              const std::vector<kb::problem>& problems, const std::vector<std::int64_t>& problem_ids,
+              const std::vector<adapters::candidate>& candidates, const baselines::stack_ref& stack,
+              const std::string& device) {
+  std::map<std::size_t, std::vector<std::int64_t>> linked;
+  if (options.baselines == "none" || !options.timing.enabled) return linked;
+  baselines::options opts;
+  const bool cached_only = options.baselines == "cached";
+  opts.modes = cached_only ? baselines::all_modes : baselines::parse_modes(options.baselines);
+  std::erase(opts.modes, "eager");
+  if (opts.modes.empty()) return linked;
+  opts.measure_missing = !cached_only;
+  opts.device = device;
+  opts.protocol = options.protocol;
+  opts.precision = options.precision;
+  opts.timing = options.timing;
+  opts.overrides = options.overrides;
+  opts.compile_jobs = options.build_jobs;
+  opts.timeout_s = options.timeout_s;
+  std::vector<baselines::problem_ref> refs;
+  std::map<const kb::problem*, std::size_t> index_of;
+  for (const auto& c : candidates)
+    if (index_of.emplace(&problems[c.problem_index], c.problem_index).second)
+      refs.push_back({&problems[c.problem_index], problem_ids[c.problem_index]});
+  if (!cached_only)
+    fmt::print(stderr, "kj: baselines {} for {} problems (cached where measured before)...\n",
+               fmt::join(opts.modes, ", "), refs.size());
+  for (const auto& r : baselines::ensure(store, runner, refs, stack, opts)) {
+    linked[index_of[r.problem]].push_back(r.record.id);
+    if (!cached_only && !r.cached)
+      fmt::print(stderr, "  L{} {} {}: {}\n", r.problem->level, r.problem->file_name, r.mode,
+                 r.record.status == "ok" ? fmt::format("{:.4g} ms", r.record.headline_ms().value_or(0))
+                                         : r.record.status);
+  }
+  return linked;
+}
 
 int interrupted(db::store& store, std::int64_t run_id, const std::string& run_uid, const fs::path& db_path) {
   store.set_run_status(run_id, "interrupted");
@@ -108,6 +140,25 @@ int interrupted(db::store& store, std::int64_t run_id, const std::string& run_ui
 }
 
 } // namespace
+
+std::string resolve_device(const std::string& requested, const json& env) {
+  const bool has_cuda = env.value("cuda_available", false);
+  if (requested == "auto") return has_cuda ? "cuda" : "cpu";
+  if (requested == "cuda" && !has_cuda)
+    throw kb::source_error("--device cuda: torch in the embedded Python sees no CUDA device "
+                           "(torch " +
+                           env.value("torch", "?") + ", CUDA " + env.value("torch_cuda", "none") + ")");
+  return requested;
+}
+
+std::vector<std::int64_t> record_problems(db::store& store, const std::vector<kb::problem>& problems) {
+  std::vector<std::int64_t> ids;
+  for (const auto& p : problems)
+    ids.push_back(
+        store.upsert_problem({p.suite, p.kb_version, p.level, p.number, p.name, p.file_name, p.path.string(),
+                              p.source, db::sha256_hex(p.source), p.source_commit}));
+  return ids;
+}
 
 json probe_environment(const fs::path& cache_dir) {
   job_runner runner{cache_dir, std::chrono::milliseconds(300'000), false};
@@ -128,6 +179,7 @@ json probe_environment(const fs::path& cache_dir) {
 int execute_run(const run_options& options) {
   // Bad input is found before anything runs: sources, candidates directory, DB path.
   const auto problems = kb::load_problems(options.sources);
+  if (options.baselines != "cached" && options.baselines != "none") baselines::parse_modes(options.baselines);
   db::store store = db::store::open(options.db_path);
   const fs::path cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
 
@@ -136,7 +188,8 @@ int execute_run(const run_options& options) {
   const std::string device = resolve_device(options.device, env);
   const auto candidates = resolve_candidates(options, problems, device);
 
-  const std::int64_t stack_id = store.upsert_stack(stack_from(env, device));
+  const db::stack_record stack = stack_from(env, device);
+  const std::int64_t stack_id = store.upsert_stack(stack);
   std::string run_uid = options.run_uid.empty() ? new_run_uid() : options.run_uid;
   std::int64_t run_id = 0;
   if (auto existing = store.find_run(run_uid)) {
@@ -154,20 +207,20 @@ int execute_run(const run_options& options) {
                 {"library_policy", options.trace.library_policy},
                 {"max_library_share", options.trace.max_library_share},
                 {"precision", options.precision},
+                {"baselines", options.baselines},
                 {"kb_version", options.sources.kb_version}};
     run_id = store.create_run(
         {run_uid, "", "running", device, options.command_line, version_string(), config.dump(), stack_id});
   }
 
-  std::vector<std::int64_t> problem_ids;
-  for (const auto& p : problems)
-    problem_ids.push_back(
-        store.upsert_problem({p.suite, p.kb_version, p.level, p.number, p.name, p.file_name, p.path.string(),
-                              p.source, db::sha256_hex(p.source), p.source_commit}));
+  const std::vector<std::int64_t> problem_ids = record_problems(store, problems);
 
   install_interrupt_handlers();
   job_runner runner{cache_dir, std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
                     options.keep_scratch};
+  const auto linked = run_baselines(store, runner, options, problems, problem_ids, candidates,
+                                    {stack_id, stack.stack_hash, stack.device_name}, device);
+  if (interrupt_requested()) return interrupted(store, run_id, run_uid, options.db_path);
   progress_view progress(candidates.size());
   std::vector<planned_job> plan;
   for (const auto& c : candidates) {
@@ -187,9 +240,7 @@ int execute_run(const run_options& options) {
     j.job.problem = {p.path.string(), p.source};
     j.job.candidate = {c.path.empty() ? "<" + c.producer + " " + p.file_name + ">" : c.path.string(),
                        c.source};
-    j.job.overrides = device == "cpu" ? p.cpu_overrides : decltype(p.cpu_overrides){};
-    for (const auto& [k, v] : options.overrides)
-      j.job.overrides[k] = v;
+    j.job.overrides = p.overrides_for(device, options.overrides);
     j.job.protocol =
         make_protocol(options.protocol, p.kb_version.empty() ? "main" : p.kb_version, options.precision);
     if (options.trials > 0 && options.trials != j.job.protocol.trials) { // no longer the original protocol
@@ -200,6 +251,7 @@ int execute_run(const run_options& options) {
     j.job.strict = options.strict;
     j.record = {run_id, problem_ids[c.problem_index], candidate_id, stack_id, device,
                 "{}",   j.job.protocol.name};
+    if (auto it = linked.find(c.problem_index); it != linked.end()) j.record.baseline_ids = it->second;
     for (const auto& f : verify::scan_candidate(c.source))
       j.record.findings.push_back({f.kind, f.line, f.excerpt});
   }

@@ -30,6 +30,10 @@ struct run_options {
   trace_policy trace;             // what the strict verdict makes of the kernel trace
   int trials = 0;                 // compatible trials; 0: the protocol's own count (5)
   int build_jobs = 0;             // parallel compile workers; 0: one per core, at most 8
+  // Compiled baselines to compare with (eager is always timed in the run, paired with the candidate):
+  // "cached" links the matching rows `kj baselines` measured, "none" nothing, or a comma-separated list of
+  // modes that are measured first where the cache lacks them.
+  std::string baselines = "cached";
   std::string command_line;
 };
 
@@ -41,6 +45,12 @@ int execute_run(const run_options& options);
 // backend flags, TORCHINDUCTOR_*/CUDA_* settings) plus the device and kj's version; its id hashes all of
 // them.
 db::stack_record stack_from(nlohmann::json env, const std::string& device);
+
+// "auto" becomes cuda when the worker's torch sees a GPU, else cpu; "cuda" without one is a source_error.
+std::string resolve_device(const std::string& requested, const nlohmann::json& env);
+
+// Records the problems (deduplicated by their natural key) and returns their ids, in order.
+std::vector<std::int64_t> record_problems(db::store& store, const std::vector<kb::problem>& problems);
 
 // Starts a worker that only reports its environment (python, torch, device); throws std::runtime_error with
 // the worker's output when it cannot start Python or import torch.

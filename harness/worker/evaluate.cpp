@@ -2,7 +2,7 @@
 #include "harness/worker/evaluate.hpp"
 
 #include "harness/timing/statistics.hpp"
-#include "harness/worker/timing_bridge.hpp"
+#include "harness/worker/support.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -13,26 +13,6 @@ using nlohmann::json;
 
 namespace kj::worker {
 namespace {
-
-json to_json(py::handle object) {
-  return json::parse(py::module_::import("json").attr("dumps")(object).cast<std::string>());
-}
-
-// Maps a Python exception to a verdict: KjError carries its own kind, anything else is a runtime error.
-std::string verdict_of(py::module_& runtime, py::error_already_set& error) {
-  if (error.matches(runtime.attr("KjError"))) return error.value().attr("kind").cast<std::string>();
-  return "runtime_error";
-}
-
-void report_timing(result_channel& channel, const std::string& subject, const timing_result& result) {
-  channel.emit({{"type", "timing"},
-                {"subject", subject},
-                {"method", result.method},
-                {"clock", result.clock},
-                {"params", result.params},
-                {"stop_reason", result.stop_reason},
-                {"samples_ms", result.samples_ms}});
-}
 
 // The strict verdict's case classes, each reported as it finishes; a class that raises is one failing case.
 void run_case_classes(const job_spec& job, py::module_& runtime, py::object& session,
@@ -85,22 +65,6 @@ void time_graphs(const job_spec& job, py::object& session, const device_context&
     }
   }
 }
-
-// Python's cyclic garbage collector stays off while subjects are timed (as timeit does): a collection inside
-// a sample would add milliseconds to a launch-bound forward. Collected once before, re-enabled after.
-class gc_paused {
-public:
-  gc_paused() : m_gc(py::module_::import("gc")) {
-    m_gc.attr("collect")();
-    m_gc.attr("disable")();
-  }
-  ~gc_paused() { m_gc.attr("enable")(); }
-  gc_paused(const gc_paused&) = delete;
-  gc_paused& operator=(const gc_paused&) = delete;
-
-private:
-  py::module_ m_gc;
-};
 
 // One round's share of the stopping rule's budget (at least 3 samples a round).
 timing_spec split_into_rounds(const timing_spec& spec, int rounds) {
@@ -155,13 +119,7 @@ void time_subjects(const job_spec& job, py::object& session, result_channel& cha
   const bool robust = spec.method == "robust";
   const int sets =
       session.attr("prepare_timing")(job.protocol.seed, robust ? spec.input_sets : 1, robust).cast<int>();
-  py::object sync = session.attr("sync");
-  py::object empty_cache = session.attr("empty_cache");
-  device_context device;
-  device.cuda = job.device == "cuda";
-  device.stream = session.attr("stream")().cast<std::uint64_t>();
-  device.sync = [&] { sync(); };
-  device.empty_cache = [&] { empty_cache(); };
+  const device_context device = session_device(job, session);
   py::object call_candidate = session.attr("call_candidate");
   py::object call_reference = session.attr("call_reference");
   py::object call_empty = session.attr("call_empty");

@@ -83,7 +83,7 @@ def environment():
         "backend_flags": backend_flags(),
         "env": {k: v for k, v in sorted(os.environ.items())
                 if k.startswith(("TORCHINDUCTOR_", "TORCH_", "PYTORCH_", "CUDA_", "CUBLAS_", "CUDNN_", "NVIDIA_TF32"))
-                and k not in ("CUDA_VISIBLE_DEVICES", "TORCH_EXTENSIONS_DIR")},  # which GPU / a cache path
+                and k not in ("CUDA_VISIBLE_DEVICES", "TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR")},  # GPU, caches
     }
     if info["cuda_available"]:
         props = torch.cuda.get_device_properties(0)
@@ -149,6 +149,15 @@ def _is_build_failure(exc):
 
     text = f"{type(exc).__name__}: {exc}"
     return isinstance(exc, subprocess.CalledProcessError) or "Error building extension" in text
+
+
+def _needs_weights(exc):
+    """A Hugging Face model that cannot be had: transformers missing, or its weights not downloadable/cached."""
+    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in ("transformers", "huggingface_hub"):
+        return True
+    text = f"{type(exc).__module__}.{type(exc).__name__}: {exc}"
+    return isinstance(exc, OSError) and any(k in text for k in (
+        "huggingface", "hf.co", "HF_HUB_OFFLINE", "offline mode", "couldn't connect", "does not appear to have a file"))
 
 
 def set_seed(seed):
@@ -257,6 +266,10 @@ class Problem:
         except SyntaxError as exc:
             raise KjError("problem_error", f"problem file {path}: {format_exception(exc)}") from None
         except Exception as exc:
+            if _needs_weights(exc):
+                raise KjError("needs_weights", f"problem file {path} needs `transformers` and its model weights "
+                              "available offline (KernelBench level 4 loads Hugging Face models): "
+                              f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
             raise KjError("problem_error", f"problem file {path} raised while loading:\n{format_exception(exc)}")
         for name in ("Model", "get_inputs", "get_init_inputs"):
             if not hasattr(self.module, name):

@@ -11,6 +11,7 @@ namespace kj::worker {
 
 extern const std::string_view kj_runtime_source;
 extern const std::string_view kj_verify_source;
+extern const std::string_view kj_baseline_source;
 
 std::string python_executable() {
   if (const char* env = std::getenv("KJ_PYTHON"); env && *env) return env;
@@ -47,6 +48,7 @@ py::object import_embedded(const char* name, std::string_view source) {
 py::module_ import_runtime() {
   py::object runtime = import_embedded("kj_runtime", kj_runtime_source);
   import_embedded("kj_verify", kj_verify_source);
+  import_embedded("kj_baseline", kj_baseline_source);
   return runtime.cast<py::module_>();
 }
 

@@ -2,6 +2,7 @@
 #include "harness/worker/worker.hpp"
 
 #include "harness/job.hpp"
+#include "harness/worker/baseline.hpp"
 #include "harness/worker/channel.hpp"
 #include "harness/worker/evaluate.hpp"
 #include "harness/worker/python_env.hpp"
@@ -65,6 +66,10 @@ int run_worker(const worker_options& options) {
   if (job.mode == "probe") return 0;
   if (job.mode == "describe") {
     describe_problems(job, runtime, channel);
+    return 0;
+  }
+  if (job.mode == "baseline" || job.mode == "baseline_compile") {
+    run_baseline(job, runtime, channel);
     return 0;
   }
   if (job.mode == "build") {

@@ -1,0 +1,184 @@
+// Measuring baselines: cache lookup, the parallel compile pass, the serial timing pass, the DB rows.
+#include "baselines/baselines.hpp"
+#include "harness/orchestrator/build_pool.hpp"
+#include "harness/orchestrator/outcome.hpp"
+
+#include <fmt/core.h>
+
+using nlohmann::json;
+
+namespace kj::baselines {
+namespace {
+
+struct target {
+  const kb::problem* problem = nullptr;
+  std::int64_t problem_id = 0;
+  std::string mode;
+  json key;
+  std::string cache_key;
+  job_spec job;
+  std::string name;
+  std::optional<double> cold_compile_s;
+};
+
+target make_target(const problem_ref& ref, const std::string& mode, const stack_ref& stack,
+                   const options& opts) {
+  const kb::problem& p = *ref.problem;
+  target t{.problem = ref.problem, .problem_id = ref.problem_id, .mode = mode};
+  t.job.mode = "baseline";
+  t.job.baseline_mode = mode;
+  t.job.device = opts.device;
+  t.job.problem = {p.path.string(), p.source};
+  t.job.overrides = p.overrides_for(opts.device, opts.overrides);
+  t.job.protocol = make_protocol(opts.protocol, p.kb_version.empty() ? "main" : p.kb_version, opts.precision);
+  t.job.timing = opts.timing;
+  t.job.timing.enabled = true;
+  t.key = key_json({.problem_source_hash = db::sha256_hex(p.source),
+                    .overrides = t.job.overrides,
+                    .precision = opts.precision,
+                    .mode = mode,
+                    .device = opts.device,
+                    .seed = t.job.protocol.seed,
+                    .eval_mode = t.job.protocol.eval_mode,
+                    .timing = opts.timing,
+                    .stack_hash = stack.hash});
+  t.cache_key = cache_key(t.key);
+  t.name = fmt::format("baseline-L{}-{}-{}", p.level, p.number, mode);
+  return t;
+}
+
+// The row for a finished (or failed) worker: its timing, the compiled-vs-eager check, its status.
+db::baseline_record record_of(const target& t, const stack_ref& stack, const options& opts,
+                              const orchestrator::worker_outcome& outcome, const std::string& log_tail) {
+  db::baseline_record r{.cache_key = t.cache_key,
+                        .key_json = t.key.dump(),
+                        .origin = "measured",
+                        .problem_id = t.problem_id,
+                        .stack_id = stack.id,
+                        .level = t.problem->level,
+                        .file_name = t.problem->file_name,
+                        .mode = t.mode,
+                        .device = opts.device,
+                        .precision = opts.precision,
+                        .overrides_json = json(t.job.overrides).dump(),
+                        .hardware = stack.hardware};
+  json params = json::object();
+  json check = json::object();
+  const json* verdict = nullptr;
+  for (const auto& e : outcome.events) {
+    const std::string type = e.value("type", "");
+    if (type == "timing" && e.value("subject", "") == t.mode) {
+      db::timing_record timing = orchestrator::timing_from_event(e);
+      r.method = timing.method;
+      r.clock = timing.clock;
+      params = json::parse(timing.params_json);
+      r.samples_ms = std::move(timing.samples_ms);
+      if (!r.samples_ms.empty()) {
+        r.median_ms = timing.median_ms;
+        r.mean_ms = timing.mean_ms;
+        r.min_ms = timing.min_ms;
+        r.max_ms = timing.max_ms;
+        r.stdev_ms = timing.stdev_ms;
+      }
+    }
+    if (type == "baseline") {
+      if (t.mode != "eager") r.warm_compile_s = e.value("compile_s", 0.0);
+      check = e.value("check", json::object());
+    }
+    if (type == "verdict") verdict = &e;
+  }
+  if (verdict && !outcome.timed_out) {
+    r.status = verdict->value("verdict", "crashed");
+    r.error = verdict->value("error", "");
+  } else {
+    r.status = outcome.timed_out ? "timeout" : "crashed";
+    r.error = fmt::format("worker {} without reporting a result", orchestrator::describe_exit(outcome));
+    if (!log_tail.empty()) r.error += "\n--- end of worker output ---\n" + log_tail;
+  }
+  if (!check.empty()) params["matches_eager"] = check;
+  if (r.status == "ok" && !check.value("passed", true)) {
+    r.status = "incorrect"; // a compiled model that computes something else is no baseline
+    r.error = "the compiled output differs from eager: " + check.value("message", std::string{});
+  }
+  r.compile_s = t.cold_compile_s ? t.cold_compile_s : r.warm_compile_s;
+  params["timeout_s"] = opts.timeout_s;
+  r.params_json = params.dump();
+  return r;
+}
+
+// Statuses of the compile pass that the timing pass would only repeat.
+bool final_in_compile_pass(const std::string& status) {
+  return status == "compile_error" || status == "problem_error" || status == "needs_weights" ||
+         status == "runtime_error" || status == "timeout";
+}
+
+} // namespace
+
+std::vector<result> ensure(db::store& store, const orchestrator::job_runner& runner,
+                           const std::vector<problem_ref>& problems, const stack_ref& stack,
+                           const options& opts, const std::function<void(const result&)>& on_result) {
+  std::vector<result> results;
+  auto record = [&](const target& t, db::baseline_record r, bool cached) {
+    if (!cached) r.id = store.insert_baseline(r);
+    results.push_back({t.problem, t.mode, std::move(r), cached});
+    if (on_result) on_result(results.back());
+  };
+  std::vector<target> pending;
+  for (const auto& ref : problems)
+    for (const auto& mode : opts.modes) {
+      target t = make_target(ref, mode, stack, opts);
+      std::optional<db::baseline_record> cached;
+      if (!opts.refresh) cached = store.find_baseline(t.cache_key);
+      if (cached && usable(*cached, opts.timeout_s))
+        record(t, std::move(*cached), true);
+      else if (opts.measure_missing)
+        pending.push_back(std::move(t));
+    }
+
+  // Compile pass: every compiled mode at once, in parallel, so that the timing pass finds a warm cache.
+  std::vector<orchestrator::build_request> compiles;
+  std::vector<std::size_t> compile_of;
+  for (std::size_t i = 0; i < pending.size(); ++i)
+    if (pending[i].mode != "eager") {
+      job_spec job = pending[i].job;
+      job.mode = "baseline_compile";
+      compiles.push_back({job, pending[i].name});
+      compile_of.push_back(i);
+    }
+  std::vector<bool> done(pending.size(), false);
+  if (!compiles.empty()) {
+    const int jobs = opts.compile_jobs > 0 ? opts.compile_jobs : orchestrator::default_build_jobs();
+    fmt::print(stderr, "kj: compiling {} baselines, {} at a time...\n", compiles.size(), jobs);
+    const auto built = orchestrator::build_all(
+        runner, compiles, jobs, [&](std::size_t i, const orchestrator::build_outcome& b) {
+          const json* e = orchestrator::find_event(b.outcome, b.built ? "built" : "verdict");
+          fmt::print(stderr, "  compiled {} ({:.0f} s): {}\n", compiles[i].name, b.outcome.wall_s,
+                     b.built ? "ok"
+                             : (e ? e->value("verdict", "failed") : orchestrator::describe_exit(b.outcome)));
+        });
+    for (std::size_t k = 0; k < built.size(); ++k) {
+      target& t = pending[compile_of[k]];
+      if (built[k].outcome.interrupted) continue;
+      if (built[k].built) {
+        t.cold_compile_s = orchestrator::find_event(built[k].outcome, "built")->value("compile_s", 0.0);
+        continue;
+      }
+      db::baseline_record r = record_of(t, stack, opts, built[k].outcome, built[k].log_tail);
+      if (!final_in_compile_pass(r.status)) continue; // oom or a crash may come from the parallel pass
+      done[compile_of[k]] = true;
+      record(t, std::move(r), false);
+    }
+  }
+
+  // Timing pass: one worker at a time on the device.
+  for (std::size_t i = 0; i < pending.size() && !orchestrator::interrupt_requested(); ++i) {
+    if (done[i]) continue;
+    std::string tail;
+    const orchestrator::worker_outcome outcome = runner.run(pending[i].job, pending[i].name, &tail);
+    if (outcome.interrupted) break;
+    record(pending[i], record_of(pending[i], stack, opts, outcome, tail), false);
+  }
+  return results;
+}
+
+} // namespace kj::baselines

@@ -1,0 +1,113 @@
+"""Baselines: a problem's own Model, eager or under torch.compile, built and called the way a candidate is timed.
+
+The C++ worker times `Baseline.call` with the same timer, method and input sets as candidates; this module builds the
+model (KernelBench's seeded construction, the protocol's precision and mode), compiles it after
+torch._dynamo.reset(), and maps failures to statuses: compile_error, runtime_error, oom.
+"""
+import time
+
+import torch
+
+from kj_runtime import KjError, compare, format_exception, set_seed, to_device
+
+# mode name -> torch.compile's `mode` argument (None: default); "eager" is not compiled.
+COMPILE_MODES = {
+    "compile-default": None,
+    "max-autotune": "max-autotune",
+    "max-autotune-no-cudagraphs": "max-autotune-no-cudagraphs",
+    "reduce-overhead": "reduce-overhead",
+}
+
+
+def _input_bytes(inputs):
+    return sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
+
+
+def _oom(exc, what, inputs):
+    return KjError("oom", f"{what} ran out of memory (the inputs alone take {_input_bytes(inputs)} bytes): "
+                   f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+
+
+class Baseline:
+    """The reference Model of `session`'s problem under `mode`; `session.timing_sets` must be drawn already."""
+
+    def __init__(self, session, seed, mode):
+        if mode != "eager" and mode not in COMPILE_MODES:
+            raise KjError("harness_error", f"unknown baseline mode '{mode}'")
+        self.session, self.mode = session, mode
+        inputs = session.timing_sets[0]
+        try:
+            self.model = self._construct(seed)
+            with torch.no_grad():
+                self.eager_output = self.model(*inputs)  # also the check that the reference runs at all
+            session.sync()
+        except torch.OutOfMemoryError as exc:
+            raise _oom(exc, "the eager reference", inputs) from None
+        except KjError:
+            raise
+        except Exception as exc:
+            raise KjError("runtime_error", f"the reference Model raised:\n{format_exception(exc)}") from None
+        self.compile_s = 0.0
+        self.forward = self.model
+        if mode != "eager":
+            self.forward = self._compile(inputs)
+        self.next_set = 0
+
+    def _construct(self, seed):
+        session, problem = self.session, self.session.problem
+        set_seed(seed)
+        init_inputs = [to_device(x, session.device, session.dtype) for x in problem.init_inputs()]
+        with torch.no_grad():
+            set_seed(seed)
+            model = session._place(problem.module.Model(*init_inputs))
+        if session.protocol.get("eval_mode"):
+            model.eval()
+        return model
+
+    def _compile(self, inputs):
+        """torch.compile after torch._dynamo.reset(); the first call compiles (timed as compile_s)."""
+        torch._dynamo.reset()
+        start = time.perf_counter()
+        try:
+            compiled = torch.compile(self.model, mode=COMPILE_MODES[self.mode])
+            with torch.no_grad():
+                compiled(*inputs)
+            self.session.sync()
+        except torch.OutOfMemoryError as exc:
+            raise _oom(exc, f"torch.compile ({self.mode})", inputs) from None
+        except Exception as exc:
+            raise KjError("compile_error", f"torch.compile ({self.mode}) failed:\n{format_exception(exc)}") from None
+        self.compile_s = time.perf_counter() - start
+        return compiled
+
+    def matches_eager(self, atol, rtol):
+        """The compiled output on the first timing set against the eager one (a compiled model that computes
+        something else is reported, and its timing is not a fair baseline)."""
+        with torch.no_grad():
+            output = self.forward(*self.session.timing_sets[0])
+        self.session.sync()
+        result = compare(self.eager_output, output, atol, rtol)
+        self.eager_output = None
+        return result
+
+    def call(self):
+        k = self.next_set
+        self.next_set = (k + 1) % len(self.session.timing_sets)
+        with torch.no_grad():
+            self.forward(*self.session.timing_sets[k])
+
+
+def inputs_oom(problem, exc):
+    """The KjError for inputs that do not fit: the bytes one input set needs (drawn on the meta device)."""
+    try:
+        with torch.device("meta"):
+            needed = _input_bytes(list(problem.module.get_inputs()))
+        need = f"one input set needs {needed} bytes ({needed / 2**30:.2f} GiB)"
+    except Exception:
+        need = "the size of one input set is unknown"
+    free = ""
+    if torch.cuda.is_available():
+        free_bytes, total = torch.cuda.mem_get_info()
+        free = f"; the device has {free_bytes} of {total} bytes free"
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return KjError("oom", f"drawing the inputs ran out of memory: {need}{free}: {first}")

@@ -1,0 +1,48 @@
+// Implements the worker's shared pieces.
+#include "harness/worker/support.hpp"
+
+namespace py = pybind11;
+using nlohmann::json;
+
+namespace kj::worker {
+
+json to_json(py::handle object) {
+  return json::parse(py::module_::import("json").attr("dumps")(object).cast<std::string>());
+}
+
+std::string verdict_of(py::module_& runtime, py::error_already_set& error) {
+  if (error.matches(runtime.attr("KjError"))) return error.value().attr("kind").cast<std::string>();
+  return "runtime_error";
+}
+
+void report_timing(result_channel& channel, const std::string& subject, const timing_result& result) {
+  channel.emit({{"type", "timing"},
+                {"subject", subject},
+                {"method", result.method},
+                {"clock", result.clock},
+                {"params", result.params},
+                {"stop_reason", result.stop_reason},
+                {"samples_ms", result.samples_ms}});
+}
+
+device_context session_device(const job_spec& job, py::object& session) {
+  device_context device;
+  device.cuda = job.device == "cuda";
+  device.stream = session.attr("stream")().cast<std::uint64_t>();
+  py::object sync = session.attr("sync");
+  py::object empty_cache = session.attr("empty_cache");
+  device.sync = [sync] { sync(); };
+  device.empty_cache = [empty_cache] { empty_cache(); };
+  return device;
+}
+
+gc_paused::gc_paused() : m_gc(py::module_::import("gc")) {
+  m_gc.attr("collect")();
+  m_gc.attr("disable")();
+}
+
+gc_paused::~gc_paused() {
+  m_gc.attr("enable")();
+}
+
+} // namespace kj::worker

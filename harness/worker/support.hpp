@@ -1,0 +1,38 @@
+// Pieces every worker mode shares: JSON from Python objects, verdicts from exceptions, timing events, the
+// device a session times on, and a paused garbage collector.
+#pragma once
+
+#include "harness/job.hpp"
+#include "harness/worker/channel.hpp"
+#include "harness/worker/timing_bridge.hpp"
+
+#include <nlohmann/json.hpp>
+#include <pybind11/embed.h>
+#include <string>
+
+namespace kj::worker {
+
+nlohmann::json to_json(pybind11::handle object);
+
+// Maps a Python exception to a verdict: KjError carries its own kind, anything else is a runtime error.
+std::string verdict_of(pybind11::module_& runtime, pybind11::error_already_set& error);
+
+void report_timing(result_channel& channel, const std::string& subject, const timing_result& result);
+
+// The device `session` runs on, with its stream, synchronize and empty_cache bound to the session.
+device_context session_device(const job_spec& job, pybind11::object& session);
+
+// Python's cyclic garbage collector stays off while subjects are timed (as timeit does): a collection inside
+// a sample would add milliseconds to a launch-bound forward. Collected once before, re-enabled after.
+class [[gnu::visibility("hidden")]] gc_paused { // hidden, as pybind11's types are
+public:
+  gc_paused();
+  ~gc_paused();
+  gc_paused(const gc_paused&) = delete;
+  gc_paused& operator=(const gc_paused&) = delete;
+
+private:
+  pybind11::module_ m_gc;
+};
+
+} // namespace kj::worker
