@@ -80,7 +80,8 @@ inline const std::vector<std::string> default_case_classes{"random",      "distr
 
 struct job_spec {
   // "evaluate", "build" (compile only), "describe" (shapes), "probe" (environment), "baseline" (time the
-  // problem's Model under baseline_mode) or "baseline_compile" (compile it only, to warm the Inductor cache)
+  // problem's Model under baseline_mode), "baseline_compile" (compile it only, to warm the Inductor cache) or
+  // "read_parquet" (the rows of a CUDA-Agent-Ops-6K parquet file)
   std::string mode = "evaluate";
   std::string
       baseline_mode; // eager, compile-default, max-autotune, max-autotune-no-cudagraphs, reduce-overhead
@@ -93,8 +94,11 @@ struct job_spec {
   bool strict = true; // run the strict case classes after the compatible trials
   std::vector<std::string> case_classes = default_case_classes;
   std::vector<source_file> problems; // for "describe"
+  std::string parquet_path;          // for "read_parquet": the file
+  std::vector<int> rows;             // for "read_parquet": 1-based row numbers to report (empty: every row)
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(job_spec, mode, baseline_mode, device, problem, candidate,
-                                                overrides, protocol, timing, strict, case_classes, problems)
+                                                overrides, protocol, timing, strict, case_classes, problems,
+                                                parquet_path, rows)
 
 } // namespace kj

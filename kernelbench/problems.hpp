@@ -19,7 +19,7 @@ public:
 };
 
 struct problem {
-  std::string suite;      // "kernelbench", "builtin" or "file"
+  std::string suite;      // "kernelbench", "builtin", "file" or "cuda-agent-ops-6k"
   std::string kb_version; // "main", "v0.1", "v0" (the tolerance rules to apply)
   int level = 0;
   int number = 0;
@@ -43,10 +43,13 @@ struct source_options {
   id_set ids;                               // empty: every id
   std::vector<std::filesystem::path> files; // single problem files
   bool builtin = false;                     // the built-in suite
+  // CUDA-Agent-Ops-6K's parquet file; empty: not used. Reading it needs Python (pyarrow), so load_problems
+  // ignores it: harness/orchestrator/problem_sources.hpp loads it in a worker, with `ids` as row numbers.
+  std::filesystem::path ops6k_path;
 };
 
-// Loads every selected problem, sorted by suite, level, number. Throws source_error on bad paths or when a
-// selection matches nothing.
+// Loads every selected problem but those of ops6k_path, sorted by suite, level, number. Throws source_error
+// on bad paths or when a selection matches nothing.
 std::vector<problem> load_problems(const source_options& options);
 
 // The built-in suite's folder: $KJ_SUITE_DIR, else the source tree's kernelbench/suite.

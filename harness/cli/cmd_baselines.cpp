@@ -3,6 +3,7 @@
 #include "baselines/baselines.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/common.hpp"
+#include "harness/orchestrator/problem_sources.hpp"
 #include "harness/orchestrator/run.hpp"
 #include "harness/orchestrator/worker_process.hpp"
 #include "harness/version.hpp"
@@ -101,7 +102,9 @@ int import_json(const baselines_state& s) {
 
 int measure(baselines_state& s) {
   const auto start = std::chrono::steady_clock::now();
-  const auto problems = kb::load_problems(s.sources.resolve());
+  const auto problems = orchestrator::load_all_problems(
+      s.sources.resolve(),
+      s.cache_dir.empty() ? orchestrator::default_cache_dir() : std::filesystem::path(s.cache_dir));
   s.options.overrides = s.sources.overrides();
   s.options.modes = baselines::parse_modes(s.modes);
   db::store store = db::store::open(s.db_path);

@@ -2,8 +2,10 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/common.hpp"
 #include "harness/orchestrator/jobs.hpp"
+#include "harness/orchestrator/problem_sources.hpp"
 #include "harness/worker/worker.hpp"
 
+#include <algorithm>
 #include <fmt/core.h>
 #include <iostream>
 #include <memory>
@@ -47,7 +49,8 @@ action add_problems_command(CLI::App& app) {
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   return [s] {
-    const auto problems = kb::load_problems(s->sources.resolve());
+    const auto problems =
+        orchestrator::load_all_problems(s->sources.resolve(), orchestrator::default_cache_dir());
     std::vector<json> described(problems.size(), json::object());
     if (!s->no_shapes) {
       job_spec job;
@@ -59,20 +62,21 @@ action add_problems_command(CLI::App& app) {
       if (s->cpu_sizes) job.problems.clear();
       orchestrator::job_runner runner{orchestrator::default_cache_dir(), std::chrono::milliseconds(600'000),
                                       false};
-      auto collect = [&](const job_spec& j) {
+      // The worker reports one "problem" event per file, in order: matched by position, since paths are not
+      // unique (the rows of an --ops6k file share theirs).
+      auto collect = [&](const job_spec& j, std::size_t first) {
         for (const auto& e : runner.run(j, "describe").events)
-          if (e.value("type", "") == "problem")
-            for (std::size_t i = 0; i < problems.size(); ++i)
-              if (problems[i].path.string() == e.value("path", "")) described[i] = e;
+          if (e.value("type", "") == "problem" && first < described.size()) described[first++] = e;
       };
-      if (!job.problems.empty()) collect(job);
+      if (!job.problems.empty()) collect(job, 0);
       if (s->cpu_sizes)
-        for (const auto& p : problems) {
+        for (std::size_t i = 0; i < problems.size(); ++i) {
+          const auto& p = problems[i];
           job_spec one = job;
           one.problems = {{p.path.string(), p.source}};
           for (const auto& [k, v] : p.cpu_overrides)
             one.overrides.emplace(k, v);
-          collect(one);
+          collect(one, i);
         }
     }
     if (s->format == "json") {
@@ -90,7 +94,10 @@ action add_problems_command(CLI::App& app) {
       std::cout << array.dump(2) << "\n";
       return 0;
     }
-    fmt::print("{:<11} {:>2} {:>4} {:<44} {}\n", "suite", "L", "id", "name", "inputs");
+    std::size_t suite_width = 11; // wider for cuda-agent-ops-6k
+    for (const auto& p : problems)
+      suite_width = std::max(suite_width, p.suite.size());
+    fmt::print("{:<{}} {:>2} {:>4} {:<44} {}\n", "suite", suite_width, "L", "id", "name", "inputs");
     for (std::size_t i = 0; i < problems.size(); ++i) {
       const auto& p = problems[i];
       std::string shapes =
@@ -98,7 +105,8 @@ action add_problems_command(CLI::App& app) {
           : described[i].contains("description") ? summarize_inputs(described[i]["description"]["inputs"])
                                                  : "";
       if (shapes.size() > 200) shapes = shapes.substr(0, 197) + "...";
-      fmt::print("{:<11} {:>2} {:>4} {:<44} {}\n", p.suite, p.level, p.number, p.name.substr(0, 44), shapes);
+      fmt::print("{:<{}} {:>2} {:>4} {:<44} {}\n", p.suite, suite_width, p.level, p.number,
+                 p.name.substr(0, 44), shapes);
     }
     fmt::print("{} problems\n", problems.size());
     return 0;

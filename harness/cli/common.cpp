@@ -1,4 +1,4 @@
-// Implements the shared source options (--kernelbench, --level, --ids, --problem, --builtin, --set).
+// Implements the shared source options (--kernelbench, --level, --ids, --problem, --ops6k, --builtin, --set).
 #include "harness/cli/common.hpp"
 
 #include <charconv>
@@ -11,9 +11,15 @@ void source_flags::add_to(CLI::App& app) {
                  "KernelBench checkout to load problems from (default: $KERNELBENCH_DIR when set)");
   app.add_option("--kb-version", kb_version, "KernelBench version whose rules apply: main, v0.1 or v0")
       ->check(CLI::IsMember({"main", "v0.1", "v0"}));
-  app.add_option("--level", levels, "levels to load, e.g. 1 or 1,2 (default: all)");
-  app.add_option("--ids", ids, "problem ids to load, e.g. 1-10,19 (default: all)");
+  app.add_option("--level", levels, "levels to load, e.g. 1 or 1,2 (default: all; not applied to --ops6k)");
+  app.add_option("--ids", ids,
+                 "problem ids to load, e.g. 1-10,19 (default: all); for --ops6k, row numbers counted from 1");
   app.add_option("--problem", files, "a single problem file in KernelBench format (repeatable)");
+  app.add_option(
+      "--ops6k", ops6k,
+      "CUDA-Agent-Ops-6K's parquet file: each row's `code` is a problem (suite cuda-agent-ops-6k, "
+      "level 0, id = row number, name from `ops` or a `name` column); reading it needs pyarrow in the "
+      "embedded Python");
   app.add_flag("--builtin", builtin, "the built-in suite (the default when no other source is given)");
   app.add_option("--set", sets,
                  "override an integer module constant of the problems before get_inputs/get_init_inputs run, "
@@ -25,11 +31,14 @@ kb::source_options source_flags::resolve() const {
   options.kb_version = kb_version;
   options.kernelbench_dir = kernelbench;
   if (options.kernelbench_dir.empty())
-    if (const char* env = std::getenv("KERNELBENCH_DIR"); env && *env && files.empty() && !builtin)
+    if (const char* env = std::getenv("KERNELBENCH_DIR");
+        env && *env && files.empty() && ops6k.empty() && !builtin)
       options.kernelbench_dir = env;
   for (const auto& f : files)
     options.files.emplace_back(f);
-  options.builtin = builtin || (options.kernelbench_dir.empty() && options.files.empty());
+  options.ops6k_path = ops6k;
+  options.builtin =
+      builtin || (options.kernelbench_dir.empty() && options.files.empty() && options.ops6k_path.empty());
   try {
     if (!levels.empty())
       for (int level : kb::id_set::parse(levels).values())

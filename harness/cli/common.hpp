@@ -26,6 +26,7 @@ struct source_flags {
   std::string levels;
   std::string ids;
   std::vector<std::string> files;
+  std::string ops6k;
   bool builtin = false;
   std::vector<std::string> sets;
 

@@ -7,6 +7,7 @@
 #include "harness/orchestrator/build_pool.hpp"
 #include "harness/orchestrator/jobs.hpp"
 #include "harness/orchestrator/outcome.hpp"
+#include "harness/orchestrator/problem_sources.hpp"
 #include "harness/orchestrator/summary.hpp"
 #include "harness/verify/static_scan.hpp"
 #include "harness/version.hpp"
@@ -178,7 +179,8 @@ json probe_environment(const fs::path& cache_dir) {
 
 int execute_run(const run_options& options) {
   // Bad input is found before anything runs: sources, candidates directory, DB path.
-  const auto problems = kb::load_problems(options.sources);
+  const auto problems =
+      load_all_problems(options.sources, options.cache_dir.empty() ? default_cache_dir() : options.cache_dir);
   if (options.baselines != "cached" && options.baselines != "none") baselines::parse_modes(options.baselines);
   db::store store = db::store::open(options.db_path);
   const fs::path cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;

@@ -12,6 +12,7 @@ namespace kj::worker {
 extern const std::string_view kj_runtime_source;
 extern const std::string_view kj_verify_source;
 extern const std::string_view kj_baseline_source;
+extern const std::string_view kj_sources_source;
 
 std::string python_executable() {
   if (const char* env = std::getenv("KJ_PYTHON"); env && *env) return env;
@@ -49,6 +50,7 @@ py::module_ import_runtime() {
   py::object runtime = import_embedded("kj_runtime", kj_runtime_source);
   import_embedded("kj_verify", kj_verify_source);
   import_embedded("kj_baseline", kj_baseline_source);
+  import_embedded("kj_sources", kj_sources_source);
   return runtime.cast<py::module_>();
 }
 

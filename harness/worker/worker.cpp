@@ -6,6 +6,7 @@
 #include "harness/worker/channel.hpp"
 #include "harness/worker/evaluate.hpp"
 #include "harness/worker/python_env.hpp"
+#include "harness/worker/support.hpp"
 
 #include <fmt/core.h>
 #include <fstream>
@@ -38,6 +39,28 @@ void describe_problems(const job_spec& job, py::module_& runtime, result_channel
   }
 }
 
+// "read_parquet": a "table" event (row count, columns), one "row" event per selected row ({index, code, ops},
+// plus name and id when the file has such columns), then verdict "ok"; or a verdict naming what went wrong.
+void read_parquet(const job_spec& job, py::module_& runtime, result_channel& channel) {
+  try {
+    py::object rows = py::module_::import("json").attr("loads")(json(job.rows).dump());
+    const json table =
+        to_json(py::module_::import("kj_sources").attr("read_ops_table")(job.parquet_path, rows));
+    channel.emit({{"type", "table"}, {"rows", table["rows"]}, {"columns", table["columns"]}});
+    for (const auto& row : table["selected"]) {
+      json event = row;
+      event["type"] = "row";
+      channel.emit(event);
+    }
+    channel.emit({{"type", "verdict"}, {"verdict", "ok"}, {"error", ""}});
+  } catch (py::error_already_set& e) {
+    channel.emit(
+        {{"type", "verdict"}, {"verdict", verdict_of(runtime, e)}, {"error", python_error_text(runtime, e)}});
+  } catch (const std::exception& e) {
+    channel.emit({{"type", "verdict"}, {"verdict", "harness_error"}, {"error", e.what()}});
+  }
+}
+
 } // namespace
 
 int run_worker(const worker_options& options) {
@@ -66,6 +89,10 @@ int run_worker(const worker_options& options) {
   if (job.mode == "probe") return 0;
   if (job.mode == "describe") {
     describe_problems(job, runtime, channel);
+    return 0;
+  }
+  if (job.mode == "read_parquet") {
+    read_parquet(job, runtime, channel);
     return 0;
   }
   if (job.mode == "baseline" || job.mode == "baseline_compile") {
