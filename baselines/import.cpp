@@ -53,6 +53,7 @@ std::string mode_of_kernelbench_file(const std::string& name) {
 
 import_summary import_kernelbench_json(db::store& store, const fs::path& path, const std::string& label) {
   import_summary summary;
+  std::vector<db::baseline_record> rows;
   for (const fs::path& file : json_files(path)) {
     const std::string mode = mode_of_kernelbench_file(file.filename().string());
     json doc;
@@ -98,18 +99,22 @@ import_summary import_kernelbench_json(db::store& store, const fs::path& path, c
         r.key_json =
             json{{"imported", r.hardware}, {"level", level}, {"file_name", file_name}, {"mode", mode}}.dump();
         r.cache_key = "imported:" + db::sha256_hex(r.key_json + entry.dump());
-        if (store.find_baseline(r.cache_key)) {
-          ++summary.skipped;
-          continue;
-        }
-        if (auto id = store.find_problem(level, file_name)) {
-          r.problem_id = *id;
-          ++summary.matched_problems;
-        }
-        store.insert_baseline(r);
-        ++summary.imported;
+        rows.push_back(std::move(r));
       }
     }
+  }
+  // Every file is checked before the first row is written: a bad file imports nothing.
+  for (auto& r : rows) {
+    if (store.find_baseline(r.cache_key)) {
+      ++summary.skipped;
+      continue;
+    }
+    if (auto id = store.find_problem(r.level, r.file_name)) {
+      r.problem_id = *id;
+      ++summary.matched_problems;
+    }
+    store.insert_baseline(r);
+    ++summary.imported;
   }
   return summary;
 }
