@@ -40,7 +40,8 @@ struct key_fields {
 nlohmann::json key_json(const key_fields& key);
 std::string cache_key(const nlohmann::json& key_json);
 
-// Whether a cached row answers a request: statuses that may be transient (crashed, harness_error) do not,
+// Whether a cached row answers a request: statuses that may be transient (crashed, harness_error, not_run)
+// do not,
 // nor a timeout recorded under a shorter time limit than `timeout_s`.
 bool usable(const db::baseline_record& cached, double timeout_s);
 

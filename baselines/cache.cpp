@@ -49,7 +49,8 @@ std::string cache_key(const json& key_json) {
 }
 
 bool usable(const db::baseline_record& cached, double timeout_s) {
-  if (cached.status == "crashed" || cached.status == "harness_error") return false;
+  if (cached.status == "crashed" || cached.status == "harness_error" || cached.status == "not_run")
+    return false;
   if (cached.status == "timeout") return json::parse(cached.params_json).value("timeout_s", 0.0) >= timeout_s;
   return true;
 }

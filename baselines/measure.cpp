@@ -26,7 +26,7 @@ target make_target(const problem_ref& ref, const std::string& mode, const stack_
   const kb::problem& p = *ref.problem;
   target t{.problem = ref.problem, .problem_id = ref.problem_id, .mode = mode};
   t.job.mode = "baseline";
-  t.job.baseline_mode = mode;
+  t.job.baseline_modes = {mode};
   t.job.device = opts.device;
   t.job.problem = {p.path.string(), p.source};
   t.job.overrides = p.overrides_for(opts.device, opts.overrides);
@@ -47,9 +47,12 @@ target make_target(const problem_ref& ref, const std::string& mode, const stack_
   return t;
 }
 
-// The row for a finished (or failed) worker: its timing, the compiled-vs-eager check, its status.
+// The row of `t` from the events of the worker that ran it (alone or with other modes of its problem): the
+// mode's timing, its "baseline" event (status, compile time, compiled-vs-eager check), else the failure
+// that stopped the worker. `first_missing` tells the mode a worker died in from the ones it never reached.
 db::baseline_record record_of(const target& t, const stack_ref& stack, const options& opts,
-                              const orchestrator::worker_outcome& outcome, const std::string& log_tail) {
+                              const orchestrator::worker_outcome& outcome, const std::string& log_tail,
+                              bool first_missing = true) {
   db::baseline_record r{.cache_key = t.cache_key,
                         .key_json = t.key.dump(),
                         .origin = "measured",
@@ -63,7 +66,7 @@ db::baseline_record record_of(const target& t, const stack_ref& stack, const opt
                         .overrides_json = json(t.job.overrides).dump(),
                         .hardware = stack.hardware};
   json params = json::object();
-  json check = json::object();
+  const json* done = nullptr;
   const json* verdict = nullptr;
   for (const auto& e : outcome.events) {
     const std::string type = e.value("type", "");
@@ -81,24 +84,29 @@ db::baseline_record record_of(const target& t, const stack_ref& stack, const opt
         r.stdev_ms = timing.stdev_ms;
       }
     }
-    if (type == "baseline") {
-      if (t.mode != "eager") r.warm_compile_s = e.value("compile_s", 0.0);
-      check = e.value("check", json::object());
-    }
+    if (type == "baseline" && e.value("mode", "") == t.mode) done = &e;
     if (type == "verdict") verdict = &e;
   }
-  if (verdict && !outcome.timed_out) {
-    r.status = verdict->value("verdict", "crashed");
+  if (done) {
+    r.status = done->value("status", "crashed");
+    r.error = done->value("error", "");
+    if (t.mode != "eager" && done->contains("compile_s")) r.warm_compile_s = done->value("compile_s", 0.0);
+    const json check = done->value("check", json::object());
+    if (!check.empty()) params["matches_eager"] = check;
+    if (r.status == "ok" && !check.value("passed", true)) {
+      r.status = "incorrect"; // a compiled model that computes something else is no baseline
+      r.error = "the compiled output differs from eager: " + check.value("message", std::string{});
+    }
+  } else if (verdict && verdict->value("verdict", "") != "ok" && !outcome.timed_out) {
+    r.status = verdict->value("verdict", "crashed"); // what stopped every mode: the problem, its inputs
     r.error = verdict->value("error", "");
+  } else if (!first_missing) {
+    r.status = "not_run";
+    r.error = fmt::format("the worker {} before this mode started", orchestrator::describe_exit(outcome));
   } else {
     r.status = outcome.timed_out ? "timeout" : "crashed";
     r.error = fmt::format("worker {} without reporting a result", orchestrator::describe_exit(outcome));
     if (!log_tail.empty()) r.error += "\n--- end of worker output ---\n" + log_tail;
-  }
-  if (!check.empty()) params["matches_eager"] = check;
-  if (r.status == "ok" && !check.value("passed", true)) {
-    r.status = "incorrect"; // a compiled model that computes something else is no baseline
-    r.error = "the compiled output differs from eager: " + check.value("message", std::string{});
   }
   r.compile_s = t.cold_compile_s ? t.cold_compile_s : r.warm_compile_s;
   params["timeout_s"] = opts.timeout_s;
@@ -106,7 +114,8 @@ db::baseline_record record_of(const target& t, const stack_ref& stack, const opt
   return r;
 }
 
-// Statuses of the compile pass that the timing pass would only repeat.
+// Statuses of the compile pass that the timing pass would only repeat (an oom or a crash may come from
+// running in parallel, and is tried again alone).
 bool final_in_compile_pass(const std::string& status) {
   return status == "compile_error" || status == "problem_error" || status == "needs_weights" ||
          status == "runtime_error" || status == "timeout";
@@ -149,34 +158,50 @@ std::vector<result> ensure(db::store& store, const orchestrator::job_runner& run
   if (!compiles.empty()) {
     const int jobs = opts.compile_jobs > 0 ? opts.compile_jobs : orchestrator::default_build_jobs();
     fmt::print(stderr, "kj: compiling {} baselines, {} at a time...\n", compiles.size(), jobs);
-    const auto built = orchestrator::build_all(
-        runner, compiles, jobs, [&](std::size_t i, const orchestrator::build_outcome& b) {
-          const json* e = orchestrator::find_event(b.outcome, b.built ? "built" : "verdict");
-          fmt::print(stderr, "  compiled {} ({:.0f} s): {}\n", compiles[i].name, b.outcome.wall_s,
-                     b.built ? "ok"
-                             : (e ? e->value("verdict", "failed") : orchestrator::describe_exit(b.outcome)));
-        });
-    for (std::size_t k = 0; k < built.size(); ++k) {
+    std::vector<db::baseline_record> compiled(compiles.size());
+    orchestrator::build_all(runner, compiles, jobs, [&](std::size_t i, const orchestrator::build_outcome& b) {
+      compiled[i] = record_of(pending[compile_of[i]], stack, opts, b.outcome, b.log_tail);
+      fmt::print(stderr, "  compiled {} ({:.0f} s): {}\n", compiles[i].name, b.outcome.wall_s,
+                 compiled[i].status);
+    });
+    for (std::size_t k = 0; k < compiled.size() && !orchestrator::interrupt_requested(); ++k) {
       target& t = pending[compile_of[k]];
-      if (built[k].outcome.interrupted) continue;
-      if (built[k].built) {
-        t.cold_compile_s = orchestrator::find_event(built[k].outcome, "built")->value("compile_s", 0.0);
+      if (compiled[k].status == "ok") {
+        t.cold_compile_s = compiled[k].warm_compile_s; // the compile worker's time: the cold compile
         continue;
       }
-      db::baseline_record r = record_of(t, stack, opts, built[k].outcome, built[k].log_tail);
-      if (!final_in_compile_pass(r.status)) continue; // oom or a crash may come from the parallel pass
+      if (!final_in_compile_pass(compiled[k].status)) continue;
       done[compile_of[k]] = true;
-      record(t, std::move(r), false);
+      compiled[k].warm_compile_s.reset();
+      record(t, std::move(compiled[k]), false);
     }
   }
 
-  // Timing pass: one worker at a time on the device.
-  for (std::size_t i = 0; i < pending.size() && !orchestrator::interrupt_requested(); ++i) {
-    if (done[i]) continue;
+  // Timing pass: one worker at a time on the device, each timing every pending mode of one problem on one
+  // draw of its inputs (the worker's start, torch's import and the draw are paid once per problem).
+  for (std::size_t i = 0; i < pending.size() && !orchestrator::interrupt_requested();) {
+    std::vector<std::size_t> group;
+    std::size_t next = i;
+    for (; next < pending.size() && pending[next].problem == pending[i].problem; ++next)
+      if (!done[next]) group.push_back(next);
+    i = next;
+    if (group.empty()) continue;
+    job_spec job = pending[group.front()].job;
+    job.baseline_modes.clear();
+    for (std::size_t g : group)
+      job.baseline_modes.push_back(pending[g].mode);
+    orchestrator::job_runner scaled = runner; // each mode gets the per-worker limit
+    scaled.timeout *= static_cast<long long>(group.size());
+    const kb::problem& p = *pending[group.front()].problem;
     std::string tail;
-    const orchestrator::worker_outcome outcome = runner.run(pending[i].job, pending[i].name, &tail);
+    const auto outcome = scaled.run(job, fmt::format("baseline-L{}-{}", p.level, p.number), &tail);
     if (outcome.interrupted) break;
-    record(pending[i], record_of(pending[i], stack, opts, outcome, tail), false);
+    bool first_missing = true;
+    for (std::size_t g : group) {
+      db::baseline_record r = record_of(pending[g], stack, opts, outcome, tail, first_missing);
+      if (r.status == "timeout" || r.status == "crashed") first_missing = false;
+      record(pending[g], std::move(r), false);
+    }
   }
   return results;
 }

@@ -80,11 +80,11 @@ inline const std::vector<std::string> default_case_classes{"random",      "distr
 
 struct job_spec {
   // "evaluate", "build" (compile only), "describe" (shapes), "probe" (environment), "baseline" (time the
-  // problem's Model under baseline_mode), "baseline_compile" (compile it only, to warm the Inductor cache) or
-  // "read_parquet" (the rows of a CUDA-Agent-Ops-6K parquet file)
+  // problem's Model under each of baseline_modes), "baseline_compile" (compile only: warm the Inductor
+  // cache) or "read_parquet" (the rows of a CUDA-Agent-Ops-6K parquet file)
   std::string mode = "evaluate";
-  std::string
-      baseline_mode; // eager, compile-default, max-autotune, max-autotune-no-cudagraphs, reduce-overhead
+  // eager, compile-default, max-autotune, max-autotune-no-cudagraphs, reduce-overhead
+  std::vector<std::string> baseline_modes;
   std::string device = "cpu";
   source_file problem;
   source_file candidate;
@@ -97,7 +97,7 @@ struct job_spec {
   std::string parquet_path;          // for "read_parquet": the file
   std::vector<int> rows;             // for "read_parquet": 1-based row numbers to report (empty: every row)
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(job_spec, mode, baseline_mode, device, problem, candidate,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(job_spec, mode, baseline_modes, device, problem, candidate,
                                                 overrides, protocol, timing, strict, case_classes, problems,
                                                 parquet_path, rows)
 

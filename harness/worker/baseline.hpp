@@ -8,11 +8,12 @@
 
 namespace kj::worker {
 
-// "baseline": loads the problem, draws the timing inputs as for a candidate, builds its Model under
-// job.baseline_mode (compiling after torch._dynamo.reset()), checks the compiled output against eager, times
-// it with job.timing and reports a "timing" event whose subject is the mode, then verdict "ok".
-// "baseline_compile": the same up to the compile, then a "built" event with compile_s. Failures end with a
-// verdict: problem_error, needs_weights, oom, compile_error, runtime_error.
+// "baseline": loads the problem, draws the timing inputs as for a candidate, then for each of
+// job.baseline_modes builds its Model (compiling after torch._dynamo.reset()), checks the compiled output
+// against eager, times it with job.timing and reports a "timing" event whose subject is the mode, and a
+// "baseline" event with the mode's status (ok, compile_error, runtime_error, oom) and compile_s.
+// "baseline_compile": the same without the check and the timing. The job ends with verdict "ok", or with
+// the failure that stopped every mode (problem_error, needs_weights, oom while drawing the inputs).
 void run_baseline(const job_spec& job, pybind11::module_& runtime, result_channel& channel);
 
 } // namespace kj::worker

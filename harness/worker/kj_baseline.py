@@ -97,6 +97,15 @@ class Baseline:
             self.forward(*self.session.timing_sets[k])
 
 
+def release(session):
+    """Between modes: collect the last model and its compiled code, reset dynamo, return cached device memory."""
+    import gc
+
+    gc.collect()
+    torch._dynamo.reset()
+    session.empty_cache()
+
+
 def inputs_oom(problem, exc):
     """The KjError for inputs that do not fit: the bytes one input set needs (drawn on the meta device)."""
     try:

@@ -86,7 +86,7 @@ TEST_CASE("a cached row is reused unless its status may be transient or its time
     b.status = status;
     CHECK(usable(b, 600));
   }
-  for (const char* status : {"crashed", "harness_error"}) {
+  for (const char* status : {"crashed", "harness_error", "not_run"}) {
     b.status = status;
     CHECK_FALSE(usable(b, 600));
   }
