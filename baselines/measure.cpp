@@ -3,12 +3,16 @@
 #include "harness/orchestrator/build_pool.hpp"
 #include "harness/orchestrator/outcome.hpp"
 
+#include <deque>
 #include <fmt/core.h>
 
 using nlohmann::json;
 
 namespace kj::baselines {
 namespace {
+
+// Problems one timing worker takes in turn (it restarts for the next batch).
+constexpr std::size_t problems_per_worker = 8;
 
 struct target {
   const kb::problem* problem = nullptr;
@@ -52,7 +56,7 @@ target make_target(const problem_ref& ref, const std::string& mode, const stack_
 // that stopped the worker. `first_missing` tells the mode a worker died in from the ones it never reached.
 db::baseline_record record_of(const target& t, const stack_ref& stack, const options& opts,
                               const orchestrator::worker_outcome& outcome, const std::string& log_tail,
-                              bool first_missing = true) {
+                              bool first_missing = true, std::size_t problem = 0) {
   db::baseline_record r{.cache_key = t.cache_key,
                         .key_json = t.key.dump(),
                         .origin = "measured",
@@ -68,8 +72,12 @@ db::baseline_record record_of(const target& t, const stack_ref& stack, const opt
   json params = json::object();
   const json* done = nullptr;
   const json* verdict = nullptr;
+  const json* failed = nullptr;
   for (const auto& e : outcome.events) {
     const std::string type = e.value("type", "");
+    if (type == "verdict") verdict = &e;
+    if (e.value("problem", std::size_t{0}) != problem) continue; // another problem of the batch
+    if (type == "problem_failed") failed = &e;
     if (type == "timing" && e.value("subject", "") == t.mode) {
       db::timing_record timing = orchestrator::timing_from_event(e);
       r.method = timing.method;
@@ -85,7 +93,6 @@ db::baseline_record record_of(const target& t, const stack_ref& stack, const opt
       }
     }
     if (type == "baseline" && e.value("mode", "") == t.mode) done = &e;
-    if (type == "verdict") verdict = &e;
   }
   if (done) {
     r.status = done->value("status", "crashed");
@@ -97,8 +104,11 @@ db::baseline_record record_of(const target& t, const stack_ref& stack, const opt
       r.status = "incorrect"; // a compiled model that computes something else is no baseline
       r.error = "the compiled output differs from eager: " + check.value("message", std::string{});
     }
+  } else if (failed) { // what stopped every mode of the problem: loading it, drawing its inputs
+    r.status = failed->value("status", "crashed");
+    r.error = failed->value("error", "");
   } else if (verdict && verdict->value("verdict", "") != "ok" && !outcome.timed_out) {
-    r.status = verdict->value("verdict", "crashed"); // what stopped every mode: the problem, its inputs
+    r.status = verdict->value("verdict", "crashed"); // the worker itself could not start
     r.error = verdict->value("error", "");
   } else if (!first_missing) {
     r.status = "not_run";
@@ -177,31 +187,57 @@ std::vector<result> ensure(db::store& store, const orchestrator::job_runner& run
     }
   }
 
-  // Timing pass: one worker at a time on the device, each timing every pending mode of one problem on one
-  // draw of its inputs (the worker's start, torch's import and the draw are paid once per problem).
-  for (std::size_t i = 0; i < pending.size() && !orchestrator::interrupt_requested();) {
-    std::vector<std::size_t> group;
-    std::size_t next = i;
-    for (; next < pending.size() && pending[next].problem == pending[i].problem; ++next)
-      if (!done[next]) group.push_back(next);
-    i = next;
-    if (group.empty()) continue;
-    job_spec job = pending[group.front()].job;
-    job.baseline_modes.clear();
+  // Timing pass: one worker at a time on the device. A worker times up to `problems_per_worker` problems
+  // (those with the same modes and overrides, in order), every pending mode of each on one draw of its
+  // inputs: the worker's start, torch's import and the draw are paid once. Modes a dead worker never
+  // reached are queued again; the one it died in is recorded (timeout, crashed).
+  std::deque<std::vector<std::size_t>> queue; // per problem: its pending targets, in mode order
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    if (done[i]) continue;
+    if (queue.empty() || pending[queue.back().front()].problem != pending[i].problem) queue.emplace_back();
+    queue.back().push_back(i);
+  }
+  auto modes_of = [&](const std::vector<std::size_t>& group) {
+    std::vector<std::string> modes;
     for (std::size_t g : group)
-      job.baseline_modes.push_back(pending[g].mode);
-    orchestrator::job_runner scaled = runner; // each mode gets the per-worker limit
-    scaled.timeout *= static_cast<long long>(group.size());
-    const kb::problem& p = *pending[group.front()].problem;
+      modes.push_back(pending[g].mode);
+    return modes;
+  };
+  while (!queue.empty() && !orchestrator::interrupt_requested()) {
+    std::vector<std::vector<std::size_t>> batch{queue.front()};
+    queue.pop_front();
+    job_spec job = pending[batch[0].front()].job;
+    job.baseline_modes = modes_of(batch[0]);
+    job.problems = {job.problem};
+    while (batch.size() < problems_per_worker && !queue.empty() &&
+           modes_of(queue.front()) == job.baseline_modes &&
+           pending[queue.front().front()].job.overrides == job.overrides) {
+      batch.push_back(queue.front());
+      queue.pop_front();
+      job.problems.push_back(pending[batch.back().front()].job.problem);
+    }
+    orchestrator::job_runner scaled = runner; // the per-worker limit for each (problem, mode)
+    scaled.timeout *= static_cast<long long>(batch.size() * job.baseline_modes.size());
+    const kb::problem& p = *pending[batch[0].front()].problem;
     std::string tail;
     const auto outcome = scaled.run(job, fmt::format("baseline-L{}-{}", p.level, p.number), &tail);
     if (outcome.interrupted) break;
     bool first_missing = true;
-    for (std::size_t g : group) {
-      db::baseline_record r = record_of(pending[g], stack, opts, outcome, tail, first_missing);
-      if (r.status == "timeout" || r.status == "crashed") first_missing = false;
-      record(pending[g], std::move(r), false);
+    std::vector<std::vector<std::size_t>> again;
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      std::vector<std::size_t> unreached;
+      for (std::size_t g : batch[k]) {
+        db::baseline_record r = record_of(pending[g], stack, opts, outcome, tail, first_missing, k);
+        if (r.status == "not_run") {
+          unreached.push_back(g);
+          continue;
+        }
+        if (r.status == "timeout" || r.status == "crashed") first_missing = false;
+        record(pending[g], std::move(r), false);
+      }
+      if (!unreached.empty()) again.push_back(std::move(unreached));
     }
+    queue.insert(queue.begin(), again.begin(), again.end());
   }
   return results;
 }

@@ -16,21 +16,17 @@ namespace {
 int draw_inputs(const job_spec& job, py::object& session, bool compile_only) {
   const bool robust = job.timing.method == "robust";
   const int sets = compile_only || !robust ? 1 : job.timing.input_sets;
-  try {
-    return session.attr("prepare_timing")(job.protocol.seed, sets, robust).cast<int>();
-  } catch (py::error_already_set& e) {
-    if (!e.matches(py::module_::import("torch").attr("OutOfMemoryError"))) throw;
-    throw py::error_already_set(
-        (py::module_::import("kj_baseline").attr("inputs_oom")(session.attr("problem"), e.value()), e));
-  }
+  return py::module_::import("kj_baseline")
+      .attr("draw_inputs")(session, job.protocol.seed, sets, robust)
+      .cast<int>();
 }
 
 // One mode on the session's inputs: build (compile), check against eager, time; ends with a "baseline"
 // event carrying the mode's status. A failure of one mode does not stop the next.
-void run_mode(const job_spec& job, py::module_& runtime, py::object& session, const std::string& mode,
-              int sets, result_channel& channel) {
+void run_mode(const job_spec& job, py::module_& runtime, py::object& session, std::size_t problem,
+              const std::string& mode, int sets, result_channel& channel) {
   const bool compile_only = job.mode == "baseline_compile";
-  json done{{"type", "baseline"}, {"mode", mode}, {"status", "ok"}, {"error", ""}};
+  json done{{"type", "baseline"}, {"problem", problem}, {"mode", mode}, {"status", "ok"}, {"error", ""}};
   py::module_ baselines = py::module_::import("kj_baseline");
   try {
     py::object baseline = baselines.attr("Baseline")(session, job.protocol.seed, mode);
@@ -47,40 +43,45 @@ void run_mode(const job_spec& job, py::module_& runtime, py::object& session, co
       }
       timing.params["input_sets"] = sets;
       timing.params["compile_s"] = compile_s;
-      report_timing(channel, mode, timing);
+      report_timing(channel, mode, timing, {{"problem", problem}});
     }
   } catch (py::error_already_set& e) {
     done["status"] = verdict_of(runtime, e);
     done["error"] = python_error_text(runtime, e);
   }
-  baselines.attr("release")(session); // the next mode starts from an empty allocator and a reset dynamo
+  baselines.attr("release")(py::none()); // the next mode starts from a reset dynamo and returned memory
   channel.emit(done);
 }
 
 } // namespace
 
 void run_baseline(const job_spec& job, py::module_& runtime, result_channel& channel) {
-  const bool compile_only = job.mode == "baseline_compile";
-  std::string phase = "load_problem";
-  try {
-    py::object session = runtime.attr("Session")(
-        job.device, py::module_::import("json").attr("loads")(json(job.protocol).dump()));
-    py::object applied = session.attr("load_problem")(job.problem.path, job.problem.source, job.overrides);
-    channel.emit({{"type", "phase"}, {"phase", "inputs"}, {"applied_overrides", to_json(applied)}});
-    phase = "inputs";
-    const int sets = draw_inputs(job, session, compile_only);
-    phase = "modes";
-    for (const std::string& mode : job.baseline_modes)
-      run_mode(job, runtime, session, mode, sets, channel);
-    channel.emit({{"type", "verdict"}, {"verdict", "ok"}, {"error", ""}});
-  } catch (py::error_already_set& e) {
-    channel.emit({{"type", "verdict"},
-                  {"verdict", verdict_of(runtime, e)},
-                  {"phase", phase},
-                  {"error", python_error_text(runtime, e)}});
-  } catch (const std::exception& e) {
-    channel.emit({{"type", "verdict"}, {"verdict", "harness_error"}, {"phase", phase}, {"error", e.what()}});
+  const std::vector<source_file> files = job.problems.empty() ? std::vector{job.problem} : job.problems;
+  py::object flags = runtime.attr("backend_flags")(); // each problem starts from the worker's own flags
+  for (std::size_t k = 0; k < files.size(); ++k) {
+    std::string phase = "load_problem";
+    try {
+      runtime.attr("set_backend_flags")(flags);
+      py::object session = runtime.attr("Session")(
+          job.device, py::module_::import("json").attr("loads")(json(job.protocol).dump()));
+      py::object applied = session.attr("load_problem")(files[k].path, files[k].source, job.overrides);
+      channel.emit(
+          {{"type", "phase"}, {"phase", "inputs"}, {"problem", k}, {"applied_overrides", to_json(applied)}});
+      phase = "inputs";
+      const int sets = draw_inputs(job, session, job.mode == "baseline_compile");
+      phase = "modes";
+      for (const std::string& mode : job.baseline_modes)
+        run_mode(job, runtime, session, k, mode, sets, channel);
+    } catch (py::error_already_set& e) { // what stops every mode of this problem: loading it, its inputs
+      channel.emit({{"type", "problem_failed"},
+                    {"problem", k},
+                    {"status", verdict_of(runtime, e)},
+                    {"phase", phase},
+                    {"error", python_error_text(runtime, e)}});
+    }
+    py::module_::import("kj_baseline").attr("release")(py::none());
   }
+  channel.emit({{"type", "verdict"}, {"verdict", "ok"}, {"error", ""}});
 }
 
 } // namespace kj::worker

@@ -97,13 +97,23 @@ class Baseline:
             self.forward(*self.session.timing_sets[k])
 
 
-def release(session):
-    """Between modes: collect the last model and its compiled code, reset dynamo, return cached device memory."""
+def release(_=None):
+    """Between modes and problems: collect the last model and its compiled code, reset dynamo, return cached
+    device memory to the driver."""
     import gc
 
     gc.collect()
     torch._dynamo.reset()
-    session.empty_cache()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def draw_inputs(session, seed, sets, draw_on_device):
+    """session.prepare_timing, with running out of memory reported as status oom with the bytes needed."""
+    try:
+        return session.prepare_timing(seed, sets, draw_on_device)
+    except torch.OutOfMemoryError as exc:
+        raise inputs_oom(session.problem, exc) from None
 
 
 def inputs_oom(problem, exc):

@@ -15,14 +15,17 @@ std::string verdict_of(py::module_& runtime, py::error_already_set& error) {
   return "runtime_error";
 }
 
-void report_timing(result_channel& channel, const std::string& subject, const timing_result& result) {
-  channel.emit({{"type", "timing"},
-                {"subject", subject},
-                {"method", result.method},
-                {"clock", result.clock},
-                {"params", result.params},
-                {"stop_reason", result.stop_reason},
-                {"samples_ms", result.samples_ms}});
+void report_timing(result_channel& channel, const std::string& subject, const timing_result& result,
+                   const json& extra) {
+  json event{{"type", "timing"},
+             {"subject", subject},
+             {"method", result.method},
+             {"clock", result.clock},
+             {"params", result.params},
+             {"stop_reason", result.stop_reason},
+             {"samples_ms", result.samples_ms}};
+  event.update(extra);
+  channel.emit(event);
 }
 
 device_context session_device(const job_spec& job, py::object& session) {

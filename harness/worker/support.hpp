@@ -17,7 +17,9 @@ nlohmann::json to_json(pybind11::handle object);
 // Maps a Python exception to a verdict: KjError carries its own kind, anything else is a runtime error.
 std::string verdict_of(pybind11::module_& runtime, pybind11::error_already_set& error);
 
-void report_timing(result_channel& channel, const std::string& subject, const timing_result& result);
+// A "timing" event; `extra` fields are added to it (e.g. the problem's index in a batch).
+void report_timing(result_channel& channel, const std::string& subject, const timing_result& result,
+                   const nlohmann::json& extra = nlohmann::json::object());
 
 // The device `session` runs on, with its stream, synchronize and empty_cache bound to the session.
 device_context session_device(const job_spec& job, pybind11::object& session);
