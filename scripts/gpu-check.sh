@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: configure, build, run the `gpu` tests and real `kj` runs; logs and tables go to $OUT.
-# Stages (default: build tests suite kb-identity): build, tests, corpus, suite, kb-identity, kb-compat, strict-cost,
-# rep-<name> (any number of repeatability runs), kb-method, kb-own, timing-report. Headers the machine lacks (sqlite3.h, OpenSSL) come from
+# Stages (default: build tests suite kb-identity): build, tests, corpus, baselines-gpu, suite, kb-identity, kb-compat,
+# strict-cost, rep-<name> (any number of repeatability runs), kb-method, kb-own, timing-report, baselines,
+# baselines-again, baselines-l4. Headers the machine lacks (sqlite3.h, OpenSSL) come from
 # .gpu-carry/root (Debian packages unpacked with dpkg -x) and the KernelBench problems from .gpu-carry/KernelBench.
 # The DB is $OUT/kj.sqlite, seeded from .gpu-carry/kj.sqlite when that exists (runs of an earlier call).
 set -uo pipefail
@@ -10,6 +11,7 @@ OUT=${OUT:-/tmp/kj-out}
 BUILD=${KJ_GPU_BUILD:-/tmp/kjbuild}
 CARRY=$(pwd)/.gpu-carry
 stages=${*:-build tests suite kb-identity}
+t0=$(date +%s) # the call's start: stages with a budget (baselines) end before KJ_CALL_S seconds have passed
 mkdir -p "$OUT"
 export KJ_CACHE_DIR=/tmp/kj-cache
 kj="$BUILD/harness/kj"
@@ -45,13 +47,21 @@ for stage in $stages; do
   build)
     log "build"
     { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; python3 -c 'import sys, torch; print(sys.version, torch.__version__, torch.version.cuda)'; } >"$OUT/env.txt" 2>&1
-    [[ -x $kj ]] || configure_and_build || { log "build failed"; exit 1; }
-    grep -E "kerneljudge:|Catch2" "$OUT/configure.log" | tee -a "$OUT/summary.txt"
+    if [[ -x $kj ]]; then cmake --build "$BUILD" -j 16 >"$OUT/build.log" 2>&1 || { log "rebuild failed"; exit 1; }
+    else configure_and_build || { log "build failed"; exit 1; }; fi
+    grep -E "kerneljudge:|Catch2" "$OUT/configure.log" 2>/dev/null | tee -a "$OUT/summary.txt"
+    mkdir -p /tmp/kj-logs && mv -f "$OUT/configure.log" "$OUT/build.log" /tmp/kj-logs/ 2>/dev/null # 8 files come back
+    log "built in $(($(date +%s) - t0)) s"
     ;;
   tests)
     log "ctest: gpu label, then the quick CPU tests (Catch2 of this machine)"
     ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 900 2>&1 | tail -40 | tee "$OUT/ctest-gpu.log"
     ctest --test-dir "$BUILD" -LE gpu -E "built-in suite|failure mode" -j 8 2>&1 | tail -5 | tee -a "$OUT/summary.txt"
+    ;;
+  baselines-gpu)
+    log "ctest: the gpu baseline tests"
+    ctest --test-dir "$BUILD" -L gpu -R "baseline" --output-on-failure --timeout 900 2>&1 | tail -30 | tee "$OUT/ctest-baselines.log"
+    tail -3 "$OUT/ctest-baselines.log" >>"$OUT/summary.txt"
     ;;
   corpus)
     log "ctest: the CUDA strict corpus and the plugin tests"
@@ -78,6 +88,25 @@ for stage in $stages; do
     python3 scripts/timing_report.py "$OUT/kj.sqlite" $([[ -s $OUT/kb-own.jsonl ]] && echo --kb-own "$OUT/kb-own.jsonl") \
       >"$OUT/timing-report.md" 2>&1
     grep "^- " "$OUT/timing-report.md" | tee -a "$OUT/summary.txt"
+    ;;
+  baselines | baselines-again)
+    # kj baselines over KernelBench L1-L3 (BL_LEVELS) with BL_MODES; capped at BL_BUDGET seconds so a call ends
+    # in time: what was measured is in the DB and a later call carries on from the cache.
+    log "kj baselines ($stage): levels ${BL_LEVELS:-1,2,3}, modes ${BL_MODES:-eager,compile-default}"
+    start=$(date +%s)
+    budget=${BL_BUDGET:-$((${KJ_CALL_S:-570} - ($(date +%s) - t0) - 20))}
+    timeout -s INT "$budget" "$kj" baselines --device cuda --kernelbench "$CARRY/KernelBench" \
+      --level "${BL_LEVELS:-1,2,3}" ${BL_IDS:+--ids "$BL_IDS"} --modes "${BL_MODES:-eager,compile-default}" \
+      --max-time-ms "${BL_MAX_MS:-400}" --jobs "${BL_JOBS:-12}" --db "$OUT/kj.sqlite" \
+      >"$OUT/$stage.txt" 2>"$OUT/$stage.err"
+    echo "exit $? after $(($(date +%s) - start)) s" | tee -a "$OUT/summary.txt"
+    grep -A8 "^mode " "$OUT/$stage.txt" | tee -a "$OUT/summary.txt"
+    ;;
+  baselines-l4)
+    log "kj baselines on KernelBench level 4 (needs transformers and the model weights offline)"
+    "$kj" baselines --device cuda --kernelbench "$CARRY/KernelBench" --level 4 --modes eager --db "$OUT/kj.sqlite" \
+      >"$OUT/baselines-l4.txt" 2>&1
+    grep -A3 "^mode " "$OUT/baselines-l4.txt" | tee -a "$OUT/summary.txt"
     ;;
   suite)
     log "kj run --device cuda on the built-in suite (examples)"
@@ -126,6 +155,8 @@ PY
     ;;
   esac
 done
-"$kj" results --db "$OUT/kj.sqlite" --run suite-cuda --format csv >"$OUT/results-suite.csv" 2>/dev/null
-"$kj" results --db "$OUT/kj.sqlite" --run kb-identity --format csv >"$OUT/results-kb.csv" 2>/dev/null
+for stage in $stages; do # results of the runs this call made (at most 8 files come back from $OUT)
+  [[ $stage == suite ]] && "$kj" results --db "$OUT/kj.sqlite" --run suite-cuda --format csv >"$OUT/results-suite.csv"
+  [[ $stage == kb-identity ]] && "$kj" results --db "$OUT/kj.sqlite" --run kb-identity --format csv >"$OUT/results-kb.csv"
+done
 log "done"
