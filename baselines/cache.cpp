@@ -49,7 +49,9 @@ std::string cache_key(const json& key_json) {
 }
 
 bool usable(const db::baseline_record& cached, double timeout_s) {
-  if (cached.status == "crashed" || cached.status == "harness_error" || cached.status == "not_run")
+  // "incorrect" was written by kj before the compiled-vs-eager check became a note: measured again
+  if (cached.status == "crashed" || cached.status == "harness_error" || cached.status == "not_run" ||
+      cached.status == "incorrect")
     return false;
   if (cached.status == "timeout") return json::parse(cached.params_json).value("timeout_s", 0.0) >= timeout_s;
   return true;

@@ -102,6 +102,16 @@ for stage in $stages; do
     echo "exit $? after $(($(date +%s) - start)) s" | tee -a "$OUT/summary.txt"
     grep -A8 "^mode " "$OUT/$stage.txt" | tee -a "$OUT/summary.txt"
     ;;
+  baselines-autotune)
+    # default vs max-autotune vs max-autotune-no-cudagraphs on the problems of REFERENCE.md §5 (BL_AUTOTUNE)
+    log "kj baselines: compile modes on ${BL_AUTOTUNE:-1:1,19,23,40 2:1,12 3:1,43}"
+    for item in ${BL_AUTOTUNE:-1:1,19,23,40 2:1,12 3:1,43}; do
+      "$kj" baselines --device cuda --kernelbench "$CARRY/KernelBench" --level "${item%%:*}" --ids "${item#*:}" \
+        --modes compile-default,max-autotune,max-autotune-no-cudagraphs --max-time-ms "${BL_MAX_MS:-400}" \
+        --db "$OUT/kj.sqlite" >>"$OUT/baselines-autotune.txt" 2>>"$OUT/baselines-autotune.err"
+    done
+    grep -E "^L|^mode|^max|^compile" "$OUT/baselines-autotune.txt" | tee -a "$OUT/summary.txt"
+    ;;
   baselines-l4)
     log "kj baselines on KernelBench level 4 (needs transformers and the model weights offline)"
     "$kj" baselines --device cuda --kernelbench "$CARRY/KernelBench" --level 4 --modes eager --db "$OUT/kj.sqlite" \

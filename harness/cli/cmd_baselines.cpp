@@ -12,6 +12,7 @@
 #include <fmt/core.h>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 namespace kj::cli {
 namespace {
@@ -84,6 +85,11 @@ void print_result(const baselines::result& r, const std::vector<db::baseline_rec
                                                     b.headline_ms() == b.mean_ms ? "mean" : "median")
                                       : b.status;
   if (b.compile_s && r.mode != "eager") what += fmt::format(", compile {:.1f} s", *b.compile_s);
+  if (const auto check =
+          nlohmann::json::parse(b.params_json).value("matches_eager", nlohmann::json::object());
+      !check.empty() && !check.value("passed", true))
+    what += fmt::format(", differs from {} (max abs err {:.3g})", r.mode == "eager" ? "itself" : "eager",
+                        check.value("max_abs_err", 0.0));
   fmt::print("L{} {:<44} {:<27} {}{}{}\n", r.problem->level, r.problem->file_name, r.mode, what,
              r.cached ? " (cached)" : "", theirs);
   if (b.status != "ok" && !r.cached) {
