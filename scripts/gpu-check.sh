@@ -95,6 +95,7 @@ for stage in $stages; do
     log "kj baselines ($stage): levels ${BL_LEVELS:-1,2,3}, modes ${BL_MODES:-eager,compile-default}"
     start=$(date +%s)
     budget=${BL_BUDGET:-$((${KJ_CALL_S:-570} - ($(date +%s) - t0) - 20))}
+    ((budget < 60)) && budget=60
     timeout -s INT "$budget" "$kj" baselines --device cuda --kernelbench "$CARRY/KernelBench" \
       --level "${BL_LEVELS:-1,2,3}" ${BL_IDS:+--ids "$BL_IDS"} --modes "${BL_MODES:-eager,compile-default}" \
       --max-time-ms "${BL_MAX_MS:-400}" --jobs "${BL_JOBS:-12}" --db "$OUT/kj.sqlite" \
@@ -106,16 +107,16 @@ for stage in $stages; do
     # default vs max-autotune vs max-autotune-no-cudagraphs on the problems of REFERENCE.md §5 (BL_AUTOTUNE)
     log "kj baselines: compile modes on ${BL_AUTOTUNE:-1:1,19,23,40 2:1,12 3:1,43}"
     for item in ${BL_AUTOTUNE:-1:1,19,23,40 2:1,12 3:1,43}; do
-      "$kj" baselines --device cuda --kernelbench "$CARRY/KernelBench" --level "${item%%:*}" --ids "${item#*:}" \
-        --modes compile-default,max-autotune,max-autotune-no-cudagraphs --max-time-ms "${BL_MAX_MS:-400}" \
+      timeout -s INT "${BL_ITEM_S:-200}" "$kj" baselines --device cuda --kernelbench "$CARRY/KernelBench" \
+        --level "${item%%:*}" --ids "${item#*:}" --modes compile-default,max-autotune,max-autotune-no-cudagraphs --max-time-ms "${BL_MAX_MS:-400}" \
         --db "$OUT/kj.sqlite" >>"$OUT/baselines-autotune.txt" 2>>"$OUT/baselines-autotune.err"
     done
     grep -E "^L|^mode|^max|^compile" "$OUT/baselines-autotune.txt" | tee -a "$OUT/summary.txt"
     ;;
   baselines-l4)
     log "kj baselines on KernelBench level 4 (needs transformers and the model weights offline)"
-    "$kj" baselines --device cuda --kernelbench "$CARRY/KernelBench" --level 4 --modes eager --db "$OUT/kj.sqlite" \
-      >"$OUT/baselines-l4.txt" 2>&1
+    timeout -s INT 120 "$kj" baselines --device cuda --kernelbench "$CARRY/KernelBench" --level 4 --modes eager \
+      --db "$OUT/kj.sqlite" >"$OUT/baselines-l4.txt" 2>&1
     grep -A3 "^mode " "$OUT/baselines-l4.txt" | tee -a "$OUT/summary.txt"
     ;;
   suite)

@@ -30,11 +30,20 @@ worker_outcome job_runner::run(const job_spec& job, const std::string& name, std
   // Compiled extensions and Inductor's code and autotuning results persist in the cache folder, so a
   // baseline compiled once (kj baselines' parallel pass) is found warm by the worker that times it.
   const char* inductor_cache = std::getenv("TORCHINDUCTOR_CACHE_DIR");
+  // Problems that load Hugging Face models (KernelBench level 4) use what is on disk, never the network
+  // (a run must not depend on a download, and an offline machine would wait on connection timeouts); the
+  // user's own HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE win.
+  const auto env_or = [](const char* name, const char* fallback) {
+    const char* value = std::getenv(name);
+    return std::string(value && *value ? value : fallback);
+  };
   launch.environment = {
       {"TORCH_EXTENSIONS_DIR", (cache_dir / "torch_extensions").string()},
       {"TORCHINDUCTOR_CACHE_DIR",
        inductor_cache && *inductor_cache ? inductor_cache : (cache_dir / "inductor").string()},
       {"KJ_SCRATCH_DIR", scratch.string()},
+      {"HF_HUB_OFFLINE", env_or("HF_HUB_OFFLINE", "1")},
+      {"TRANSFORMERS_OFFLINE", env_or("TRANSFORMERS_OFFLINE", "1")},
       {"PYTHONUNBUFFERED", "1"},
       {"PYTHONDONTWRITEBYTECODE", "1"},
   };
