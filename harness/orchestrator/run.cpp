@@ -225,12 +225,20 @@ int execute_run(const run_options& options) {
   if (interrupt_requested()) return interrupted(store, run_id, run_uid, options.db_path);
   progress_view progress(candidates.size());
   std::vector<planned_job> plan;
+  std::map<std::int64_t, std::string> planned; // candidate id -> the file it was planned from
   for (const auto& c : candidates) {
     const kb::problem& p = problems[c.problem_index];
     const std::int64_t candidate_id =
         store.upsert_candidate({problem_ids[c.problem_index], c.producer, c.sample, c.path.string(), c.source,
                                 db::sha256_hex(c.source)});
     if (store.has_evaluation(run_id, candidate_id)) {
+      progress.skip();
+      continue;
+    }
+    if (const auto [it, fresh] = planned.emplace(candidate_id, c.path.string()); !fresh) {
+      // Two files with the same source and sample number are one candidate: judged once.
+      fmt::print(stderr, "kj: skipping candidate {}: the same source and sample as {}\n", c.path.string(),
+                 it->second);
       progress.skip();
       continue;
     }

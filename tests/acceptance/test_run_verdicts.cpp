@@ -142,3 +142,21 @@ TEST_CASE("a problem without Model is a problem_error, not a candidate failure")
   CHECK(rows[0]["verdict"] == "problem_error");
   CHECK(rows[0]["error"].get<std::string>().find("no `Model` defined") != std::string::npos);
 }
+
+TEST_CASE("two candidate files with the same source and sample are judged once, not a crash") {
+  scratch_dir dir;
+  const std::string source = read_file(fixtures_dir() / "candidates" / "basic" / "1_Scaled_Add.py");
+  write_file(dir / "candidates" / "1_Scaled_Add.py", source);
+  write_file(dir / "candidates" / "level_1_problem_1_sample_0_kernel.py", source);
+  const auto r = run_kj({"run", "--device", "cpu", "--problem",
+                         (fixtures_dir() / "problems" / "level1" / "1_Scaled_Add.py").string(),
+                         "--candidates", (dir / "candidates").string(), "--no-timing", "--no-strict", "--db",
+                         (dir / "kj.sqlite").string(), "--cache-dir", (dir / "cache").string()},
+                        dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("the same source and sample as") != std::string::npos);
+  const json rows = results_json(dir);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["verdict"] == "correct");
+}
