@@ -25,7 +25,9 @@ def latest_measured(db, levels):
     out = {}
     for r in rows:
         if r[0] in levels:
-            out[(r[0], r[1], r[2])] = r
+            # "incorrect" is what kj wrote, before the compiled-vs-eager check became a note, for a timed
+            # baseline whose output differed from eager beyond the protocol's tolerance: timed, so ok here
+            out[(r[0], r[1], r[2])] = r if r[3] != "incorrect" else r[:3] + ("ok",) + r[4:]
     return out
 
 
