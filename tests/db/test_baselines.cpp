@@ -34,6 +34,16 @@ baseline_record make_baseline(const std::string& key, const std::string& mode, d
   return b;
 }
 
+// A database with one stack, problem, candidate and run ("r1"), for evaluations to be inserted into.
+struct evaluation_fixture {
+  kj::test::scratch_dir dir;
+  kj::db::store store = kj::db::store::open(dir / "kj.sqlite");
+  std::int64_t stack = store.upsert_stack(make_stack());
+  std::int64_t problem = store.upsert_problem(make_problem(1, 1));
+  std::int64_t candidate = store.upsert_candidate(make_candidate(problem, 0));
+  std::int64_t run = store.create_run(make_run("r1", stack));
+};
+
 } // namespace
 
 TEST_CASE("a baseline is stored with its samples and found by its cache key, newest first") {
@@ -95,12 +105,8 @@ TEST_CASE("baselines() lists one stack's measured rows and every imported row") 
 }
 
 TEST_CASE("results report speedups against the paired eager reference and each linked baseline") {
-  kj::test::scratch_dir dir;
-  auto store = kj::db::store::open(dir / "kj.sqlite");
-  const auto stack = store.upsert_stack(make_stack());
-  const auto problem = store.upsert_problem(make_problem(1, 1));
-  const auto candidate = store.upsert_candidate(make_candidate(problem, 0));
-  const auto run = store.create_run(make_run("r1", stack));
+  evaluation_fixture f;
+  auto& [dir, store, stack, problem, candidate, run] = f;
 
   const auto compiled = store.insert_baseline(make_baseline("kc", "compile-default", 1.0, problem, stack));
   const auto autotuned = store.insert_baseline(make_baseline("km", "max-autotune", 3.0, problem, stack));
@@ -131,12 +137,8 @@ TEST_CASE("results report speedups against the paired eager reference and each l
 }
 
 TEST_CASE("without linked baselines the best baseline is the paired eager reference") {
-  kj::test::scratch_dir dir;
-  auto store = kj::db::store::open(dir / "kj.sqlite");
-  const auto stack = store.upsert_stack(make_stack());
-  const auto problem = store.upsert_problem(make_problem(1, 1));
-  const auto candidate = store.upsert_candidate(make_candidate(problem, 0));
-  const auto run = store.create_run(make_run("r1", stack));
+  evaluation_fixture f;
+  auto& [dir, store, stack, problem, candidate, run] = f;
   auto e = make_evaluation(run, problem, candidate, stack);
   e.timings = {make_timing("candidate", 1.0), make_timing("reference_eager", 1.5)};
   store.insert_evaluation(e);
