@@ -39,8 +39,8 @@ std::vector<adapters::candidate> resolve_candidates(const run_options& options,
                                                     const std::string& device) {
   std::string which = options.candidates;
   if (which.empty()) {
-    const bool only_builtin =
-        options.sources.builtin && options.sources.kernelbench_dir.empty() && options.sources.files.empty();
+    const bool only_builtin = options.sources.builtin && options.sources.kernelbench_dir.empty() &&
+                              options.sources.files.empty() && options.sources.ops6k_path.empty();
     if (!only_builtin)
       throw kb::source_error("no candidates given: pass --candidates DIR (KernelBench-style files) or "
                              "--candidates identity");

@@ -120,6 +120,12 @@ TEST_CASE("ops6k source: the parquet file loads as a suite with pyarrow, and is 
       problems.insert(record["problem"].get<std::string>());
     }
     CHECK(problems == std::set<std::string>{"torch_relu", "torch_add"});
+
+    // With the built-in suite as well, its examples cover none of the rows: candidates must be named.
+    const auto mixed = run_kj({"run", "--device", "cpu", "--builtin", "--ops6k", file, "--no-timing", "--db",
+                               db, "--cache-dir", (dir / "cache").string()});
+    CHECK(mixed.exit_code == 2);
+    CHECK(mixed.err.find("no candidates given") != std::string::npos);
   }
 
   SECTION("a selection that matches no row, a file without `code` and a file that is not parquet") {
