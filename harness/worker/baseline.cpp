@@ -49,7 +49,7 @@ void run_mode(const job_spec& job, py::module_& runtime, py::object& session, st
     done["status"] = verdict_of(runtime, e);
     done["error"] = python_error_text(runtime, e);
   }
-  baselines.attr("release")(py::none()); // the next mode starts from a reset dynamo and returned memory
+  baselines.attr("release")(); // the next mode starts from a reset dynamo and returned memory
   channel.emit(done);
 }
 
@@ -79,7 +79,7 @@ void run_baseline(const job_spec& job, py::module_& runtime, result_channel& cha
                     {"phase", phase},
                     {"error", python_error_text(runtime, e)}});
     }
-    py::module_::import("kj_baseline").attr("release")(py::none());
+    py::module_::import("kj_baseline").attr("release")();
   }
   channel.emit({{"type", "verdict"}, {"verdict", "ok"}, {"error", ""}});
 }

@@ -98,7 +98,7 @@ class Baseline:
             self.forward(*self.session.timing_sets[k])
 
 
-def release(_=None):
+def release():
     """Between modes and problems: collect the last model and its compiled code, reset dynamo, return cached
     device memory to the driver."""
     import gc
