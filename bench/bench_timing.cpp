@@ -1,5 +1,7 @@
-// Micro-benchmarks of the timing core's own costs: statistics, stopping rule, host flush, host timer floor.
+// Micro-benchmarks of the timing core's own costs: statistics, stopping rule, host flush, host timer floor,
+// host probe.
 #include "harness/timing/cache_flush.hpp"
+#include "harness/timing/host_probe.hpp"
 #include "harness/timing/measure.hpp"
 #include "harness/timing/statistics.hpp"
 #include "harness/timing/stopping_rule.hpp"
@@ -77,6 +79,18 @@ void bm_host_subject_empty(benchmark::State& state) {
   state.counters["sample_ns"] = total_ms * 1e6 / static_cast<double>(state.iterations());
 }
 BENCHMARK(bm_host_subject_empty);
+
+// One host probe as the worker takes it before and after each subject (3 repeats of both workloads); the
+// counters are what it read.
+void bm_host_probe(benchmark::State& state) {
+  host_probe probe;
+  host_probe_result r;
+  for (auto _ : state)
+    r = probe.measure();
+  state.counters["cpu_ns"] = r.cpu_ns;
+  state.counters["mem_ns"] = r.mem_ns;
+}
+BENCHMARK(bm_host_probe)->Unit(benchmark::kMillisecond);
 
 } // namespace
 

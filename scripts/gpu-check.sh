@@ -2,8 +2,9 @@
 # One call on the GPU machine: configure, build, run the `gpu` tests and real `kj` runs; logs and tables go to $OUT.
 # Stages (default: build tests suite kb-identity): build, tests, corpus, baselines-gpu, suite, kb-identity, kb-compat,
 # strict-cost, rep-<name> (any number of repeatability runs), kb-method, kb-own, timing-report, baselines,
-# baselines-again, baselines-l4. Headers the machine lacks (sqlite3.h, OpenSSL) come from
-# .gpu-carry/root (Debian packages unpacked with dpkg -x) and the KernelBench problems from .gpu-carry/KernelBench.
+# baselines-again, baselines-l4, diag-pin (docs/gpu-machine.md says what each does). Headers the machine lacks
+# (sqlite3.h, OpenSSL) come from .gpu-carry/root (Debian packages unpacked with dpkg -x) and the KernelBench
+# problems from .gpu-carry/KernelBench.
 # The DB is $OUT/kj.sqlite, seeded from .gpu-carry/kj.sqlite when that exists (runs of an earlier call).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -86,6 +87,7 @@ for stage in $stages; do
   timing-report)
     log "timing report"
     python3 scripts/timing_report.py "$OUT/kj.sqlite" $([[ -s $OUT/kb-own.jsonl ]] && echo --kb-own "$OUT/kb-own.jsonl") \
+      ${REP_RUNS:+--runs $REP_RUNS} \
       >"$OUT/timing-report.md" 2>&1
     grep "^- " "$OUT/timing-report.md" | tee -a "$OUT/summary.txt"
     ;;
@@ -102,6 +104,40 @@ for stage in $stages; do
       >"$OUT/$stage.txt" 2>"$OUT/$stage.err"
     echo "exit $? after $(($(date +%s) - start)) s" | tee -a "$OUT/summary.txt"
     grep -A8 "^mode " "$OUT/$stage.txt" | tee -a "$OUT/summary.txt"
+    ;;
+  diag-pin)
+    # Spread between processes: eager baselines of DIAG_SELECT measured DIAG_N times under each of DIAG_VARIANTS,
+    # alternating, one DB per variant: free (as is), pin (taskset to one GPU-local CPU), fixed (no ASLR and
+    # PYTHONHASHSEED=0). Host steal time per invocation; table in diag-pin.md, DBs in diag-dbs.tar.gz.
+    bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader | head -1 | tr 'A-F' 'a-f' | sed 's/^0000\(....:\)/\1/')
+    cpus=$(cat "/sys/bus/pci/devices/$bus/local_cpulist" 2>/dev/null || echo "0-$(($(nproc) - 1))")
+    cpu=${DIAG_CPU:-$(echo "$cpus" | tr ',' '\n' | tail -1 | sed 's/.*-//')}
+    log "diag-pin: GPU $bus local CPUs $cpus (pin: CPU $cpu); ${DIAG_SELECT:=1:1,12,19,23,54 2:6,12 3:7,9,10,19}"
+    rm -rf /tmp/diag && mkdir -p /tmp/diag
+    stat_cpu() { awk '/^cpu /{print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
+    for ((k = 0; k < ${DIAG_N:-4}; ++k)); do
+      for variant in ${DIAG_VARIANTS:-free pin}; do
+        case $variant in
+        pin) wrap=(taskset -c "$cpu") ;;
+        fixed) wrap=(env PYTHONHASHSEED=0 setarch "$(uname -m)" -R) ;;
+        *) wrap=() ;;
+        esac
+        read -r s0 t0s < <(stat_cpu); start=$(date +%s.%N)
+        for item in $DIAG_SELECT; do
+          "${wrap[@]}" "$kj" baselines --device cuda --kernelbench "$CARRY/KernelBench" --level "${item%%:*}" \
+            --ids "${item#*:}" --modes eager --refresh-baselines --max-time-ms "${KB_MAX_MS:-1000}" \
+            --db "/tmp/diag/$variant.sqlite" >>/tmp/diag/log 2>&1
+        done
+        read -r s1 t1s < <(stat_cpu)
+        awk -v v="$variant" -v k="$k" -v w="$(date +%s.%N)" -v st="$start" -v s="$((s1 - s0))" -v t="$((t1s - t0s))" \
+          -v l="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN { printf "%s %d: %.0f s, steal %.2f%%, load %s\n", v, k, w - st, 100 * s / t, l }' |
+          tee -a "$OUT/summary.txt"
+      done
+    done
+    dbs=(); for variant in ${DIAG_VARIANTS:-free pin}; do dbs+=("$variant=/tmp/diag/$variant.sqlite"); done
+    python3 scripts/baseline_spread.py "${dbs[@]}" >"$OUT/diag-pin.md"
+    grep "^- " "$OUT/diag-pin.md" | tee -a "$OUT/summary.txt"
+    tar -C /tmp -czf "$OUT/diag-dbs.tar.gz" diag
     ;;
   baselines-autotune)
     # default vs max-autotune vs max-autotune-no-cudagraphs on the problems of REFERENCE.md §5 (BL_AUTOTUNE)

@@ -33,8 +33,8 @@ worker_outcome job_runner::run(const job_spec& job, const std::string& name, std
   // Problems that load Hugging Face models (KernelBench level 4) use what is on disk, never the network
   // (a run must not depend on a download, and an offline machine would wait on connection timeouts); the
   // user's own HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE win.
-  const auto env_or = [](const char* name, const char* fallback) {
-    const char* value = std::getenv(name);
+  const auto env_or = [](const char* variable, const char* fallback) {
+    const char* value = std::getenv(variable);
     return std::string(value && *value ? value : fallback);
   };
   launch.environment = {

@@ -78,7 +78,8 @@ timing_spec split_into_rounds(const timing_spec& spec, int rounds) {
 }
 
 // The rounds of one subject as one timing: samples (and CUDA host times) concatenated in order, the whole
-// spec with the round count, NVML before the first round and after the last, throttled when any round was.
+// spec with the round count, NVML before the first round and after the last, throttled when any round was,
+// the host probes of all rounds.
 timing_result merge_rounds(std::vector<timing_result> rounds, const timing_spec& spec) {
   timing_result merged = std::move(rounds.front());
   if (rounds.size() == 1) return merged;
@@ -88,6 +89,12 @@ timing_result merge_rounds(std::vector<timing_result> rounds, const timing_spec&
     if (first.contains(key)) merged.params[key] = first[key];
   merged.params["rounds"] = rounds.size();
   json host_ms = first.value("host_ms", json::array());
+  std::vector<timing::host_probe_result> probes;
+  const auto add_probes = [&](const json& params) {
+    for (const auto& p : params.value("host_probe", json::array()))
+      probes.push_back({p.value("cpu_ns", 0.0), p.value("mem_ns", 0.0)});
+  };
+  add_probes(first);
   json stop_reasons = json::array({merged.stop_reason});
   bool throttled = first.value("throttled", false);
   std::size_t warmup_calls = first.value("warmup_calls", std::size_t{0});
@@ -99,12 +106,14 @@ timing_result merge_rounds(std::vector<timing_result> rounds, const timing_spec&
     stop_reasons.push_back(r.stop_reason);
     throttled = throttled || r.params.value("throttled", false);
     warmup_calls += r.params.value("warmup_calls", std::size_t{0});
+    add_probes(r.params);
     for (const char* key : {"nvml_after", "warning"})
       if (r.params.contains(key)) merged.params[key] = r.params[key];
   }
   if (!host_ms.empty()) merged.params["host_ms"] = host_ms;
   merged.params["round_stop_reasons"] = stop_reasons;
   merged.params["warmup_calls"] = warmup_calls;
+  if (!probes.empty()) record_host_probes(probes, merged.params);
   if (first.contains("throttled")) merged.params["throttled"] = throttled;
   merged.stop_reason = "rounds";
   return merged;

@@ -3,6 +3,7 @@
 #include "harness/worker/timing_bridge.hpp"
 
 #include "harness/cuda/plugin_loader.hpp"
+#include "harness/timing/host_probe.hpp"
 #include "harness/timing/measure.hpp"
 #include "harness/timing/trace_summary.hpp"
 
@@ -162,10 +163,8 @@ timing_result time_cuda(const std::function<void()>& call, const device_context&
   return result;
 }
 
-} // namespace
-
-timing_result time_callable(const std::function<void()>& call, const device_context& device,
-                            const timing_spec& spec) {
+timing_result time_on_device(const std::function<void()>& call, const device_context& device,
+                             const timing_spec& spec) {
   if (device.cuda) {
     std::string error;
     if (const cuda::plugin* plugin = cuda_plugin(error)) {
@@ -202,6 +201,36 @@ timing_result time_callable(const std::function<void()>& call, const device_cont
   result.params["warmup_calls"] = m.warmup_calls;
   result.stop_reason = m.stop_reason;
   result.samples_ms = std::move(m.samples_ms);
+  return result;
+}
+
+timing::host_probe& process_host_probe() {
+  static timing::host_probe probe; // one 8 MiB chase buffer per worker process
+  return probe;
+}
+
+} // namespace
+
+nlohmann::json to_json(const timing::host_probe_result& p) {
+  return {{"cpu_ns", p.cpu_ns}, {"mem_ns", p.mem_ns}};
+}
+
+void record_host_probes(const std::vector<timing::host_probe_result>& probes, nlohmann::json& params) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& p : probes)
+    list.push_back(to_json(p));
+  const double change = timing::host_change(probes);
+  params["host_probe"] = list;
+  params["host_change"] = change;
+  params["host_changed"] = change > k_host_change_flag;
+}
+
+timing_result time_callable(const std::function<void()>& call, const device_context& device,
+                            const timing_spec& spec) {
+  timing::host_probe& probe = process_host_probe();
+  const timing::host_probe_result before = probe.measure();
+  timing_result result = time_on_device(call, device, spec);
+  record_host_probes({before, probe.measure()}, result.params);
   return result;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "harness/job.hpp"
+#include "harness/timing/host_probe.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -37,8 +38,18 @@ struct device_context {
 // - "cuda-agent": 5 warmups, then 10 calls each traced alone; a sample is the call's summed kernel time.
 //   Needs the kernel trace: on the CPU it falls back to "robust" (recorded in params).
 // params["headline"] names the statistic reports use: "median" (robust) or "mean" (the other two).
+// Every method is bracketed by host probes (timing/host_probe.hpp), recorded by record_host_probes.
 timing_result time_callable(const std::function<void()>& call, const device_context& device,
                             const timing_spec& spec);
+
+// A host probe series moved by more than this flags the timing `host_changed`: launch-bound samples move with
+// the host's speed, so such a timing may not repeat on a quieter host.
+inline constexpr double k_host_change_flag = 0.05;
+
+nlohmann::json to_json(const timing::host_probe_result& probe);
+
+// Stores `probes` in params: host_probe (the series), host_change (timing::host_change) and host_changed.
+void record_host_probes(const std::vector<timing::host_probe_result>& probes, nlohmann::json& params);
 
 // The CUPTI kernel trace of `calls` calls, taken in a pass of its own, summarized (library share, streams,
 // side-stream flag against `event_ms`); null when not on CUDA or the plugin is unavailable.

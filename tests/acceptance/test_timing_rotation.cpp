@@ -1,5 +1,6 @@
 // Timing defences through the real `kj run` on the CPU: rotating input sets defeats a result cache keyed on
 // the inputs, and the outputs of timed calls are checked (tests/fixtures/candidates/timing).
+#include "db/store.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
@@ -69,4 +70,23 @@ TEST_CASE("input rotation defeats an input-keyed cache, and timed outputs are ch
   CHECK(zeros["verdict"] == "correct");
   CHECK(zeros["strict_verdict"] == "fail");
   CHECK(zeros["strict_failed"] == "timed_outputs");
+
+  // Every subject's timing carries the host probe of each of its rounds (before and after): the default 3
+  // rounds for candidate and reference, one for the empty-forward floor.
+  const auto store = kj::db::store::open_read_only(dir / "kj.sqlite");
+  const auto evaluation = store.get_evaluation(cache_rotated["evaluation_id"].get<std::int64_t>());
+  REQUIRE(evaluation);
+  REQUIRE(evaluation->timings.size() == 3);
+  for (const auto& timing : evaluation->timings) {
+    const json params = json::parse(timing.params_json);
+    INFO(timing.subject << ": " << params.dump());
+    const std::size_t expected = timing.subject == "empty_forward" ? 2 : 6;
+    REQUIRE(params["host_probe"].size() == expected);
+    for (const auto& probe : params["host_probe"]) {
+      CHECK(probe["cpu_ns"].get<double>() > 0);
+      CHECK(probe["mem_ns"].get<double>() > 0);
+    }
+    CHECK(params["host_change"].get<double>() >= 0);
+    CHECK(params["host_changed"] == (params["host_change"].get<double>() > 0.05));
+  }
 }
