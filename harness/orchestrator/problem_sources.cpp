@@ -60,7 +60,8 @@ std::vector<kb::problem> load_ops6k(const kb::source_options& options, const fs:
     if (e.contains("name")) name = e["name"].get<std::string>();
     p.name = ops6k_problem_name(e.value("ops", std::vector<std::string>{}), name);
     p.file_name = fmt::format("{}_{}.py", p.number, p.name);
-    p.path = path;
+    p.path =
+        fs::path(fmt::format("{}#row={}", path.string(), p.number)); // errors name the row, not only the file
     p.source = e.value("code", "");
     problems.push_back(std::move(p));
   }

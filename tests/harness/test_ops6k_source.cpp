@@ -128,6 +128,18 @@ TEST_CASE("ops6k source: the parquet file loads as a suite with pyarrow, and is 
     CHECK(mixed.err.find("no candidates given") != std::string::npos);
   }
 
+  SECTION("a row whose code is broken is an error that names the file and the row, the others load") {
+    const std::string broken = (dir / "broken.parquet").string();
+    const auto r = run_kj({"problems", "--ops6k", broken, "--format", "json"});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    const json rows = json::parse(r.out);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0]["error"] == "");
+    CHECK(contains(rows[1]["error"].get<std::string>(), broken + "#row=2"));
+    CHECK(contains(rows[1]["error"].get<std::string>(), "SyntaxError"));
+  }
+
   SECTION("a selection that matches no row, a file without `code` and a file that is not parquet") {
     const auto none = run_kj({"problems", "--ops6k", file, "--ids", "7-9", "--no-shapes"});
     CHECK(none.exit_code == 2);
