@@ -182,6 +182,9 @@ struct result_row {
   std::string findings; // kinds, comma-separated
   std::string degenerate;
   std::optional<double> library_share; // GPU: share of the candidate's kernel time in library kernels
+  // GPU: the candidate's busy kernel time per call (its trace) over its headline time; well below 1 (under
+  // ~0.9) the forward is host-bound in part, and its time follows the host's speed (docs/methodology.md)
+  std::optional<double> gpu_busy_share;
   // Schema v3: [ms] each baseline's headline by mode: "eager" is the run's own paired reference timing, the
   // others the cached baselines the evaluation names; speedups against each and against the fastest.
   std::vector<std::pair<std::string, double>> baseline_ms;

@@ -240,7 +240,8 @@ SELECT e.id, r.run_uid, p.suite, p.level, p.number, p.name, c.path, c.producer, 
        e.strict_verdict, e.strict_failed, e.degenerate,
        (SELECT group_concat(kind, ',') FROM (SELECT DISTINCT kind FROM static_findings f
                                              WHERE f.evaluation_id = e.id ORDER BY kind)),
-       json_extract(ct.params_json, '$.trace.library_share')
+       json_extract(ct.params_json, '$.trace.library_share'),
+       json_extract(ct.params_json, '$.trace.busy_ms_per_call')
 FROM paired
 JOIN evaluations e ON e.id = paired.id
 JOIN runs r ON r.id = e.run_id
@@ -277,6 +278,9 @@ ORDER BY p.suite, p.level, p.number, c.sample, e.id
     const bool comparable = !rows.is_null(14) && rows.column_int64(14) != 0;
     if (comparable && row.candidate_median_ms && row.reference_median_ms && *row.candidate_median_ms > 0)
       row.speedup = *row.reference_median_ms / *row.candidate_median_ms;
+    if (const auto busy = rows.column_optional_double(20);
+        busy && row.candidate_median_ms && *row.candidate_median_ms > 0)
+      row.gpu_busy_share = *busy / *row.candidate_median_ms;
     out.push_back(std::move(row));
   }
   add_baselines(m_impl->m_db, run_uid, out);

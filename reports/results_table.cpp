@@ -104,6 +104,7 @@ void write_results(const std::vector<db::result_row>& rows, results_format forma
                        {"findings", r.findings},
                        {"degenerate", r.degenerate},
                        {"library_share", optional_json(r.library_share)},
+                       {"gpu_busy_share", optional_json(r.gpu_busy_share)},
                        {"baseline_ms", baselines},
                        {"speedups", speedups},
                        {"best_baseline", r.best_baseline},

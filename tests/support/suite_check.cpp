@@ -41,7 +41,13 @@ void check_builtin_suite(const std::string& device) {
     INFO(path << ": " << row["error"].get<std::string>());
     CHECK(row["device"] == device);
     CHECK(row["verdict"] == m[1].str());
-    if (row["verdict"] == "correct") CHECK(row["speedup"].is_number());
+    if (row["verdict"] != "correct") continue;
+    CHECK(row["speedup"].is_number());
+    // the GPU-busy share comes from the kernel trace: none on the CPU
+    if (device == "cuda")
+      CHECK(row["gpu_busy_share"].get<double>() > 0);
+    else
+      CHECK(row["gpu_busy_share"].is_null());
   }
 }
 
