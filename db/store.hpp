@@ -233,7 +233,9 @@ public:
   // Writes the evaluation with its trials, timings and raw samples in one transaction. stack_id 0 means the
   // run's stack (one is required); problem_id 0 means the candidate's problem (another one is refused).
   std::int64_t insert_evaluation(const evaluation_record& evaluation);
-  // Reads an evaluation back with its trials (by index), timings (in insertion order) and their raw samples.
+  // Reads an evaluation back whole: its trials (by index), timings (in insertion order) with their raw
+  // samples, the strict verdict's fields, cases and findings (in insertion order) and the linked baseline ids
+  // (ascending).
   std::optional<evaluation_record> get_evaluation(std::int64_t evaluation_id) const;
 
   std::vector<result_row> results(const std::string& run_uid) const;

@@ -154,12 +154,53 @@ std::int64_t store::insert_evaluation(const evaluation_record& evaluation) {
   return evaluation_id;
 }
 
+namespace {
+
+// Reads back what insert_children wrote besides trials and timings: strict cases (by class and index), static
+// findings (in insertion order) and the linked baselines.
+void read_strict_children(const connection& db, std::int64_t evaluation_id, const std::string& what,
+                          evaluation_record& e) {
+  auto cases =
+      db.prepare("SELECT case_class, case_index, seed, status, judged_against, max_abs_err, max_rel_err, "
+                 "mismatches, nonfinite_mismatches, first_index, message FROM verification_cases "
+                 "WHERE evaluation_id = ? ORDER BY rowid",
+                 what + ": verification cases");
+  cases.bind_all(evaluation_id);
+  while (cases.step())
+    e.cases.push_back({.case_class = cases.column_text(0),
+                       .index = cases.column_int(1),
+                       .seed = static_cast<std::uint64_t>(cases.column_int64(2)),
+                       .status = cases.column_text(3),
+                       .judged_against = cases.column_text(4),
+                       .max_abs_err = cases.column_double(5),
+                       .max_rel_err = cases.column_double(6),
+                       .mismatches = cases.column_int64(7),
+                       .nonfinite_mismatches = cases.column_int64(8),
+                       .first_index = cases.column_int64(9),
+                       .message = cases.column_text(10)});
+  auto findings =
+      db.prepare("SELECT kind, line, excerpt FROM static_findings WHERE evaluation_id = ? ORDER BY rowid",
+                 what + ": static findings");
+  findings.bind_all(evaluation_id);
+  while (findings.step())
+    e.findings.push_back({findings.column_text(0), findings.column_int(1), findings.column_text(2)});
+  auto baselines =
+      db.prepare("SELECT baseline_id FROM evaluation_baselines WHERE evaluation_id = ? ORDER BY baseline_id",
+                 what + ": linked baselines");
+  baselines.bind_all(evaluation_id);
+  while (baselines.step())
+    e.baseline_ids.push_back(baselines.column_int64(0));
+}
+
+} // namespace
+
 std::optional<evaluation_record> store::get_evaluation(std::int64_t evaluation_id) const {
   const connection& db = m_impl->m_db;
   const std::string what = fmt::format("read evaluation {}", evaluation_id);
   auto row =
       db.prepare("SELECT run_id, problem_id, candidate_id, stack_id, device, overrides_json, protocol, "
-                 "verdict, error, started_at, finished_at, duration_s FROM evaluations WHERE id = ?",
+                 "verdict, error, started_at, finished_at, duration_s, strict_verdict, strict_failed, "
+                 "degenerate, compatible_s, strict_s FROM evaluations WHERE id = ?",
                  what);
   row.bind_all(evaluation_id);
   if (!row.step()) return std::nullopt;
@@ -175,6 +216,11 @@ std::optional<evaluation_record> store::get_evaluation(std::int64_t evaluation_i
                       .started_at = row.column_text(9),
                       .finished_at = row.column_text(10),
                       .duration_s = row.column_double(11)};
+  e.strict_verdict = row.column_text(12);
+  e.strict_failed = row.column_text(13);
+  e.degenerate = row.column_text(14);
+  e.compatible_s = row.column_double(15);
+  e.strict_s = row.column_double(16);
 
   auto trials =
       db.prepare("SELECT trial_index, seed, passed, max_abs_err, max_rel_err, mismatches, detail_json "
@@ -214,6 +260,7 @@ std::optional<evaluation_record> store::get_evaluation(std::int64_t evaluation_i
     samples.reset();
     e.timings.push_back(std::move(t));
   }
+  read_strict_children(db, evaluation_id, what, e);
   return e;
 }
 

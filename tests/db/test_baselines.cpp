@@ -120,8 +120,10 @@ TEST_CASE("results report speedups against the paired eager reference and each l
   auto e = make_evaluation(run, problem, candidate, stack);
   e.timings = {make_timing("candidate", 0.5), make_timing("reference_eager", 2.0)};
   e.baseline_ids = {compiled, autotuned, failed_id, other_id};
-  store.insert_evaluation(e);
+  const auto id = store.insert_evaluation(e);
   CHECK(count_rows(dir / "kj.sqlite", "evaluation_baselines") == 4);
+  CHECK(store.get_evaluation(id)->baseline_ids ==
+        std::vector<std::int64_t>{compiled, autotuned, failed_id, other_id}); // ascending: inserted in order
 
   const auto rows = store.results("r1");
   REQUIRE(rows.size() == 1);

@@ -17,7 +17,33 @@ TEST_CASE("strict cases and findings are written with the evaluation and summari
   e.findings = {{"threads", 7, "threading.Thread(target=f)"},
                 {"precision", 9, "x.half()"},
                 {"threads", 12, "t.start()"}};
-  s.db.insert_evaluation(e);
+  e.compatible_s = 1.25;
+  e.strict_s = 4.5;
+  const auto id = s.db.insert_evaluation(e);
+
+  // get_evaluation reads all of it back
+  const auto back = s.db.get_evaluation(id);
+  REQUIRE(back.has_value());
+  CHECK(back->strict_verdict == "fail");
+  CHECK(back->strict_failed == "nan,inputs");
+  CHECK(back->compatible_s == 1.25);
+  CHECK(back->strict_s == 4.5);
+  REQUIRE(back->cases.size() == 3);
+  const auto& nan = back->cases[1];
+  CHECK(nan.case_class == "nan");
+  CHECK(nan.seed == 12);
+  CHECK(nan.status == "fail");
+  CHECK(nan.judged_against == "fp32");
+  CHECK(nan.max_abs_err == 0.5);
+  CHECK(nan.nonfinite_mismatches == 3);
+  CHECK(nan.first_index == 17);
+  CHECK(nan.message == "3 NaN/Inf positions differ");
+  CHECK(back->cases[2].judged_against.empty());
+  REQUIRE(back->findings.size() == 3);
+  CHECK(back->findings[1].kind == "precision");
+  CHECK(back->findings[1].line == 9);
+  CHECK(back->findings[1].excerpt == "x.half()");
+  CHECK(back->baseline_ids.empty());
 
   CHECK(count_rows(s.path, "verification_cases") == 3);
   CHECK(count_rows(s.path, "static_findings") == 3);
