@@ -3,6 +3,8 @@
 #include "db_fixtures.hpp"
 #include "tests/support/catch_compat.hpp"
 
+#include <tuple>
+
 using namespace kj::test::db;
 using kj::db::baseline_record;
 
@@ -34,14 +36,10 @@ baseline_record make_baseline(const std::string& key, const std::string& mode, d
   return b;
 }
 
-// A database with one stack, problem, candidate and run ("r1"), for evaluations to be inserted into.
-struct evaluation_fixture {
-  kj::test::scratch_dir dir;
-  kj::db::store store = kj::db::store::open(dir / "kj.sqlite");
-  std::int64_t stack = store.upsert_stack(make_stack());
-  std::int64_t problem = store.upsert_problem(make_problem(1, 1));
-  std::int64_t candidate = store.upsert_candidate(make_candidate(problem, 0));
-  std::int64_t run = store.create_run(make_run("r1", stack));
+// populated_store (a stack and run "r-test-1") with one problem and candidate, for evaluations to go into.
+struct evaluation_fixture : populated_store {
+  std::int64_t problem = db.upsert_problem(make_problem(1, 1));
+  std::int64_t candidate = db.upsert_candidate(make_candidate(problem, 0));
 };
 
 } // namespace
@@ -106,7 +104,7 @@ TEST_CASE("baselines() lists one stack's measured rows and every imported row") 
 
 TEST_CASE("results report speedups against the paired eager reference and each linked baseline") {
   evaluation_fixture f;
-  auto& [dir, store, stack, problem, candidate, run] = f;
+  auto [store, stack, problem, candidate, run] = std::tie(f.db, f.stack_id, f.problem, f.candidate, f.run_id);
 
   const auto compiled = store.insert_baseline(make_baseline("kc", "compile-default", 1.0, problem, stack));
   const auto autotuned = store.insert_baseline(make_baseline("km", "max-autotune", 3.0, problem, stack));
@@ -121,11 +119,11 @@ TEST_CASE("results report speedups against the paired eager reference and each l
   e.timings = {make_timing("candidate", 0.5), make_timing("reference_eager", 2.0)};
   e.baseline_ids = {compiled, autotuned, failed_id, other_id};
   const auto id = store.insert_evaluation(e);
-  CHECK(count_rows(dir / "kj.sqlite", "evaluation_baselines") == 4);
+  CHECK(count_rows(f.path, "evaluation_baselines") == 4);
   CHECK(store.get_evaluation(id)->baseline_ids ==
         std::vector<std::int64_t>{compiled, autotuned, failed_id, other_id}); // ascending: inserted in order
 
-  const auto rows = store.results("r1");
+  const auto rows = store.results("r-test-1");
   REQUIRE(rows.size() == 1);
   const auto& row = rows[0];
   REQUIRE(row.baseline_ms.size() == 3);
@@ -140,11 +138,11 @@ TEST_CASE("results report speedups against the paired eager reference and each l
 
 TEST_CASE("without linked baselines the best baseline is the paired eager reference") {
   evaluation_fixture f;
-  auto& [dir, store, stack, problem, candidate, run] = f;
+  auto [store, stack, problem, candidate, run] = std::tie(f.db, f.stack_id, f.problem, f.candidate, f.run_id);
   auto e = make_evaluation(run, problem, candidate, stack);
   e.timings = {make_timing("candidate", 1.0), make_timing("reference_eager", 1.5)};
   store.insert_evaluation(e);
-  const auto rows = store.results("r1");
+  const auto rows = store.results("r-test-1");
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].best_baseline == "eager");
   CHECK(rows[0].speedup_best == 1.5);
