@@ -3,8 +3,9 @@
 #pragma once
 
 #include "db/store.hpp"
-#include "harness/job.hpp"
-#include "harness/orchestrator/jobs.hpp"
+#include "harness/exec/messages.hpp"
+#include "harness/scheduler/scheduler.hpp"
+#include "harness/scheduler/sinks.hpp"
 #include "kernelbench/problems.hpp"
 
 #include <cstdint>
@@ -33,8 +34,8 @@ struct key_fields {
   std::string mode;
   std::string device;
   std::uint64_t seed = 42;
-  bool eval_mode = false; // the protocol's: BatchNorm and Dropout behave differently
-  timing_spec timing;     // only the fields that shape a baseline's samples are hashed
+  bool eval_mode = false;   // the protocol's: BatchNorm and Dropout behave differently
+  exec::timing_spec timing; // only the fields that shape a baseline's samples are hashed
   std::string stack_hash;
 };
 nlohmann::json key_json(const key_fields& key);
@@ -50,10 +51,9 @@ struct options {
   std::string device; // resolved: cpu or cuda
   std::string protocol = "kernelbench";
   std::string precision = "fp32";
-  timing_spec timing;
+  exec::timing_spec timing;
   std::map<std::string, std::int64_t> overrides; // the user's --set
   bool refresh = false;                          // measure again even when a cached row matches
-  int compile_jobs = 0;                          // parallel compile workers; 0: one per core, at most 8
   double timeout_s = 600;                        // per worker (compile included)
   bool measure_missing = true; // false: only look up cached rows (what `kj run --baselines cached` does)
 };
@@ -76,12 +76,14 @@ struct stack_ref {
   std::string hardware; // GPU or CPU name
 };
 
-// Makes sure every (problem, mode) has a baseline in the DB: cached rows are reused (unless refresh);
-// missing ones are compiled in parallel workers first (warming the Inductor cache), then timed one at a
-// time. `on_result` is called as each result is known. Stops early when the user interrupts.
-std::vector<result> ensure(db::store& store, const orchestrator::job_runner& runner,
+// Makes sure every (problem, mode) has a baseline: cached rows are reused (unless refresh); missing ones are
+// compiled on the scheduler's build pool first (warming the Inductor cache), then timed on its device slots,
+// up to 8 problems per worker. Every row, cached or measured, goes to `sink` as it is known (the DB sink
+// writes the measured ones and sets their ids); all of them are returned. Stops early when the user
+// interrupts.
+std::vector<result> ensure(db::store& store, const scheduler::scheduler& runner,
                            const std::vector<problem_ref>& problems, const stack_ref& stack,
-                           const options& opts, const std::function<void(const result&)>& on_result = {});
+                           const options& opts, scheduler::result_sink& sink);
 
 // KernelBench's results/timing JSON files ({"level1": {"<file>.py": {mean, std, min, max, num_trials,
 // hardware, device}}}), from a file or a folder of them (searched recursively), imported as rows with origin

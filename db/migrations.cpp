@@ -219,10 +219,29 @@ CREATE TABLE evaluation_baselines (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array<migration, 3> all_migrations{{
+// Version 4: content-addressed builds. Each distinct candidate source compiles in its own folder, keyed by a
+// hash of the source and what the compiled code depends on; the result and the compiler's log are kept with
+// the candidate, and an evaluation names the build it ran.
+constexpr const char* schema_v4 = R"sql(
+CREATE TABLE builds (
+  id           INTEGER PRIMARY KEY,
+  candidate_id INTEGER NOT NULL REFERENCES candidates(id),
+  build_key    TEXT NOT NULL,
+  device       TEXT NOT NULL,
+  status       TEXT NOT NULL,
+  seconds      REAL NOT NULL,
+  log          TEXT NOT NULL,
+  created_at   TEXT NOT NULL,
+  UNIQUE (candidate_id, build_key)
+);
+ALTER TABLE evaluations ADD COLUMN build_key TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<migration, 4> all_migrations{{
     {1, "runs, stacks, problems, candidates, evaluations, trials, timings, timing_samples", schema_v1},
     {2, "strict verdict: verification_cases, static_findings, evaluation columns", schema_v2},
     {3, "baselines: measured and imported, their samples, the ones each evaluation used", schema_v3},
+    {4, "content-addressed builds: builds, evaluations.build_key", schema_v4},
 }};
 static_assert(all_migrations.back().version == schema_version,
               "add a migration for every schema_version bump");

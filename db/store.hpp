@@ -17,7 +17,7 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int schema_version = 3;
+inline constexpr int schema_version = 4;
 
 struct run_record {
   std::string run_uid;      // user-visible id, e.g. "r20261120-235959-1a2b"
@@ -126,6 +126,18 @@ struct evaluation_record {
   std::vector<case_record> cases;
   std::vector<finding_record> findings;
   std::vector<std::int64_t> baseline_ids; // schema v3: the cached baselines this evaluation is compared with
+  std::string build_key;                  // schema v4: the content-addressed build it ran ("" when none)
+};
+
+// A candidate's build (schema v4): one row per (candidate, build key), with the compiler's log.
+struct build_row {
+  std::int64_t candidate_id = 0;
+  std::string build_key;
+  std::string device;
+  std::string status; // ok, compile_error, load_error, timeout, crashed, ...
+  double seconds = 0; // [s] the build's wall time (of the first build, when it was cached)
+  std::string log;
+  std::string created_at;
 };
 
 // A baseline (schema v3): a problem's reference under one mode (eager, compile-default, max-autotune, ...),
@@ -239,6 +251,10 @@ public:
   std::optional<evaluation_record> get_evaluation(std::int64_t evaluation_id) const;
 
   std::vector<result_row> results(const std::string& run_uid) const;
+
+  // Builds (schema v4): the first row of a (candidate, key) is kept; its id is returned either way.
+  std::int64_t upsert_build(const build_row& build);
+  std::optional<build_row> find_build(std::int64_t candidate_id, const std::string& build_key) const;
 
   // Baselines (schema v3). insert_baseline writes the row and its samples in one transaction; find_baseline
   // returns the newest row with that cache key (without samples); baselines() every row, measured rows of

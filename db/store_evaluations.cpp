@@ -140,13 +140,15 @@ std::int64_t store::insert_evaluation(const evaluation_record& evaluation) {
   const std::int64_t stack_id = resolve_stack(db, evaluation, what);
   db.prepare("INSERT INTO evaluations (run_id, problem_id, candidate_id, stack_id, device, overrides_json, "
              "protocol, verdict, error, started_at, finished_at, duration_s, strict_verdict, strict_failed, "
-             "degenerate, compatible_s, strict_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             "degenerate, compatible_s, strict_s, build_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+             "?, ?, ?, "
+             "?, ?)",
              what)
       .bind_all(evaluation.run_id, problem_id, evaluation.candidate_id, stack_id, evaluation.device,
                 evaluation.overrides_json, evaluation.protocol, evaluation.verdict, evaluation.error,
                 evaluation.started_at, evaluation.finished_at, evaluation.duration_s,
                 evaluation.strict_verdict, evaluation.strict_failed, evaluation.degenerate,
-                evaluation.compatible_s, evaluation.strict_s)
+                evaluation.compatible_s, evaluation.strict_s, evaluation.build_key)
       .run();
   const std::int64_t evaluation_id = db.last_insert_rowid();
   insert_children(db, evaluation_id, evaluation, what);
@@ -200,7 +202,7 @@ std::optional<evaluation_record> store::get_evaluation(std::int64_t evaluation_i
   auto row =
       db.prepare("SELECT run_id, problem_id, candidate_id, stack_id, device, overrides_json, protocol, "
                  "verdict, error, started_at, finished_at, duration_s, strict_verdict, strict_failed, "
-                 "degenerate, compatible_s, strict_s FROM evaluations WHERE id = ?",
+                 "degenerate, compatible_s, strict_s, build_key FROM evaluations WHERE id = ?",
                  what);
   row.bind_all(evaluation_id);
   if (!row.step()) return std::nullopt;
@@ -221,6 +223,7 @@ std::optional<evaluation_record> store::get_evaluation(std::int64_t evaluation_i
   e.degenerate = row.column_text(14);
   e.compatible_s = row.column_double(15);
   e.strict_s = row.column_double(16);
+  e.build_key = row.column_text(17);
 
   auto trials =
       db.prepare("SELECT trial_index, seed, passed, max_abs_err, max_rel_err, mismatches, detail_json "

@@ -3,9 +3,10 @@
 #include "baselines/baselines.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/common.hpp"
+#include "harness/exec/process.hpp"
 #include "harness/orchestrator/problem_sources.hpp"
 #include "harness/orchestrator/run.hpp"
-#include "harness/orchestrator/worker_process.hpp"
+#include "harness/scheduler/sinks.hpp"
 #include "harness/version.hpp"
 
 #include <chrono>
@@ -27,6 +28,17 @@ struct baselines_state {
   std::string import_path;
   std::string hardware;
   bool keep_scratch = false;
+  int compile_jobs = 0; // parallel compile workers; 0: one per core, at most 8
+};
+
+// Prints each baseline as the scheduler finishes it.
+class console_sink final : public scheduler::result_sink {
+public:
+  explicit console_sink(std::vector<db::baseline_record> imported) : m_imported(std::move(imported)) {}
+  void baseline(scheduler::baseline_result& r) override;
+
+private:
+  std::vector<db::baseline_record> m_imported;
 };
 
 std::string ms_text(const std::optional<double>& ms) {
@@ -74,10 +86,10 @@ void print_summary(const std::vector<baselines::result>& results, double wall_s)
 
 // One line per baseline as it is known, with KernelBench's imported number for the same problem and mode
 // (when imported) beside it.
-void print_result(const baselines::result& r, const std::vector<db::baseline_record>& imported) {
+void console_sink::baseline(scheduler::baseline_result& r) {
   std::string theirs;
-  for (const auto& i : imported)
-    if (i.level == r.problem->level && i.file_name == r.problem->file_name && i.mode == r.mode)
+  for (const auto& i : m_imported)
+    if (i.level == r.problem.level && i.file_name == r.problem.file_name && i.mode == r.mode)
       theirs += fmt::format("{}{} {} ms", theirs.empty() ? "  [" : ", ", i.hardware, ms_text(i.mean_ms));
   if (!theirs.empty()) theirs += "]";
   const auto& b = r.record;
@@ -90,7 +102,7 @@ void print_result(const baselines::result& r, const std::vector<db::baseline_rec
       !check.empty() && !check.value("passed", true))
     what += fmt::format(", differs from {} (max abs err {:.3g})", r.mode == "eager" ? "itself" : "eager",
                         check.value("max_abs_err", 0.0));
-  fmt::print("L{} {:<44} {:<27} {}{}{}\n", r.problem->level, r.problem->file_name, r.mode, what,
+  fmt::print("L{} {:<44} {:<27} {}{}{}\n", r.problem.level, r.problem.file_name, r.mode, what,
              r.cached ? " (cached)" : "", theirs);
   if (b.status != "ok" && !r.cached) {
     const std::string first_line = b.error.substr(0, b.error.find('\n'));
@@ -110,12 +122,12 @@ int measure(baselines_state& s) {
   const auto start = std::chrono::steady_clock::now();
   const auto problems = orchestrator::load_all_problems(
       s.sources.resolve(),
-      s.cache_dir.empty() ? orchestrator::default_cache_dir() : std::filesystem::path(s.cache_dir));
+      s.cache_dir.empty() ? exec::default_cache_dir() : std::filesystem::path(s.cache_dir));
   s.options.overrides = s.sources.overrides();
   s.options.modes = baselines::parse_modes(s.modes);
   db::store store = db::store::open(s.db_path);
   const std::filesystem::path cache_dir =
-      s.cache_dir.empty() ? orchestrator::default_cache_dir() : std::filesystem::path(s.cache_dir);
+      s.cache_dir.empty() ? exec::default_cache_dir() : std::filesystem::path(s.cache_dir);
   fmt::print(stderr, "kj: starting a worker to probe Python, torch and the device...\n");
   const auto env = orchestrator::probe_environment(cache_dir);
   s.options.device = orchestrator::resolve_device(s.device, env);
@@ -131,14 +143,20 @@ int measure(baselines_state& s) {
   std::vector<db::baseline_record> imported;
   for (auto& b : store.baselines(stack_ref.id))
     if (b.origin == "imported") imported.push_back(std::move(b));
-  orchestrator::install_interrupt_handlers();
-  const orchestrator::job_runner runner{
-      cache_dir, std::chrono::milliseconds(static_cast<long long>(s.options.timeout_s * 1000)),
-      s.keep_scratch};
-  const auto results = baselines::ensure(store, runner, refs, stack_ref, s.options,
-                                         [&](const baselines::result& r) { print_result(r, imported); });
+  exec::install_interrupt_handlers();
+  const exec::job_runner runner{cache_dir, s.keep_scratch};
+  const exec::build_cache builds(cache_dir / "builds");
+  // Every compile first, in parallel; then the timing workers, one per device slot.
+  const scheduler::scheduler runs(runner, builds,
+                                  {.build_jobs = s.compile_jobs,
+                                   .slots = scheduler::device_slots(s.options.device, {0}),
+                                   .overlap = false});
+  scheduler::db_sink to_db(store);
+  console_sink console(std::move(imported));
+  scheduler::sink_set sinks({&to_db, &console});
+  const auto results = baselines::ensure(store, runs, refs, stack_ref, s.options, sinks);
   print_summary(results, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  if (orchestrator::interrupt_requested()) {
+  if (exec::interrupt_requested()) {
     fmt::print(stderr, "kj: interrupted; the baselines measured so far are in {}\n", s.db_path);
     return 130;
   }
@@ -165,7 +183,7 @@ action add_baselines_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--refresh-baselines", s->options.refresh,
                 "measure again even where the cache holds a matching baseline (old rows are kept)");
-  cmd->add_option("--jobs", s->options.compile_jobs,
+  cmd->add_option("--jobs", s->compile_jobs,
                   "compile this many baselines at once before timing (default: one per core, at most 8); "
                   "timing always runs one at a time")
       ->check(CLI::PositiveNumber);

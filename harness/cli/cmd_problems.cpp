@@ -1,7 +1,7 @@
 // `kj problems`: list what a problem source contains, with input shapes and dtypes drawn on the meta device.
 #include "harness/cli/commands.hpp"
 #include "harness/cli/common.hpp"
-#include "harness/orchestrator/jobs.hpp"
+#include "harness/exec/job_runner.hpp"
 #include "harness/orchestrator/problem_sources.hpp"
 #include "harness/worker/worker.hpp"
 
@@ -49,30 +49,27 @@ action add_problems_command(CLI::App& app) {
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   return [s] {
-    const auto problems =
-        orchestrator::load_all_problems(s->sources.resolve(), orchestrator::default_cache_dir());
+    const auto problems = orchestrator::load_all_problems(s->sources.resolve(), exec::default_cache_dir());
     std::vector<json> described(problems.size(), json::object());
     if (!s->no_shapes) {
-      job_spec job;
-      job.mode = "describe";
+      exec::describe_job job;
       job.overrides = s->sources.overrides();
       for (const auto& p : problems)
         job.problems.push_back({p.path.string(), p.source});
       // Per-problem overrides (CPU sizes) differ, so those problems are described one worker each.
       if (s->cpu_sizes) job.problems.clear();
-      orchestrator::job_runner runner{orchestrator::default_cache_dir(), std::chrono::milliseconds(600'000),
-                                      false};
+      const exec::job_runner runner{exec::default_cache_dir(), false};
       // The worker reports one "problem" event per file, in order: matched by position, since paths are not
       // unique (the rows of an --ops6k file share theirs).
-      auto collect = [&](const job_spec& j, std::size_t first) {
-        for (const auto& e : runner.run(j, "describe").events)
+      auto collect = [&](const exec::describe_job& j, std::size_t first) {
+        for (const auto& e : runner.run(j, {.name = "describe"}).events)
           if (e.value("type", "") == "problem" && first < described.size()) described[first++] = e;
       };
       if (!job.problems.empty()) collect(job, 0);
       if (s->cpu_sizes)
         for (std::size_t i = 0; i < problems.size(); ++i) {
           const auto& p = problems[i];
-          job_spec one = job;
+          exec::describe_job one = job;
           one.problems = {{p.path.string(), p.source}};
           for (const auto& [k, v] : p.cpu_overrides)
             one.overrides.emplace(k, v);

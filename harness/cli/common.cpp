@@ -64,7 +64,7 @@ std::map<std::string, std::int64_t> source_flags::overrides() const {
   return result;
 }
 
-void add_timing_options(CLI::App& app, timing_spec& t) {
+void add_timing_options(CLI::App& app, exec::timing_spec& t) {
   app.add_option("--timing-method", t.method,
                  "robust (L2 flush, events, device sync, adaptive stop, median), kernelbench (KernelBench "
                  "main's cuda_event protocol, mean of 100) or cuda-agent (summed kernel time of 10 traced "

@@ -1,7 +1,7 @@
 // Options shared by several `kj` subcommands, and the error type that maps to exit code 2.
 #pragma once
 
-#include "harness/job.hpp"
+#include "harness/exec/messages.hpp"
 #include "kernelbench/problems.hpp"
 
 #include <CLI/CLI.hpp>
@@ -37,7 +37,7 @@ struct source_flags {
 };
 
 // The timing method and the robust stopping rule's options (--timing-method, --min-samples, ...).
-void add_timing_options(CLI::App& app, timing_spec& timing);
+void add_timing_options(CLI::App& app, exec::timing_spec& timing);
 
 std::string default_db_path();
 

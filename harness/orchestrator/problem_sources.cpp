@@ -1,8 +1,8 @@
 // Implements load_all_problems: the file-based sources in C++, CUDA-Agent-Ops-6K's parquet file in a worker.
 #include "harness/orchestrator/problem_sources.hpp"
 
-#include "harness/orchestrator/jobs.hpp"
-#include "harness/orchestrator/outcome.hpp"
+#include "harness/exec/job_runner.hpp"
+#include "harness/exec/outcome.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -28,21 +28,20 @@ std::vector<kb::problem> load_ops6k(const kb::source_options& options, const fs:
   if (!fs::is_regular_file(path))
     throw kb::source_error(fmt::format("--ops6k {}: no such file (expected CUDA-Agent-Ops-6K's parquet file)",
                                        options.ops6k_path.string()));
-  job_spec job;
-  job.mode = "read_parquet";
-  job.parquet_path = path.string();
+  exec::read_parquet_job job;
+  job.path = path.string();
   if (!options.ids.empty())
     for (int row = 1; row <= max_selectable_row; ++row)
       if (options.ids.contains(row)) job.rows.push_back(row);
 
-  const job_runner runner{cache_dir, std::chrono::milliseconds(600'000), false};
+  const exec::job_runner runner{cache_dir, false};
   std::string tail;
-  const worker_outcome outcome = runner.run(job, "read-ops6k", &tail);
-  const json* verdict = find_event(outcome, "verdict");
+  const exec::worker_outcome outcome = runner.run(job, {.name = "read-ops6k"}, &tail);
+  const json* verdict = exec::find_event(outcome, "verdict");
   if (!verdict)
     throw std::runtime_error(fmt::format("the worker reading {} ended without a result ({}){}{}",
-                                         path.string(), describe_exit(outcome), tail.empty() ? "" : ":\n",
-                                         tail));
+                                         path.string(), exec::describe_exit(outcome),
+                                         tail.empty() ? "" : ":\n", tail));
   if (verdict->value("verdict", "") == "source_error") throw kb::source_error(verdict->value("error", ""));
   if (verdict->value("verdict", "") != "ok")
     throw std::runtime_error(

@@ -1,12 +1,10 @@
-// Implements `kj run`: resolve sources and device, record problems and candidates, run each job, summarize.
+// Implements `kj run`: resolve sources and device, record problems and candidates, plan one task per
+// candidate, let the scheduler run them, summarize.
 #include "harness/orchestrator/run.hpp"
 
 #include "adapters/candidates.hpp"
 #include "baselines/baselines.hpp"
-#include "db/store.hpp"
-#include "harness/orchestrator/build_pool.hpp"
-#include "harness/orchestrator/jobs.hpp"
-#include "harness/orchestrator/outcome.hpp"
+#include "harness/orchestrator/evaluation_task.hpp"
 #include "harness/orchestrator/problem_sources.hpp"
 #include "harness/orchestrator/summary.hpp"
 #include "harness/verify/static_scan.hpp"
@@ -16,6 +14,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <random>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -57,6 +56,86 @@ std::vector<adapters::candidate> resolve_candidates(const run_options& options,
   return std::move(report.candidates);
 }
 
+// Prints each measured baseline as it is known (cached ones are only counted).
+class baseline_console final : public scheduler::result_sink {
+public:
+  void baseline(scheduler::baseline_result& r) override {
+    if (r.cached) return;
+    fmt::print(stderr, "  L{} {} {}: {}\n", r.problem.level, r.problem.file_name, r.mode,
+               r.record.status == "ok" ? fmt::format("{:.4g} ms", r.record.headline_ms().value_or(0))
+                                       : r.record.status);
+  }
+};
+
+// The cached (or, for a list of modes, freshly measured) compiled baselines of the problems that have
+// candidates, by problem index; eager is left out: the run times it paired with each candidate.
+std::map<std::size_t, std::vector<std::int64_t>>
+run_baselines(db::store& store, const scheduler::scheduler& runner, const run_options& options,
+              const std::vector<kb::problem>& problems, const std::vector<std::int64_t>& problem_ids,
+              const std::vector<adapters::candidate>& candidates, const baselines::stack_ref& stack,
+              const std::string& device) {
+  std::map<std::size_t, std::vector<std::int64_t>> linked;
+  if (options.baselines == "none" || !options.timing.enabled) return linked;
+  baselines::options opts;
+  const bool cached_only = options.baselines == "cached";
+  opts.modes = cached_only ? baselines::all_modes : baselines::parse_modes(options.baselines);
+  std::erase(opts.modes, "eager");
+  if (opts.modes.empty()) return linked;
+  opts.measure_missing = !cached_only;
+  opts.device = device;
+  opts.protocol = options.protocol;
+  opts.precision = options.precision;
+  opts.timing = options.timing;
+  opts.overrides = options.overrides;
+  opts.timeout_s = options.timeout_s;
+  std::vector<baselines::problem_ref> refs;
+  std::map<const kb::problem*, std::size_t> index_of;
+  for (const auto& c : candidates)
+    if (index_of.emplace(&problems[c.problem_index], c.problem_index).second)
+      refs.push_back({&problems[c.problem_index], problem_ids[c.problem_index]});
+  if (!cached_only)
+    fmt::print(stderr, "kj: baselines {} for {} problems (cached where measured before)...\n",
+               fmt::join(opts.modes, ", "), refs.size());
+  scheduler::db_sink to_db(store);
+  baseline_console console;
+  scheduler::sink_set sinks({&to_db, &console});
+  for (const auto& r : baselines::ensure(store, runner, refs, stack, opts, sinks))
+    linked[index_of[r.problem]].push_back(r.record.id);
+  return linked;
+}
+
+int interrupted(db::store& store, std::int64_t run_id, const std::string& run_uid, const fs::path& db_path) {
+  store.set_run_status(run_id, "interrupted");
+  fmt::print(stderr,
+             "\nkj: interrupted; finished evaluations are in {}. Resume with: kj run --run-id {} ...\n",
+             db_path.string(), run_uid);
+  return 130;
+}
+
+std::int64_t create_or_resume_run(db::store& store, const run_options& options, const std::string& run_uid,
+                                  const std::string& device, std::int64_t stack_id) {
+  if (auto existing = store.find_run(run_uid)) {
+    fmt::print(stderr, "kj: resuming run {}\n", run_uid);
+    store.set_run_status(*existing, "running");
+    return *existing;
+  }
+  const json config{{"device", device},
+                    {"candidates", options.candidates},
+                    {"timeout_s", options.timeout_s},
+                    {"overrides", options.overrides},
+                    {"timing", options.timing},
+                    {"protocol", options.protocol},
+                    {"trials", options.trials},
+                    {"library_policy", options.trace.library_policy},
+                    {"max_library_share", options.trace.max_library_share},
+                    {"precision", options.precision},
+                    {"baselines", options.baselines},
+                    {"gpus", options.gpus},
+                    {"kb_version", options.sources.kb_version}};
+  return store.create_run(
+      {run_uid, "", "running", device, options.command_line, version_string(), config.dump(), stack_id});
+}
+
 } // namespace
 
 db::stack_record stack_from(json env, const std::string& device) {
@@ -81,67 +160,6 @@ db::stack_record stack_from(json env, const std::string& device) {
   return stack;
 }
 
-namespace {
-
-struct planned_job {
-  const kb::problem* problem = nullptr;
-  const adapters::candidate* candidate = nullptr;
-  std::string name;
-  job_spec job;
-  db::evaluation_record record;
-  bool done = false;
-};
-
-// The cached (or, for a list of modes, freshly measured) compiled baselines of the problems that have
-// candidates, by problem index; eager is left out: the run times it paired with each candidate.
-std::map<std::size_t, std::vector<std::int64_t>>
-run_baselines(db::store& store, const job_runner& runner, const run_options& options,
-              const std::vector<kb::problem>& problems, const std::vector<std::int64_t>& problem_ids,
-              const std::vector<adapters::candidate>& candidates, const baselines::stack_ref& stack,
-              const std::string& device) {
-  std::map<std::size_t, std::vector<std::int64_t>> linked;
-  if (options.baselines == "none" || !options.timing.enabled) return linked;
-  baselines::options opts;
-  const bool cached_only = options.baselines == "cached";
-  opts.modes = cached_only ? baselines::all_modes : baselines::parse_modes(options.baselines);
-  std::erase(opts.modes, "eager");
-  if (opts.modes.empty()) return linked;
-  opts.measure_missing = !cached_only;
-  opts.device = device;
-  opts.protocol = options.protocol;
-  opts.precision = options.precision;
-  opts.timing = options.timing;
-  opts.overrides = options.overrides;
-  opts.compile_jobs = options.build_jobs;
-  opts.timeout_s = options.timeout_s;
-  std::vector<baselines::problem_ref> refs;
-  std::map<const kb::problem*, std::size_t> index_of;
-  for (const auto& c : candidates)
-    if (index_of.emplace(&problems[c.problem_index], c.problem_index).second)
-      refs.push_back({&problems[c.problem_index], problem_ids[c.problem_index]});
-  if (!cached_only)
-    fmt::print(stderr, "kj: baselines {} for {} problems (cached where measured before)...\n",
-               fmt::join(opts.modes, ", "), refs.size());
-  for (const auto& r : baselines::ensure(store, runner, refs, stack, opts)) {
-    linked[index_of[r.problem]].push_back(r.record.id);
-    if (!cached_only && !r.cached)
-      fmt::print(stderr, "  L{} {} {}: {}\n", r.problem->level, r.problem->file_name, r.mode,
-                 r.record.status == "ok" ? fmt::format("{:.4g} ms", r.record.headline_ms().value_or(0))
-                                         : r.record.status);
-  }
-  return linked;
-}
-
-int interrupted(db::store& store, std::int64_t run_id, const std::string& run_uid, const fs::path& db_path) {
-  store.set_run_status(run_id, "interrupted");
-  fmt::print(stderr,
-             "\nkj: interrupted; finished evaluations are in {}. Resume with: kj run --run-id {} ...\n",
-             db_path.string(), run_uid);
-  return 130;
-}
-
-} // namespace
-
 std::string resolve_device(const std::string& requested, const json& env) {
   const bool has_cuda = env.value("cuda_available", false);
   if (requested == "auto") return has_cuda ? "cuda" : "cpu";
@@ -150,6 +168,19 @@ std::string resolve_device(const std::string& requested, const json& env) {
                            "(torch " +
                            env.value("torch", "?") + ", CUDA " + env.value("torch_cuda", "none") + ")");
   return requested;
+}
+
+std::vector<int> resolve_gpus(const std::vector<int>& requested, const json& env) {
+  const int visible = env.value("device_count", 0);
+  for (int g : requested)
+    if (g < 0 || g >= visible)
+      throw kb::source_error(
+          fmt::format("--gpus: GPU {} is not visible (torch sees {} GPU(s): 0-{})", g, visible, visible - 1));
+  if (!requested.empty()) return requested;
+  std::vector<int> all;
+  for (int g = 0; g < std::max(visible, 1); ++g)
+    all.push_back(g);
+  return all;
 }
 
 std::vector<std::int64_t> record_problems(db::store& store, const std::vector<kb::problem>& problems) {
@@ -162,69 +193,69 @@ std::vector<std::int64_t> record_problems(db::store& store, const std::vector<kb
 }
 
 json probe_environment(const fs::path& cache_dir) {
-  job_runner runner{cache_dir, std::chrono::milliseconds(300'000), false};
-  job_spec probe;
-  probe.mode = "probe";
+  const exec::job_runner runner{cache_dir, false};
   std::string tail;
-  worker_outcome outcome = runner.run(probe, "probe", &tail);
-  const json* hello = find_event(outcome, "hello");
+  const exec::worker_outcome outcome =
+      runner.run(exec::probe_job{}, {.name = "probe", .timeout = std::chrono::milliseconds(300'000)}, &tail);
+  const json* hello = exec::find_event(outcome, "hello");
   if (!hello) {
-    const json* verdict = find_event(outcome, "verdict");
+    const json* verdict = exec::find_event(outcome, "verdict");
     throw std::runtime_error(fmt::format("the worker could not start Python with torch ({}): {}\n{}",
-                                         describe_exit(outcome), verdict ? verdict->value("error", "") : "",
-                                         tail));
+                                         exec::describe_exit(outcome),
+                                         verdict ? verdict->value("error", "") : "", tail));
   }
   return (*hello)["environment"];
 }
 
 int execute_run(const run_options& options) {
   // Bad input is found before anything runs: sources, candidates directory, DB path.
-  const auto problems =
-      load_all_problems(options.sources, options.cache_dir.empty() ? default_cache_dir() : options.cache_dir);
+  const fs::path cache_dir = options.cache_dir.empty() ? exec::default_cache_dir() : options.cache_dir;
+  const auto problems = load_all_problems(options.sources, cache_dir);
   if (options.baselines != "cached" && options.baselines != "none") baselines::parse_modes(options.baselines);
   db::store store = db::store::open(options.db_path);
-  const fs::path cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
 
   fmt::print(stderr, "kj: starting a worker to probe Python, torch and the device...\n");
   const json env = probe_environment(cache_dir);
   const std::string device = resolve_device(options.device, env);
+  const std::vector<int> gpus = device == "cuda" ? resolve_gpus(options.gpus, env) : std::vector<int>{};
   const auto candidates = resolve_candidates(options, problems, device);
 
   const db::stack_record stack = stack_from(env, device);
   const std::int64_t stack_id = store.upsert_stack(stack);
-  std::string run_uid = options.run_uid.empty() ? new_run_uid() : options.run_uid;
-  std::int64_t run_id = 0;
-  if (auto existing = store.find_run(run_uid)) {
-    run_id = *existing;
-    fmt::print(stderr, "kj: resuming run {}\n", run_uid);
-    store.set_run_status(run_id, "running");
-  } else {
-    json config{{"device", device},
-                {"candidates", options.candidates},
-                {"timeout_s", options.timeout_s},
-                {"overrides", options.overrides},
-                {"timing", options.timing},
-                {"protocol", options.protocol},
-                {"trials", options.trials},
-                {"library_policy", options.trace.library_policy},
-                {"max_library_share", options.trace.max_library_share},
-                {"precision", options.precision},
-                {"baselines", options.baselines},
-                {"kb_version", options.sources.kb_version}};
-    run_id = store.create_run(
-        {run_uid, "", "running", device, options.command_line, version_string(), config.dump(), stack_id});
-  }
-
+  const std::string run_uid = options.run_uid.empty() ? new_run_uid() : options.run_uid;
+  const std::int64_t run_id = create_or_resume_run(store, options, run_uid, device, stack_id);
   const std::vector<std::int64_t> problem_ids = record_problems(store, problems);
 
-  install_interrupt_handlers();
-  job_runner runner{cache_dir, std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
-                    options.keep_scratch};
-  const auto linked = run_baselines(store, runner, options, problems, problem_ids, candidates,
+  exec::install_interrupt_handlers();
+  const exec::job_runner runner{cache_dir, options.keep_scratch};
+  const exec::build_cache builds(cache_dir / "builds");
+  // CPU timing must not share the machine with a compiler: there every build comes first. On a GPU the
+  // next candidates compile while the current one is timed.
+  const scheduler::scheduler runs(runner, builds,
+                                  {.build_jobs = options.build_jobs,
+                                   .slots = scheduler::device_slots(device, gpus),
+                                   .overlap = device == "cuda"});
+  const auto linked = run_baselines(store, runs, options, problems, problem_ids, candidates,
                                     {stack_id, stack.stack_hash, stack.device_name}, device);
-  if (interrupt_requested()) return interrupted(store, run_id, run_uid, options.db_path);
-  progress_view progress(candidates.size());
-  std::vector<planned_job> plan;
+  if (exec::interrupt_requested()) return interrupted(store, run_id, run_uid, options.db_path);
+
+  evaluation_context ctx{.device = device,
+                         .env = env,
+                         .protocol = options.protocol,
+                         .precision = options.precision,
+                         .trials = options.trials,
+                         .timing = options.timing,
+                         .strict = options.strict,
+                         .overrides = options.overrides,
+                         .trace = options.trace,
+                         .timeout =
+                             std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
+                         .builds = &builds};
+  scheduler::db_sink to_db(store);
+  scheduler::progress_sink progress(!::isatty(STDERR_FILENO));
+  scheduler::sink_set sinks({&to_db, &progress});
+  std::vector<scheduler::task> tasks;
+  std::size_t skipped = 0;
   std::map<std::int64_t, std::string> planned; // candidate id -> the file it was planned from
   for (const auto& c : candidates) {
     const kb::problem& p = problems[c.problem_index];
@@ -232,86 +263,40 @@ int execute_run(const run_options& options) {
         store.upsert_candidate({problem_ids[c.problem_index], c.producer, c.sample, c.path.string(), c.source,
                                 db::sha256_hex(c.source)});
     if (store.has_evaluation(run_id, candidate_id)) {
-      progress.skip();
+      ++skipped;
       continue;
     }
     if (const auto [it, fresh] = planned.emplace(candidate_id, c.path.string()); !fresh) {
       // Two files with the same source and sample number are one candidate: judged once.
       fmt::print(stderr, "kj: skipping candidate {}: the same source and sample as {}\n", c.path.string(),
                  it->second);
-      progress.skip();
+      ++skipped;
       continue;
     }
-    planned_job& j = plan.emplace_back();
-    j.problem = &p;
-    j.candidate = &c;
-    j.name = fmt::format("L{}-{}-s{}", p.level, p.number, c.sample);
-    j.job.device = device;
-    j.job.problem = {p.path.string(), p.source};
-    j.job.candidate = {c.path.empty() ? "<" + c.producer + " " + p.file_name + ">" : c.path.string(),
-                       c.source};
-    j.job.overrides = p.overrides_for(device, options.overrides);
-    j.job.protocol =
-        make_protocol(options.protocol, p.kb_version.empty() ? "main" : p.kb_version, options.precision);
-    if (options.trials > 0 && options.trials != j.job.protocol.trials) { // no longer the original protocol
-      j.job.protocol.trials = options.trials;
-      j.job.protocol.name += fmt::format("+trials={}", options.trials);
-    }
-    j.job.timing = options.timing;
-    j.job.strict = options.strict;
-    j.record = {run_id, problem_ids[c.problem_index], candidate_id, stack_id, device,
-                "{}",   j.job.protocol.name};
-    if (auto it = linked.find(c.problem_index); it != linked.end()) j.record.baseline_ids = it->second;
+    db::evaluation_record record{run_id,
+                                 problem_ids[c.problem_index],
+                                 candidate_id,
+                                 stack_id,
+                                 device,
+                                 "{}",
+                                 evaluate_message(ctx, p, c).protocol.name};
+    if (auto it = linked.find(c.problem_index); it != linked.end()) record.baseline_ids = it->second;
     for (const auto& f : verify::scan_candidate(c.source))
-      j.record.findings.push_back({f.kind, f.line, f.excerpt});
+      record.findings.push_back({f.kind, f.line, f.excerpt});
+    tasks.push_back(evaluation_task(ctx, p, c, std::move(record),
+                                    [&sinks](scheduler::evaluation_result& r) { sinks.evaluation(r); }));
   }
-
-  // Compile first, in parallel, so that timing never shares the machine with a compiler.
-  std::vector<build_request> builds;
-  std::vector<std::size_t> build_of;
-  for (std::size_t i = 0; i < plan.size(); ++i)
-    if (needs_build(plan[i].candidate->source)) {
-      builds.push_back({plan[i].job, plan[i].name});
-      build_of.push_back(i);
-    }
-  if (!builds.empty()) {
-    const int jobs = options.build_jobs > 0 ? options.build_jobs : default_build_jobs();
-    fmt::print(stderr, "kj: compiling {} candidates, {} at a time...\n", builds.size(), jobs);
-    const auto built = build_all(runner, builds, jobs, [&](std::size_t i, const build_outcome& b) {
-      fmt::print(stderr, "  built {} ({:.0f} s): {}\n", builds[i].name, b.outcome.wall_s,
-                 b.built ? "ok" : "failed");
-    });
-    for (std::size_t k = 0; k < built.size(); ++k) {
-      if (built[k].built) continue;
-      planned_job& j = plan[build_of[k]];
-      j.done = true;
-      if (built[k].outcome.interrupted) continue;
-      j.record.started_at = db::now_iso8601();
-      fill_evaluation(built[k].outcome, built[k].log_tail, j.record, options.trace);
-      j.record.finished_at = db::now_iso8601();
-      store.insert_evaluation(j.record);
-      progress.begin(*j.problem, *j.candidate);
-      progress.end(j.record);
-    }
-  }
-  if (interrupt_requested()) return interrupted(store, run_id, run_uid, options.db_path);
-
-  for (auto& j : plan) {
-    if (j.done) continue;
-    j.record.started_at = db::now_iso8601();
-    progress.begin(*j.problem, *j.candidate);
-    std::string tail;
-    json applied = json::object();
-    const worker_outcome outcome = runner.run(j.job, j.name, &tail, [&](const json& e) {
-      if (e.contains("applied_overrides")) applied = e["applied_overrides"];
-    });
-    if (outcome.interrupted) return interrupted(store, run_id, run_uid, options.db_path);
-    fill_evaluation(outcome, tail, j.record, options.trace);
-    j.record.overrides_json = applied.dump();
-    j.record.finished_at = db::now_iso8601();
-    store.insert_evaluation(j.record);
-    progress.end(j.record);
-  }
+  std::size_t compiles = 0;
+  for (const auto& t : tasks)
+    compiles += t.builds.size();
+  if (compiles)
+    fmt::print(stderr, "kj: compiling {} candidates ({} at a time){}...\n", compiles,
+               options.build_jobs > 0 ? options.build_jobs : scheduler::default_build_jobs(),
+               device == "cuda" ? " while the device judges the others" : " before judging");
+  sinks.begin(tasks.size(), skipped);
+  const bool finished = runs.run(std::move(tasks));
+  sinks.end(!finished);
+  if (!finished) return interrupted(store, run_id, run_uid, options.db_path);
   store.set_run_status(run_id, "finished");
   print_run_summary(store, run_uid, options.db_path);
   return 0;

@@ -1,9 +1,10 @@
-// `kj run`: plan the jobs of a run, execute them one at a time per device, record every outcome in the DB.
+// `kj run`: the run planner. It resolves sources, device and candidates, records the run, and hands one task
+// per candidate to the scheduler; the results flow to the DB and the console through sinks.
 #pragma once
 
 #include "db/store.hpp"
-#include "harness/job.hpp"
-#include "harness/orchestrator/outcome.hpp"
+#include "harness/exec/messages.hpp"
+#include "harness/exec/outcome.hpp"
 #include "kernelbench/problems.hpp"
 
 #include <filesystem>
@@ -15,19 +16,20 @@ namespace kj::orchestrator {
 struct run_options {
   std::filesystem::path db_path = "kj.sqlite";
   std::string device = "auto"; // auto, cpu, cuda
+  std::vector<int> gpus;       // device slots: one per listed GPU (default: every visible GPU)
   kb::source_options sources;
   std::string candidates; // "" (the built-in examples), "identity", "examples" or a directory
   std::map<std::string, std::int64_t> overrides;
   double timeout_s = 600;
   std::string run_uid; // resume this run when it exists
-  timing_spec timing;
+  exec::timing_spec timing;
   std::filesystem::path cache_dir;
   bool keep_scratch = false;
   bool strict = true; // the strict verdict's case classes alongside the compatible trials
   std::string protocol =
       "kernelbench";              // compatible verdict: "kernelbench" (rules of --kb-version) or "cuda-agent"
   std::string precision = "fp32"; // fp32, fp16 or bf16
-  trace_policy trace;             // what the strict verdict makes of the kernel trace
+  exec::trace_policy trace;       // what the strict verdict makes of the kernel trace
   int trials = 0;                 // compatible trials; 0: the protocol's own count (5)
   int build_jobs = 0;             // parallel compile workers; 0: one per core, at most 8
   // Compiled baselines to compare with (eager is always timed in the run, paired with the candidate):
@@ -42,12 +44,14 @@ struct run_options {
 int execute_run(const run_options& options);
 
 // The stack of a run: the worker's environment (torch, CUDA, cuDNN, triton, GPU identity, drivers, nvcc,
-// backend flags, TORCHINDUCTOR_*/CUDA_* settings) plus the device and kj's version; its id hashes all of
-// them.
+// backend flags, allowlisted settings) plus the device and kj's version; its id hashes all of them.
 db::stack_record stack_from(nlohmann::json env, const std::string& device);
 
 // "auto" becomes cuda when the worker's torch sees a GPU, else cpu; "cuda" without one is a source_error.
 std::string resolve_device(const std::string& requested, const nlohmann::json& env);
+
+// The GPUs to use: `requested` when given (each must be visible), else every GPU the probe saw.
+std::vector<int> resolve_gpus(const std::vector<int>& requested, const nlohmann::json& env);
 
 // Records the problems (deduplicated by their natural key) and returns their ids, in order.
 std::vector<std::int64_t> record_problems(db::store& store, const std::vector<kb::problem>& problems);

@@ -1,4 +1,4 @@
-// Implements the progress lines and the end-of-run summary.
+// Implements the end-of-run summary.
 #include "harness/orchestrator/summary.hpp"
 
 #include "reports/results_table.hpp"
@@ -8,26 +8,6 @@
 #include <map>
 
 namespace kj::orchestrator {
-
-void progress_view::begin(const kb::problem& problem, const adapters::candidate& candidate) {
-  fmt::print(stderr, "[{:>3}/{}] L{} {:<40} {} sample {} ... ", m_done + 1, m_total, problem.level,
-             fmt::format("{}_{}", problem.number, problem.name).substr(0, 40), candidate.producer,
-             candidate.sample);
-  std::fflush(stderr);
-}
-
-void progress_view::end(const db::evaluation_record& record) {
-  ++m_done;
-  m_busy_s += record.duration_s;
-  const std::size_t evaluated = m_done - m_skipped;
-  const double eta =
-      evaluated ? m_busy_s / static_cast<double>(evaluated) * static_cast<double>(m_total - m_done) : 0;
-  std::string strict = record.strict_verdict.empty() ? "" : ", strict " + record.strict_verdict;
-  if (!record.strict_failed.empty()) strict += " [" + record.strict_failed + "]";
-  if (!record.degenerate.empty()) strict += ", degenerate problem";
-  fmt::print(stderr, "{}{} ({:.1f} s, ETA {}:{:02})\n", record.verdict, strict, record.duration_s,
-             static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
-}
 
 void print_run_summary(const db::store& store, const std::string& run_uid,
                        const std::filesystem::path& db_path) {

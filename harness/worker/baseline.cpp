@@ -13,7 +13,7 @@ namespace {
 
 // Draws the timing inputs as candidates get them (robust: several sets on the device; the other methods:
 // KernelBench's one CPU-drawn set); one set is enough to compile. Running out of memory names the bytes.
-int draw_inputs(const job_spec& job, py::object& session, bool compile_only) {
+int draw_inputs(const exec::baseline_job& job, py::object& session, bool compile_only) {
   const bool robust = job.timing.method == "robust";
   const int sets = compile_only || !robust ? 1 : job.timing.input_sets;
   return py::module_::import("kj_baseline")
@@ -23,9 +23,9 @@ int draw_inputs(const job_spec& job, py::object& session, bool compile_only) {
 
 // One mode on the session's inputs: build (compile), check against eager, time; ends with a "baseline"
 // event carrying the mode's status. A failure of one mode does not stop the next.
-void run_mode(const job_spec& job, py::module_& runtime, py::object& session, std::size_t problem,
+void run_mode(const exec::baseline_job& job, py::module_& runtime, py::object& session, std::size_t problem,
               const std::string& mode, int sets, result_channel& channel) {
-  const bool compile_only = job.mode == "baseline_compile";
+  const bool compile_only = job.compile_only;
   json done{{"type", "baseline"}, {"problem", problem}, {"mode", mode}, {"status", "ok"}, {"error", ""}};
   py::module_ baselines = py::module_::import("kj_baseline");
   try {
@@ -39,7 +39,7 @@ void run_mode(const job_spec& job, py::module_& runtime, py::object& session, st
         const gc_paused no_gc;
         py::object call_baseline = baseline.attr("call");
         const std::function<void()> call = [&] { call_baseline(); };
-        timing = time_callable(call, session_device(job, session), job.timing);
+        timing = time_callable(call, session_device(job.device, session), job.timing);
       }
       timing.params["input_sets"] = sets;
       timing.params["compile_s"] = compile_s;
@@ -55,22 +55,23 @@ void run_mode(const job_spec& job, py::module_& runtime, py::object& session, st
 
 } // namespace
 
-void run_baseline(const job_spec& job, py::module_& runtime, result_channel& channel) {
-  const std::vector<source_file> files = job.problems.empty() ? std::vector{job.problem} : job.problems;
+void run_baseline(const exec::baseline_job& job, py::module_& runtime, result_channel& channel) {
+  const auto& items = job.items;
   py::object flags = runtime.attr("backend_flags")(); // each problem starts from the worker's own flags
-  for (std::size_t k = 0; k < files.size(); ++k) {
+  for (std::size_t k = 0; k < items.size(); ++k) {
     std::string phase = "load_problem";
     try {
       runtime.attr("set_backend_flags")(flags);
       py::object session = runtime.attr("Session")(
           job.device, py::module_::import("json").attr("loads")(json(job.protocol).dump()));
-      py::object applied = session.attr("load_problem")(files[k].path, files[k].source, job.overrides);
+      py::object applied =
+          session.attr("load_problem")(items[k].problem.path, items[k].problem.source, job.overrides);
       channel.emit(
           {{"type", "phase"}, {"phase", "inputs"}, {"problem", k}, {"applied_overrides", to_json(applied)}});
       phase = "inputs";
-      const int sets = draw_inputs(job, session, job.mode == "baseline_compile");
+      const int sets = draw_inputs(job, session, job.compile_only);
       phase = "modes";
-      for (const std::string& mode : job.baseline_modes)
+      for (const std::string& mode : items[k].modes)
         run_mode(job, runtime, session, k, mode, sets, channel);
     } catch (py::error_already_set& e) { // what stops every mode of this problem: loading it, its inputs
       channel.emit({{"type", "problem_failed"},

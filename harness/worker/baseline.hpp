@@ -1,7 +1,7 @@
-// The worker's baseline modes (job.mode "baseline" and "baseline_compile").
+// The worker's baseline modes (exec::baseline_job, timed or compile only).
 #pragma once
 
-#include "harness/job.hpp"
+#include "harness/exec/messages.hpp"
 #include "harness/worker/channel.hpp"
 
 #include <pybind11/embed.h>
@@ -9,11 +9,11 @@
 namespace kj::worker {
 
 // "baseline": loads the problem, draws the timing inputs as for a candidate, then for each of
-// job.baseline_modes builds its Model (compiling after torch._dynamo.reset()), checks the compiled output
+// its modes builds its Model (compiling after torch._dynamo.reset()), checks the compiled output
 // against eager, times it with job.timing and reports a "timing" event whose subject is the mode, and a
 // "baseline" event with the mode's status (ok, compile_error, runtime_error, oom) and compile_s.
 // "baseline_compile": the same without the check and the timing. The job ends with verdict "ok", or with
 // the failure that stopped every mode (problem_error, needs_weights, oom while drawing the inputs).
-void run_baseline(const job_spec& job, pybind11::module_& runtime, result_channel& channel);
+void run_baseline(const exec::baseline_job& job, pybind11::module_& runtime, result_channel& channel);
 
 } // namespace kj::worker

@@ -15,7 +15,7 @@ namespace kj::worker {
 namespace {
 
 // The strict verdict's case classes, each reported as it finishes; a class that raises is one failing case.
-void run_case_classes(const job_spec& job, py::module_& runtime, py::object& session,
+void run_case_classes(const exec::evaluate_job& job, py::module_& runtime, py::object& session,
                       result_channel& channel) {
   py::object verifier = py::module_::import("kj_verify").attr("Verifier")(session, job.protocol.seed);
   for (const auto& cls : job.case_classes) {
@@ -52,7 +52,7 @@ void report_flag_changes(py::object& session, result_channel& channel) {
 
 // CUDA graphs (--graphs): each forward captured once and its replays timed; a forward that cannot be
 // captured is reported, not judged.
-void time_graphs(const job_spec& job, py::object& session, const device_context& device,
+void time_graphs(const exec::evaluate_job& job, py::object& session, const device_context& device,
                  result_channel& channel) {
   for (const std::string which : {"candidate", "reference"}) {
     const std::string subject = which == "candidate" ? "candidate_graph" : "reference_eager_graph";
@@ -67,9 +67,9 @@ void time_graphs(const job_spec& job, py::object& session, const device_context&
 }
 
 // One round's share of the stopping rule's budget (at least 3 samples a round).
-timing_spec split_into_rounds(const timing_spec& spec, int rounds) {
+exec::timing_spec split_into_rounds(const exec::timing_spec& spec, int rounds) {
   if (rounds <= 1) return spec;
-  timing_spec r = spec;
+  exec::timing_spec r = spec;
   r.min_samples = std::max(3, (spec.min_samples + rounds - 1) / rounds);
   r.min_time_ms = spec.min_time_ms / rounds;
   r.max_time_ms = spec.max_time_ms / rounds;
@@ -80,7 +80,7 @@ timing_spec split_into_rounds(const timing_spec& spec, int rounds) {
 // The rounds of one subject as one timing: samples (and CUDA host times) concatenated in order, the whole
 // spec with the round count, NVML before the first round and after the last, throttled when any round was,
 // the host probes of all rounds.
-timing_result merge_rounds(std::vector<timing_result> rounds, const timing_spec& spec) {
+timing_result merge_rounds(std::vector<timing_result> rounds, const exec::timing_spec& spec) {
   timing_result merged = std::move(rounds.front());
   if (rounds.size() == 1) return merged;
   const json first = merged.params;
@@ -121,14 +121,14 @@ timing_result merge_rounds(std::vector<timing_result> rounds, const timing_spec&
 
 // Candidate (with the check of its timed outputs and its kernel trace), eager reference, the empty-forward
 // floor and, on request, CUDA-graph replays; all with the job's timing method.
-void time_subjects(const job_spec& job, py::object& session, result_channel& channel) {
-  const timing_spec& spec = job.timing;
+void time_subjects(const exec::evaluate_job& job, py::object& session, result_channel& channel) {
+  const exec::timing_spec& spec = job.timing;
   const gc_paused no_gc;
   // robust: several input sets drawn on the device; the other methods: KernelBench's one CPU-drawn set
   const bool robust = spec.method == "robust";
   const int sets =
       session.attr("prepare_timing")(job.protocol.seed, robust ? spec.input_sets : 1, robust).cast<int>();
-  const device_context device = session_device(job, session);
+  const device_context device = session_device(job.device, session);
   py::object call_candidate = session.attr("call_candidate");
   py::object call_reference = session.attr("call_reference");
   py::object call_empty = session.attr("call_empty");
@@ -138,7 +138,7 @@ void time_subjects(const job_spec& job, py::object& session, result_channel& cha
 
   // robust: alternating rounds, so that a slow drift of the machine (clocks, power) reaches both subjects
   const int rounds = robust ? std::max(1, spec.rounds) : 1;
-  const timing_spec round_spec = split_into_rounds(spec, rounds);
+  const exec::timing_spec round_spec = split_into_rounds(spec, rounds);
   std::vector<timing_result> candidate_rounds, reference_rounds;
   for (int r = 0; r < rounds; ++r) {
     candidate_rounds.push_back(time_callable(candidate, device, round_spec));
@@ -158,7 +158,7 @@ void time_subjects(const job_spec& job, py::object& session, result_channel& cha
   report_timing(channel, "reference_eager", reference_timing);
   session.attr("reset_rotation")();
   if (spec.floor) { // a short measurement: the floor is small and steady
-    timing_spec floor = spec;
+    exec::timing_spec floor = spec;
     floor.max_time_ms = std::min(spec.max_time_ms, 200.0);
     floor.max_samples = std::min(spec.max_samples, 300);
     report_timing(channel, "empty_forward", time_callable(empty, device, floor));
@@ -182,7 +182,7 @@ std::string python_error_text(py::module_& runtime, py::error_already_set& error
   return runtime.attr("format_exception")(error.value()).cast<std::string>();
 }
 
-void build(const job_spec& job, py::module_& runtime, result_channel& channel) {
+void build(const exec::build_job& job, py::module_& runtime, result_channel& channel) {
   try {
     py::object session = runtime.attr("Session")("cpu");
     session.attr("load_problem")(job.problem.path, job.problem.source, job.overrides);
@@ -196,8 +196,8 @@ void build(const job_spec& job, py::module_& runtime, result_channel& channel) {
   }
 }
 
-void evaluate(const job_spec& job, py::module_& runtime, result_channel& channel) {
-  const protocol_spec& protocol = job.protocol;
+void evaluate(const exec::evaluate_job& job, py::module_& runtime, result_channel& channel) {
+  const exec::protocol_spec& protocol = job.protocol;
   std::string phase = "load_problem";
   try {
     py::object session =

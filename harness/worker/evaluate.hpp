@@ -1,7 +1,7 @@
 // One evaluation inside the worker: load, build, correctness trials, timing; every step reported as an event.
 #pragma once
 
-#include "harness/job.hpp"
+#include "harness/exec/messages.hpp"
 #include "harness/worker/channel.hpp"
 
 #include <pybind11/embed.h>
@@ -11,9 +11,9 @@
 namespace kj::worker {
 
 // Imports problem and candidate only, so that the candidate's extensions are compiled into the build cache.
-void build(const job_spec& job, pybind11::module_& runtime, result_channel& channel);
+void build(const exec::build_job& job, pybind11::module_& runtime, result_channel& channel);
 
-void evaluate(const job_spec& job, pybind11::module_& runtime, result_channel& channel);
+void evaluate(const exec::evaluate_job& job, pybind11::module_& runtime, result_channel& channel);
 
 // The text of a Python exception: the KjError message when it is one, else the formatted traceback.
 std::string python_error_text(pybind11::module_& runtime, pybind11::error_already_set& error);

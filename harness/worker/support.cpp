@@ -28,9 +28,9 @@ void report_timing(result_channel& channel, const std::string& subject, const ti
   channel.emit(event);
 }
 
-device_context session_device(const job_spec& job, py::object& session) {
+device_context session_device(const std::string& device_name, py::object& session) {
   device_context device;
-  device.cuda = job.device == "cuda";
+  device.cuda = device_name == "cuda";
   device.stream = session.attr("stream")().cast<std::uint64_t>();
   py::object sync = session.attr("sync");
   py::object empty_cache = session.attr("empty_cache");

@@ -2,7 +2,7 @@
 // device a session times on, and a paused garbage collector.
 #pragma once
 
-#include "harness/job.hpp"
+#include "harness/exec/messages.hpp"
 #include "harness/worker/channel.hpp"
 #include "harness/worker/timing_bridge.hpp"
 
@@ -22,7 +22,7 @@ void report_timing(result_channel& channel, const std::string& subject, const ti
                    const nlohmann::json& extra = nlohmann::json::object());
 
 // The device `session` runs on, with its stream, synchronize and empty_cache bound to the session.
-device_context session_device(const job_spec& job, pybind11::object& session);
+device_context session_device(const std::string& device, pybind11::object& session);
 
 // Python's cyclic garbage collector stays off while subjects are timed (as timeit does): a collection inside
 // a sample would add milliseconds to a launch-bound forward. Collected once before, re-enabled after.

@@ -33,7 +33,7 @@ private:
   timing::host_clock::time_point m_start;
 };
 
-timing::measure_params to_params(const timing_spec& spec) {
+timing::measure_params to_params(const exec::timing_spec& spec) {
   timing::measure_params params;
   params.warmup_min_calls = static_cast<std::size_t>(spec.warmup_min_calls);
   params.warmup_min_ms = spec.warmup_min_ms;
@@ -128,7 +128,7 @@ std::vector<double> cuda_agent_samples(const cuda::plugin& plugin, const std::fu
 }
 
 timing_result time_cuda(const std::function<void()>& call, const device_context& device,
-                        const timing_spec& spec, const cuda::plugin& plugin) {
+                        const exec::timing_spec& spec, const cuda::plugin& plugin) {
   timing_result result;
   result.params = spec;
   result.params["headline"] = spec.method == "robust" ? "median" : "mean";
@@ -164,7 +164,7 @@ timing_result time_cuda(const std::function<void()>& call, const device_context&
 }
 
 timing_result time_on_device(const std::function<void()>& call, const device_context& device,
-                             const timing_spec& spec) {
+                             const exec::timing_spec& spec) {
   if (device.cuda) {
     std::string error;
     if (const cuda::plugin* plugin = cuda_plugin(error)) {
@@ -226,7 +226,7 @@ void record_host_probes(const std::vector<timing::host_probe_result>& probes, nl
 }
 
 timing_result time_callable(const std::function<void()>& call, const device_context& device,
-                            const timing_spec& spec) {
+                            const exec::timing_spec& spec) {
   timing::host_probe& probe = process_host_probe();
   const timing::host_probe_result before = probe.measure();
   timing_result result = time_on_device(call, device, spec);

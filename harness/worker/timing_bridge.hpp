@@ -1,7 +1,7 @@
 // Times a Python callable from C++: the worker's bridge to the timing engine (host clock, or CUDA events).
 #pragma once
 
-#include "harness/job.hpp"
+#include "harness/exec/messages.hpp"
 #include "harness/timing/host_probe.hpp"
 
 #include <cstdint>
@@ -40,7 +40,7 @@ struct device_context {
 // params["headline"] names the statistic reports use: "median" (robust) or "mean" (the other two).
 // Every method is bracketed by host probes (timing/host_probe.hpp), recorded by record_host_probes.
 timing_result time_callable(const std::function<void()>& call, const device_context& device,
-                            const timing_spec& spec);
+                            const exec::timing_spec& spec);
 
 // A host probe series moved by more than this flags the timing `host_changed`: launch-bound samples move with
 // the host's speed, so such a timing may not repeat on a quieter host.

@@ -1,7 +1,7 @@
 // The worker's main: read the job, start Python, dispatch on the job's mode, report a verdict on any failure.
 #include "harness/worker/worker.hpp"
 
-#include "harness/job.hpp"
+#include "harness/exec/messages.hpp"
 #include "harness/worker/baseline.hpp"
 #include "harness/worker/channel.hpp"
 #include "harness/worker/evaluate.hpp"
@@ -17,13 +17,13 @@ using nlohmann::json;
 namespace kj::worker {
 namespace {
 
-job_spec read_job(const std::filesystem::path& path) {
+exec::job read_job(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read job file " + path.string());
-  return json::parse(in).get<job_spec>();
+  return exec::job_from_json(json::parse(in));
 }
 
-void describe_problems(const job_spec& job, py::module_& runtime, result_channel& channel) {
+void describe_problems(const exec::describe_job& job, py::module_& runtime, result_channel& channel) {
   for (const auto& file : job.problems) {
     json event{{"type", "problem"}, {"path", file.path}};
     try {
@@ -41,11 +41,10 @@ void describe_problems(const job_spec& job, py::module_& runtime, result_channel
 
 // "read_parquet": a "table" event (row count, columns), one "row" event per selected row ({index, code, ops},
 // plus name and id when the file has such columns), then verdict "ok"; or a verdict naming what went wrong.
-void read_parquet(const job_spec& job, py::module_& runtime, result_channel& channel) {
+void read_parquet(const exec::read_parquet_job& job, py::module_& runtime, result_channel& channel) {
   try {
     py::object rows = py::module_::import("json").attr("loads")(json(job.rows).dump());
-    const json table =
-        to_json(py::module_::import("kj_sources").attr("read_ops_table")(job.parquet_path, rows));
+    const json table = to_json(py::module_::import("kj_sources").attr("read_ops_table")(job.path, rows));
     channel.emit({{"type", "table"}, {"rows", table["rows"]}, {"columns", table["columns"]}});
     for (const auto& row : table["selected"]) {
       json event = row;
@@ -65,7 +64,7 @@ void read_parquet(const job_spec& job, py::module_& runtime, result_channel& cha
 
 int run_worker(const worker_options& options) {
   result_channel channel(options.result_fd);
-  job_spec job;
+  exec::job job;
   try {
     job = read_job(options.job_file);
   } catch (const std::exception& e) {
@@ -86,24 +85,16 @@ int run_worker(const worker_options& options) {
                   {"error", fmt::format("the embedded Python cannot import torch: {}", e.what())}});
     return 2;
   }
-  if (job.mode == "probe") return 0;
-  if (job.mode == "describe") {
-    describe_problems(job, runtime, channel);
-    return 0;
-  }
-  if (job.mode == "read_parquet") {
-    read_parquet(job, runtime, channel);
-    return 0;
-  }
-  if (job.mode == "baseline" || job.mode == "baseline_compile") {
-    run_baseline(job, runtime, channel);
-    return 0;
-  }
-  if (job.mode == "build") {
-    build(job, runtime, channel);
-    return 0;
-  }
-  evaluate(job, runtime, channel);
+  std::visit(
+      [&](const auto& message) {
+        using T = std::decay_t<decltype(message)>;
+        if constexpr (std::is_same_v<T, exec::describe_job>) describe_problems(message, runtime, channel);
+        if constexpr (std::is_same_v<T, exec::read_parquet_job>) read_parquet(message, runtime, channel);
+        if constexpr (std::is_same_v<T, exec::baseline_job>) run_baseline(message, runtime, channel);
+        if constexpr (std::is_same_v<T, exec::build_job>) build(message, runtime, channel);
+        if constexpr (std::is_same_v<T, exec::evaluate_job>) evaluate(message, runtime, channel);
+      },
+      job);
   return 0;
 }
 

@@ -1,6 +1,6 @@
 // The compatible-verdict protocols carry exactly the rules of the harness they reproduce (REFERENCE §3, §4).
-#include "harness/job.hpp"
-#include "harness/orchestrator/outcome.hpp"
+#include "harness/exec/messages.hpp"
+#include "harness/exec/outcome.hpp"
 #include "tests/support/catch_compat.hpp"
 
 #include <stdexcept>
@@ -8,7 +8,7 @@
 using nlohmann::json;
 
 TEST_CASE("KernelBench protocols: tolerance by version and precision, seeded weights, train mode") {
-  const auto main = kj::make_protocol("kernelbench", "main");
+  const auto main = kj::exec::make_protocol("kernelbench", "main");
   CHECK(main.name == "kernelbench-main");
   CHECK(main.atol == 1e-4);
   CHECK(main.rtol == 1e-4);
@@ -18,16 +18,16 @@ TEST_CASE("KernelBench protocols: tolerance by version and precision, seeded wei
   CHECK_FALSE(main.eval_mode);
   CHECK_FALSE(main.clone_inputs);
   CHECK(main.comparison == "allclose");
-  CHECK(kj::make_protocol("kernelbench", "v0.1").atol == 1e-2);
-  CHECK(kj::make_protocol("kernelbench", "v0").rtol == 1e-2);
-  const auto half = kj::make_protocol("kernelbench", "main", "bf16");
+  CHECK(kj::exec::make_protocol("kernelbench", "v0.1").atol == 1e-2);
+  CHECK(kj::exec::make_protocol("kernelbench", "v0").rtol == 1e-2);
+  const auto half = kj::exec::make_protocol("kernelbench", "main", "bf16");
   CHECK(half.atol == 1e-2);
   CHECK(half.precision == "bf16");
   CHECK(half.name == "kernelbench-main-bf16");
 }
 
 TEST_CASE("CUDA Agent's protocol: state_dict weights, eval mode, cloned inputs, assert_close 1e-2") {
-  const auto agent = kj::make_protocol("cuda-agent", "main");
+  const auto agent = kj::exec::make_protocol("cuda-agent", "main");
   CHECK(agent.name == "cuda-agent");
   CHECK(agent.atol == 1e-2);
   CHECK(agent.rtol == 1e-2);
@@ -38,14 +38,14 @@ TEST_CASE("CUDA Agent's protocol: state_dict weights, eval mode, cloned inputs, 
   CHECK(agent.forbid_functional);
   CHECK(agent.comparison == "assert_close");
   const json round_trip = agent;
-  CHECK(round_trip.get<kj::protocol_spec>().forbid_functional);
+  CHECK(round_trip.get<kj::exec::protocol_spec>().forbid_functional);
 }
 
 TEST_CASE("unknown protocols, versions and precisions are rejected by name") {
   const auto error_of = [](const std::string& name, const std::string& version,
                            const std::string& precision) {
     try {
-      kj::make_protocol(name, version, precision);
+      kj::exec::make_protocol(name, version, precision);
     } catch (const std::invalid_argument& e) {
       return std::string(e.what());
     }
@@ -64,32 +64,32 @@ TEST_CASE("the kernel trace becomes strict cases: side_stream always, library un
                    {"library_share", 0.8},
                    {"libraries", json::array({{{"library", "cublas"}, {"ms", 1.2}, {"kernels", 3}}})}};
   SECTION("report: the side-stream case only") {
-    const auto cases = kj::orchestrator::trace_cases(trace, {});
+    const auto cases = kj::exec::trace_cases(trace, {});
     REQUIRE(cases.size() == 1);
     CHECK(cases[0].case_class == "side_stream");
     CHECK(cases[0].status == "pass");
   }
   SECTION("forbid-torch does not count cuBLAS; forbid-all does") {
-    auto torch = kj::orchestrator::trace_cases(trace, {"forbid-torch", 0.5});
+    auto torch = kj::exec::trace_cases(trace, {"forbid-torch", 0.5});
     REQUIRE(torch.size() == 2);
     CHECK(torch[1].case_class == "library");
     CHECK(torch[1].status == "pass");
-    auto all = kj::orchestrator::trace_cases(trace, {"forbid-all", 0.5});
+    auto all = kj::exec::trace_cases(trace, {"forbid-all", 0.5});
     REQUIRE(all.size() == 2);
     CHECK(all[1].status == "fail");
     CHECK(all[1].message.find("cublas 80%") != std::string::npos);
-    CHECK(kj::orchestrator::trace_cases(trace, {"forbid-all", 0.9})[1].status == "pass");
+    CHECK(kj::exec::trace_cases(trace, {"forbid-all", 0.9})[1].status == "pass");
   }
   SECTION("a flagged side stream fails") {
     json flagged = trace;
     flagged["side_stream"] = true;
     flagged["side_stream_reason"] = "kernels ran on 2 streams";
-    const auto cases = kj::orchestrator::trace_cases(flagged, {});
+    const auto cases = kj::exec::trace_cases(flagged, {});
     CHECK(cases[0].status == "fail");
     CHECK(cases[0].message == "kernels ran on 2 streams");
   }
   SECTION("no trace, or a failed one, gives no case") {
-    CHECK(kj::orchestrator::trace_cases(nullptr, {}).empty());
-    CHECK(kj::orchestrator::trace_cases(json{{"error", "CUPTI unavailable"}}, {}).empty());
+    CHECK(kj::exec::trace_cases(nullptr, {}).empty());
+    CHECK(kj::exec::trace_cases(json{{"error", "CUPTI unavailable"}}, {}).empty());
   }
 }

@@ -1,10 +1,10 @@
 // The compatible-verdict protocols (REFERENCE §3, §4): KernelBench per version and precision, and CUDA
 // Agent's.
-#include "harness/job.hpp"
+#include "harness/exec/messages.hpp"
 
 #include <stdexcept>
 
-namespace kj {
+namespace kj::exec {
 namespace {
 
 void check_precision(const std::string& precision) {
@@ -52,4 +52,4 @@ protocol_spec make_protocol(const std::string& name, const std::string& kb_versi
   throw std::invalid_argument("unknown protocol '" + name + "' (expected kernelbench or cuda-agent)");
 }
 
-} // namespace kj
+} // namespace kj::exec

@@ -1,5 +1,5 @@
 // Implements worker process management: fork/exec, a private report pipe, deadlines, process-group kills.
-#include "harness/orchestrator/worker_process.hpp"
+#include "harness/exec/process.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -12,7 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace kj::orchestrator {
+extern char** environ;
+
+namespace kj::exec {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
@@ -28,6 +30,11 @@ void on_signal(int) {
   if (log_fd < 0 || null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0 ||
       ::dup2(report_fd, 3) < 0)
     ::_exit(120);
+  // Everything kj itself holds open (the DB, other workers' pipes, what kj's own parent passed on) stays out.
+  if (::close_range(4, ~0U, 0) != 0)
+    for (int fd = 4; fd < 65536; ++fd)
+      ::close(fd);
+  ::clearenv();
   for (const auto& [key, value] : launch.environment)
     ::setenv(key.c_str(), value.c_str(), 1);
   ::signal(SIGINT, SIG_DFL);
@@ -50,7 +57,42 @@ void handle_line(std::string_view line, worker_outcome& outcome,
   }
 }
 
+bool has_secret_word(const std::string& name) {
+  for (const char* word : {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE"})
+    if (name.find(word) != std::string::npos) return true;
+  return false;
+}
+
 } // namespace
+
+bool passes_scrub(const std::string& name) {
+  static const char* const exact[] = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ",
+                                      "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV",
+                                      "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "MAX_JOBS",
+                                      "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                      "XDG_CACHE_HOME", "SSL_CERT_FILE"};
+  static const char* const prefixes[] = {"LC_",    "KJ_",      "CUDA_",  "CUDNN_",        "CUBLAS_",
+                                         "NVIDIA_", "TORCH_",  "PYTORCH_", "TORCHINDUCTOR_", "TRITON_",
+                                         "HF_",     "TRANSFORMERS_", "NCCL_", "OMP_", "KMP_", "MKL_"};
+  if (has_secret_word(name)) return false;
+  for (const char* e : exact)
+    if (name == e) return true;
+  for (const char* p : prefixes)
+    if (name.starts_with(p)) return true;
+  return false;
+}
+
+std::map<std::string, std::string> scrubbed_environment() {
+  std::map<std::string, std::string> out;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry(*e);
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string name = entry.substr(0, eq);
+    if (passes_scrub(name)) out[name] = entry.substr(eq + 1);
+  }
+  return out;
+}
 
 bool interrupt_requested() {
   return g_interrupted;
@@ -129,4 +171,4 @@ std::string file_tail(const std::filesystem::path& path, std::size_t bytes) {
   return text;
 }
 
-} // namespace kj::orchestrator
+} // namespace kj::exec

@@ -1,5 +1,5 @@
 // Implements the mapping from worker events to verdicts, trial rows and timing rows.
-#include "harness/orchestrator/outcome.hpp"
+#include "harness/exec/outcome.hpp"
 
 #include "harness/timing/statistics.hpp"
 #include "harness/verdict.hpp"
@@ -10,7 +10,7 @@
 
 using nlohmann::json;
 
-namespace kj::orchestrator {
+namespace kj::exec {
 namespace {
 
 db::trial_record to_trial(const json& e) {
@@ -58,6 +58,13 @@ void attach_trace(db::evaluation_record& record, const json& e, const trace_poli
     }
 }
 
+bool forbidden(const std::string& library, const std::string& policy) {
+  if (policy == "forbid-all") return true;
+  return policy == "forbid-torch" && (library == "aten" || library == "inductor");
+}
+
+} // namespace
+
 // Strict passes only when the compatible verdict is correct and no case class failed.
 void judge_strict(db::evaluation_record& record) {
   std::vector<std::string> failed;
@@ -74,13 +81,6 @@ void judge_strict(db::evaluation_record& record) {
   for (const auto& f : failed)
     record.strict_failed += (record.strict_failed.empty() ? "" : ",") + f;
 }
-
-bool forbidden(const std::string& library, const std::string& policy) {
-  if (policy == "forbid-all") return true;
-  return policy == "forbid-torch" && (library == "aten" || library == "inductor");
-}
-
-} // namespace
 
 std::vector<db::case_record> trace_cases(const json& trace, const trace_policy& policy) {
   std::vector<db::case_record> cases;
@@ -178,4 +178,4 @@ void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
   judge_strict(record);
 }
 
-} // namespace kj::orchestrator
+} // namespace kj::exec

@@ -9,14 +9,24 @@
 #include <string>
 #include <vector>
 
-namespace kj::orchestrator {
+namespace kj::exec {
 
 struct worker_launch {
   std::filesystem::path job_file;
   std::filesystem::path log_file; // the worker's stdout and stderr (candidate prints, compiler output)
   std::chrono::milliseconds timeout{600'000};
-  std::map<std::string, std::string> environment; // added to the inherited environment
+  // The worker's whole environment: only what scrubbed_environment() lets through from kj's own, plus what
+  // the launcher adds (build folder, device). Nothing else reaches a worker.
+  std::map<std::string, std::string> environment;
 };
+
+// The variables of kj's environment a worker may see: an allowlist of what Python, torch, compilers and CUDA
+// read (PATH, HOME, locale, CUDA_*, TORCH_*, TRITON_*, ...), without any whose name looks like a secret
+// (KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL, AUTH): API keys and tokens never reach candidate code.
+std::map<std::string, std::string> scrubbed_environment();
+
+// Whether a variable name may be passed on (the rule scrubbed_environment applies).
+bool passes_scrub(const std::string& name);
 
 struct worker_outcome {
   std::vector<nlohmann::json> events;
@@ -28,7 +38,8 @@ struct worker_outcome {
   std::string bad_lines; // report lines that were not JSON (kept for the error text)
 };
 
-// Runs the worker in its own process group; on timeout or interrupt the whole group is killed. Leftover
+// Runs the worker in its own process group with descriptors 0-3 only (stdin /dev/null, stdout and stderr to
+// the log file, 3 the report pipe): nothing else kj holds open reaches it; on timeout or interrupt the whole group is killed. Leftover
 // processes of the group (threads are not a concern, child processes are) are killed when the worker exits.
 worker_outcome run_worker_process(const worker_launch& launch,
                                   const std::function<void(const nlohmann::json&)>& on_event = {});
@@ -40,4 +51,4 @@ std::string file_tail(const std::filesystem::path& path, std::size_t bytes = 400
 bool interrupt_requested();
 void install_interrupt_handlers();
 
-} // namespace kj::orchestrator
+} // namespace kj::exec

@@ -1,13 +1,14 @@
-// The job a worker is given (written by the orchestrator as JSON) and the events it reports back.
+// The messages of the execution layer: the typed jobs a worker is given and the specs they carry.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <variant>
 #include <vector>
 
-namespace kj {
+namespace kj::exec {
 
 // The compatible-verdict protocol: which harness's rules the correctness trials follow (REFERENCE §3, §4).
 // The worker reads the fields, not the name, so a protocol is exactly what is stored here.
@@ -78,13 +79,12 @@ inline const std::vector<std::string> default_case_classes{"random",      "distr
                                                            "denormal",    "extreme",      "negzero", "shape",
                                                            "determinism", "inputs",       "output"};
 
-struct job_spec {
-  // "evaluate", "build" (compile only), "describe" (shapes), "probe" (environment), "baseline" (time the
-  // problem's Model under each of baseline_modes), "baseline_compile" (compile only: warm the Inductor
-  // cache) or "read_parquet" (the rows of a CUDA-Agent-Ops-6K parquet file)
-  std::string mode = "evaluate";
-  // eager, compile-default, max-autotune, max-autotune-no-cudagraphs, reduce-overhead
-  std::vector<std::string> baseline_modes;
+// The jobs a worker can be given. Each is a message of its own type; on the wire it is JSON with a "kind" tag
+// (to_json / job_from_json). How a job is launched (time limit, build folder, device) is not part of it: see
+// harness/exec/job_runner.hpp.
+
+// The evaluation of one candidate against one problem: compatible trials, strict cases, timing.
+struct evaluate_job {
   std::string device = "cpu";
   source_file problem;
   source_file candidate;
@@ -93,12 +93,57 @@ struct job_spec {
   timing_spec timing;
   bool strict = true; // run the strict case classes after the compatible trials
   std::vector<std::string> case_classes = default_case_classes;
-  std::vector<source_file> problems; // for "describe"
-  std::string parquet_path;          // for "read_parquet": the file
-  std::vector<int> rows;             // for "read_parquet": 1-based row numbers to report (empty: every row)
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(job_spec, mode, baseline_modes, device, problem, candidate,
-                                                overrides, protocol, timing, strict, case_classes, problems,
-                                                parquet_path, rows)
 
-} // namespace kj
+// Compile only: import the problem and the candidate so that torch.utils.cpp_extension builds the
+// candidate's extensions into the build folder the job is launched with.
+struct build_job {
+  source_file problem;
+  source_file candidate;
+  std::map<std::string, std::int64_t> overrides;
+};
+
+// One problem of a baseline job and the modes to run on it (eager, compile-default, max-autotune,
+// max-autotune-no-cudagraphs, reduce-overhead).
+struct baseline_item {
+  source_file problem;
+  std::vector<std::string> modes;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(baseline_item, problem, modes)
+
+// Baselines: each problem's own Model under each of its modes, timed like a candidate, or only compiled
+// (compile_only) to warm Inductor's disk cache. Events name the item by its index ("problem").
+struct baseline_job {
+  std::string device = "cpu";
+  std::vector<baseline_item> items;
+  std::map<std::string, std::int64_t> overrides;
+  protocol_spec protocol;
+  timing_spec timing;
+  bool compile_only = false;
+};
+
+// The input shapes and dtypes of problems (drawn on the meta device).
+struct describe_job {
+  std::vector<source_file> problems;
+  std::map<std::string, std::int64_t> overrides;
+};
+
+// The worker's environment only (python, torch, device): the stack fingerprint.
+struct probe_job {};
+
+// The rows of a CUDA-Agent-Ops-6K parquet file (1-based row numbers; empty: every row).
+struct read_parquet_job {
+  std::string path;
+  std::vector<int> rows;
+};
+
+using job = std::variant<evaluate_job, build_job, baseline_job, describe_job, probe_job, read_parquet_job>;
+
+// "evaluate", "build", "baseline", "describe", "probe" or "read_parquet".
+std::string kind_of(const job& message);
+// {"kind": ..., fields...}
+nlohmann::json to_json(const job& message);
+// Throws std::invalid_argument naming the kind or field that is missing or malformed.
+job job_from_json(const nlohmann::json& message);
+
+} // namespace kj::exec

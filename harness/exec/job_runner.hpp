@@ -1,0 +1,43 @@
+// Running one job in a worker process: its scratch folder, its environment, its time limit.
+#pragma once
+
+#include "harness/exec/messages.hpp"
+#include "harness/exec/process.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace kj::exec {
+
+// How one job is launched: what the job message does not say.
+struct launch_spec {
+  std::string name; // names the scratch folder, e.g. "L1-19-s0"
+  std::chrono::milliseconds timeout{600'000};
+  // Added to the worker's scrubbed environment, e.g. CUDA_VISIBLE_DEVICES for a device slot.
+  std::map<std::string, std::string> environment;
+  // The candidate's content-addressed build folder (build_cache): torch's extension cache points there.
+  // Empty: the job compiles nothing (or compiles into the shared folder of jobs without a candidate).
+  std::filesystem::path build_dir;
+  std::size_t log_tail_bytes = 4000; // how much of the end of the worker's output run() hands back
+};
+
+struct job_runner {
+  std::filesystem::path cache_dir; // holds builds/, scratch/, inductor/
+  bool keep_scratch = false;
+
+  // Writes the job into a fresh scratch folder, runs a worker on it and returns what it reported.
+  // `log_tail` receives the end of the worker's output.
+  worker_outcome run(const job& message, const launch_spec& launch, std::string* log_tail = nullptr,
+                     const std::function<void(const nlohmann::json&)>& on_event = {}) const;
+};
+
+// The default cache folder: $KJ_CACHE_DIR, else $XDG_CACHE_HOME/kerneljudge, else ~/.cache/kerneljudge.
+std::filesystem::path default_cache_dir();
+
+// The first event of the given type, or null.
+const nlohmann::json* find_event(const worker_outcome& outcome, const std::string& type);
+
+} // namespace kj::exec

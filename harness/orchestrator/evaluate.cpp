@@ -1,0 +1,48 @@
+// Implements evaluate() on the run planner's pieces: one evaluation task, a one-slot scheduler, a memory
+// sink.
+#include "harness/orchestrator/evaluate.hpp"
+
+#include "harness/orchestrator/evaluation_task.hpp"
+#include "harness/orchestrator/run.hpp"
+#include "harness/verify/static_scan.hpp"
+
+namespace kj::orchestrator {
+
+scheduler::evaluation_result evaluate(const kb::problem& problem, const adapters::candidate& candidate,
+                                      const evaluate_options& options) {
+  const std::filesystem::path cache_dir =
+      options.cache_dir.empty() ? exec::default_cache_dir() : options.cache_dir;
+  const nlohmann::json env = options.env.is_null() ? probe_environment(cache_dir) : options.env;
+  const std::string device = resolve_device(options.device, env);
+  const exec::job_runner runner{cache_dir, false};
+  const exec::build_cache builds(cache_dir / "builds");
+  const evaluation_context ctx{
+      .device = device,
+      .env = env,
+      .protocol = options.protocol,
+      .precision = options.precision,
+      .trials = options.trials,
+      .timing = options.timing,
+      .strict = options.strict,
+      .overrides = options.overrides,
+      .trace = options.trace,
+      .timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
+      .builds = &builds};
+  db::evaluation_record record;
+  record.device = device;
+  record.overrides_json = "{}";
+  record.protocol = evaluate_message(ctx, problem, candidate).protocol.name; // throws on a bad protocol
+  for (const auto& f : verify::scan_candidate(candidate.source))
+    record.findings.push_back({f.kind, f.line, f.excerpt});
+  scheduler::memory_sink results;
+  const scheduler::scheduler runs(runner, builds,
+                                  {.build_jobs = 1, .slots = scheduler::device_slots(device, {0})});
+  runs.run({evaluation_task(ctx, problem, candidate, std::move(record),
+                            [&](scheduler::evaluation_result& r) { results.evaluation(r); })});
+  if (results.evaluations.empty())
+    throw std::runtime_error("evaluate: interrupted before the evaluation of " + candidate.path.string() +
+                             " finished");
+  return std::move(results.evaluations.front());
+}
+
+} // namespace kj::orchestrator

@@ -1,0 +1,37 @@
+// evaluate(): judge one candidate against one problem through the same build cache, scheduler and worker as
+// `kj run`, and return the record instead of writing it (the built-in agent's verify and profile tools).
+#pragma once
+
+#include "adapters/candidates.hpp"
+#include "harness/exec/messages.hpp"
+#include "harness/exec/outcome.hpp"
+#include "harness/scheduler/sinks.hpp"
+#include "kernelbench/problems.hpp"
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace kj::orchestrator {
+
+struct evaluate_options {
+  std::string device = "auto"; // auto, cpu or cuda
+  std::string protocol = "kernelbench";
+  std::string precision = "fp32";
+  int trials = 0; // 0: the protocol's own count
+  exec::timing_spec timing;
+  bool strict = true;
+  std::map<std::string, std::int64_t> overrides;
+  exec::trace_policy trace;
+  double timeout_s = 600;
+  std::filesystem::path cache_dir; // default: exec::default_cache_dir()
+  nlohmann::json env;              // the probe's environment; probed when null (a worker start)
+};
+
+// The candidate's problem_index is ignored. The record carries no DB ids (nothing is written). Throws
+// kb::source_error for a bad option (device, protocol, precision).
+scheduler::evaluation_result evaluate(const kb::problem& problem, const adapters::candidate& candidate,
+                                      const evaluate_options& options);
+
+} // namespace kj::orchestrator

@@ -1,0 +1,124 @@
+// Implements the evaluation task: build step (skipped when the cache has the source), evaluate step, record.
+#include "harness/orchestrator/evaluation_task.hpp"
+
+#include <cstdlib>
+#include <fmt/core.h>
+
+using nlohmann::json;
+
+namespace kj::orchestrator {
+namespace {
+
+std::string env_value(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+scheduler::problem_label label_of(const kb::problem& p) {
+  return {p.level, p.number, p.name, p.file_name};
+}
+
+scheduler::candidate_label label_of(const adapters::candidate& c) {
+  return {c.producer, c.sample, c.path.string()};
+}
+
+// A build that did not end "ok" is the evaluation's verdict: nothing was run.
+void fill_from_build(db::evaluation_record& record, const exec::build_record& build) {
+  record.verdict = build.status == "ok" ? "crashed" : build.status;
+  record.error =
+      fmt::format("the candidate's build ended {}{}:\n{}", build.status,
+                  build.cached ? " (cached: this source failed the same way before)" : "", build.log);
+  record.duration_s = build.cached ? 0 : build.seconds;
+  exec::judge_strict(record);
+}
+
+} // namespace
+
+exec::evaluate_job evaluate_message(const evaluation_context& ctx, const kb::problem& p,
+                                    const adapters::candidate& c) {
+  exec::evaluate_job job;
+  job.device = ctx.device;
+  job.problem = {p.path.string(), p.source};
+  job.candidate = {c.path.empty() ? "<" + c.producer + " " + p.file_name + ">" : c.path.string(), c.source};
+  job.overrides = p.overrides_for(ctx.device, ctx.overrides);
+  job.protocol =
+      exec::make_protocol(ctx.protocol, p.kb_version.empty() ? "main" : p.kb_version, ctx.precision);
+  if (ctx.trials > 0 && ctx.trials != job.protocol.trials) { // no longer the original protocol
+    job.protocol.trials = ctx.trials;
+    job.protocol.name += fmt::format("+trials={}", ctx.trials);
+  }
+  job.timing = ctx.timing;
+  job.strict = ctx.strict;
+  return job;
+}
+
+std::string candidate_build_key(const evaluation_context& ctx, const std::string& source,
+                                const std::map<std::string, std::int64_t>& overrides) {
+  std::string arch = env_value("TORCH_CUDA_ARCH_LIST");
+  if (arch.empty() && ctx.device == "cuda") arch = ctx.env.value("compute_capability", "");
+  std::string flags;
+  for (const char* f : {"CFLAGS", "CXXFLAGS", "LDFLAGS", "CC", "CXX", "NVCC_FLAGS", "TORCH_NVCC_FLAGS"})
+    flags += fmt::format("{}={};", f, env_value(f));
+  return exec::build_key({.source = source,
+                          .overrides = overrides,
+                          .device = ctx.device,
+                          .python = ctx.env.value("python", ""),
+                          .torch = ctx.env.value("torch", ""),
+                          .torch_cuda = ctx.env.value("torch_cuda", ""),
+                          .cuda_arch = arch,
+                          .nvcc = ctx.device == "cuda" ? ctx.env.value("nvcc", "") : "",
+                          .cxx = ctx.env.value("cxx", ""),
+                          .flags = flags});
+}
+
+scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem& p,
+                                const adapters::candidate& c, db::evaluation_record record,
+                                std::function<void(scheduler::evaluation_result&)> on_result) {
+  auto job = std::make_shared<exec::evaluate_job>(evaluate_message(ctx, p, c));
+  auto result = std::make_shared<scheduler::evaluation_result>();
+  result->problem = label_of(p);
+  result->candidate = label_of(c);
+  result->record = std::move(record);
+  auto applied = std::make_shared<json>(json::object());
+  const std::string name = fmt::format("L{}-{}-s{}", p.level, p.number, c.sample);
+
+  scheduler::task task;
+  task.name = name;
+  if (ctx.builds && scheduler::needs_build(c.source)) {
+    const std::string key = candidate_build_key(ctx, c.source, job->overrides);
+    result->record.build_key = key;
+    if (auto cached = ctx.builds->lookup(key)) {
+      result->build = *cached; // re-judging an unchanged source never compiles it again
+    } else {
+      exec::launch_spec launch{.name = "build-" + name, .timeout = ctx.timeout};
+      task.builds.push_back({exec::build_job{job->problem, job->candidate, job->overrides}, launch, key});
+    }
+  }
+  task.plan_device =
+      [=, &ctx](const std::vector<scheduler::build_done>& builds) -> std::optional<scheduler::device_step> {
+    if (!builds.empty()) result->build = builds.front().record;
+    result->record.started_at = db::now_iso8601();
+    if (result->build && result->build->status != "ok") return std::nullopt;
+    exec::launch_spec launch{.name = name, .timeout = ctx.timeout};
+    if (result->build) launch.build_dir = ctx.builds->dir(result->build->key);
+    return scheduler::device_step{*job, launch, [applied](const json& e) {
+                                    if (e.contains("applied_overrides")) *applied = e["applied_overrides"];
+                                  }};
+  };
+  task.finish = [=, &ctx](const std::vector<scheduler::build_done>&,
+                          const scheduler::device_done* device) -> std::vector<scheduler::task> {
+    if (device) {
+      exec::fill_evaluation(device->outcome, device->log_tail, result->record, ctx.trace);
+      result->record.overrides_json = applied->dump();
+      result->slot = device->slot;
+    } else {
+      fill_from_build(result->record, *result->build);
+    }
+    result->record.finished_at = db::now_iso8601();
+    on_result(*result);
+    return {};
+  };
+  return task;
+}
+
+} // namespace kj::orchestrator

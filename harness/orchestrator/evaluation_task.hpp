@@ -1,0 +1,47 @@
+// The task that judges one candidate: its content-addressed build (when it compiles anything), then one
+// evaluate job on a device slot, then the finished record. Shared by `kj run` and evaluate().
+#pragma once
+
+#include "adapters/candidates.hpp"
+#include "harness/exec/messages.hpp"
+#include "harness/exec/outcome.hpp"
+#include "harness/scheduler/scheduler.hpp"
+#include "harness/scheduler/sinks.hpp"
+#include "kernelbench/problems.hpp"
+
+#include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+namespace kj::orchestrator {
+
+// What every evaluation of a run shares.
+struct evaluation_context {
+  std::string device; // resolved: cpu or cuda
+  nlohmann::json env; // the probe worker's environment (versions that key the builds)
+  std::string protocol = "kernelbench";
+  std::string precision = "fp32";
+  int trials = 0; // 0: the protocol's own count
+  exec::timing_spec timing;
+  bool strict = true;
+  std::map<std::string, std::int64_t> overrides; // the user's --set
+  exec::trace_policy trace;
+  std::chrono::milliseconds timeout{600'000};
+  const exec::build_cache* builds = nullptr;
+};
+
+// The evaluate job of a candidate (protocol per the problem's KernelBench version, sizes per device).
+exec::evaluate_job evaluate_message(const evaluation_context& ctx, const kb::problem& problem,
+                                    const adapters::candidate& candidate);
+
+// The build key of a candidate's source under this context's stack.
+std::string candidate_build_key(const evaluation_context& ctx, const std::string& source,
+                                const std::map<std::string, std::int64_t>& overrides);
+
+// `record` comes with the ids, device, protocol, baselines and static findings filled in; the task fills
+// the rest and hands the result to `on_result` (called one at a time by the scheduler).
+scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem& problem,
+                                const adapters::candidate& candidate, db::evaluation_record record,
+                                std::function<void(scheduler::evaluation_result&)> on_result);
+
+} // namespace kj::orchestrator
