@@ -48,11 +48,13 @@ void cuda_event_subject::start() {
 }
 
 double cuda_event_subject::stop_ms() {
-  KJ_CU(cuEventRecord, m_end.get(), m_stream);
-  // Device-wide: work the callback queued on other streams must finish before the next sample's flush, and it
-  // belongs in the host sample, which is what shows it (the events see the timed stream only).
+  // Device-wide first: work the callback queued on any other stream must finish inside the sample, so a
+  // side-stream kernel cannot make a forward look fast. The end event is recorded after it, on the timed
+  // stream; the host's wake-up latency lands in every subject alike (the empty-forward floor measures it).
   KJ_CU(cuCtxSynchronize);
   m_host_ms.push_back(timing::elapsed_ms(m_host_start, timing::host_clock::now()));
+  KJ_CU(cuEventRecord, m_end.get(), m_stream);
+  KJ_CU(cuStreamSynchronize, m_stream);
   return elapsed_event_ms(m_start, m_end);
 }
 

@@ -50,6 +50,22 @@ void report_flag_changes(py::object& session, result_channel& channel) {
   changes.clear(); // each change is reported once
 }
 
+// PyTorch ops that compute inside ModelNew.forward (one forward under a dispatch recorder) are a
+// torch_fallback finding, on every device (the GPU's kernel trace measures the share besides).
+void report_torch_ops(py::object& session, std::uint64_t seed, result_channel& channel) {
+  try {
+    const json ops = to_json(session.attr("torch_ops")(seed));
+    if (ops.empty()) return;
+    std::string text;
+    for (const auto& [name, count] : ops.items())
+      text += fmt::format("{}{} x{}", text.empty() ? "" : ", ", name, count.get<int>());
+    channel.emit({{"type", "finding"},
+                  {"kind", "torch_fallback"},
+                  {"excerpt", "ModelNew.forward ran PyTorch ops: " + text.substr(0, 300)}});
+  } catch (py::error_already_set&) { // the forward raised here: the trials report that, not this probe
+  }
+}
+
 // CUDA graphs (--graphs): each forward captured once and its replays timed; a forward that cannot be
 // captured is reported, not judged.
 void time_graphs(const exec::evaluate_job& job, py::object& session, const device_context& device,
@@ -245,6 +261,7 @@ void evaluate(const exec::evaluate_job& job, py::module_& runtime, result_channe
             std::chrono::duration<double>(std::chrono::steady_clock::now() - strict_start).count()}});
     }
     report_flag_changes(session, channel);
+    report_torch_ops(session, protocol.seed, channel);
     if (!all_passed) {
       channel.emit({{"type", "verdict"}, {"verdict", "incorrect"}, {"error", first_failure}});
       return;

@@ -477,6 +477,14 @@ class Session:
         self.timed_outputs = {}
         return cases
 
+    def torch_ops(self, seed):
+        """The computing ATen ops of one candidate forward on fresh inputs (see torch_ops_of)."""
+        set_seed(seed)
+        inputs = self.problem.inputs(self.device)
+        ops = torch_ops_of(lambda: self.model_new(*inputs))
+        self.sync()
+        return ops
+
     def call_empty(self):
         """The harness's floor: a Python forward that launches nothing, called like a candidate."""
         with torch.no_grad():
@@ -505,6 +513,41 @@ class Session:
             torch.cuda.empty_cache()
 
 
+# ATen ops that only allocate, copy, view or describe memory: a kernel may call them around its own work.
+# Anything else run during ModelNew.forward is PyTorch doing the computation (a torch fallback).
+_MEMORY_OPS = {
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
+    "view", "_unsafe_view", "reshape", "as_strided", "expand", "permute", "transpose", "t", "contiguous", "clone",
+    "copy_", "_to_copy", "to", "detach", "alias", "unsqueeze", "squeeze", "select", "slice", "split", "narrow",
+    "unbind", "lift_fresh", "resize_", "set_", "sym_size", "sym_stride", "sym_numel", "sym_storage_offset",
+    "is_contiguous", "item", "_local_scalar_dense", "flatten", "view_as", "expand_as", "_reshape_alias",
+    "unflatten", "movedim", "chunk", "split_with_sizes", "dim", "size", "stride", "numel", "is_same_size",
+    "zero_", "fill_", "ones", "ones_like", "new_ones", "full", "full_like", "new_full",
+}
+
+
+def torch_ops_of(call):
+    """The ATen ops `call` runs that compute (not memory, views or copies), with their counts. A
+    TorchDispatchMode sees every op that goes through the dispatcher, from Python and from C++ extensions alike
+    (at::matmul inside an extension is a fallback too); the extension's own loops and kernels are not ops."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Recorder(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = {}
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = func._schema.name.split("::")[-1]
+            if name not in _MEMORY_OPS:
+                self.ops[name] = self.ops.get(name, 0) + 1
+            return func(*args, **(kwargs or {}))
+
+    with Recorder() as recorder, torch.no_grad():
+        call()
+    return dict(sorted(recorder.ops.items()))
+
+
 class _EmptyModel(torch.nn.Module):
     def forward(self, *inputs):
         return None
@@ -524,7 +567,7 @@ def assert_close(reference, output, atol, rtol):
     """CUDA Agent's check: torch.testing.assert_close(output, reference, atol, rtol), which also requires the same
     dtype and device and fails on NaN; the error measures come from `compare`."""
     result = compare(reference, output, atol, rtol)
-    if not isinstance(output, torch.Tensor):
+    if outputs_of(output) is None or len(outputs_of(output)) != len(outputs_of(reference) or []):
         return result
     try:
         torch.testing.assert_close(output, reference, atol=atol, rtol=rtol)
@@ -543,9 +586,47 @@ def chunks(*tensors):
         yield [f[i:i + CHUNK] for f in flat]
 
 
+def outputs_of(value):
+    """A forward's outputs as a list: [tensor] for one tensor, the elements of a tuple or list, else None."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return list(value)
+    return None
+
+
 def compare(reference, output, atol, rtol):
-    """KernelBench's check, torch.allclose(reference, output, atol, rtol) (NaN anywhere fails), with error measures;
-    computed chunk by chunk so that comparing never needs more than a few chunks of extra memory."""
+    """KernelBench's check, torch.allclose(reference, output, atol, rtol) (NaN anywhere fails), with error measures.
+    A reference that returns several tensors (tuple or list) is compared output by output (ARCHITECTURE invariant
+    3); the candidate must return the same structure."""
+    if isinstance(reference, torch.Tensor):
+        return _compare_tensor(reference, output, atol, rtol)
+    refs = outputs_of(reference)
+    result = {"passed": False, "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "message": ""}
+    if refs is None:
+        result["message"] = f"the reference returned {type(reference).__name__}, which kj cannot compare"
+        return result
+    outs = outputs_of(output) if not isinstance(output, torch.Tensor) else None
+    if outs is None or len(outs) != len(refs):
+        got = f"{type(output).__name__} of {len(outs)}" if outs is not None else type(output).__name__
+        result["message"] = f"ModelNew returned {got}, expected a {type(reference).__name__} of {len(refs)} outputs"
+        return result
+    result["passed"] = True
+    for i, (r, o) in enumerate(zip(refs, outs)):
+        one = compare(r, o, atol, rtol) if isinstance(r, torch.Tensor) else {
+            "passed": r == o, "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": int(r != o),
+            "message": "" if r == o else f"expected {r!r}, got {o!r}"}
+        result["mismatches"] += one["mismatches"]
+        result["max_abs_err"] = max(result["max_abs_err"], one["max_abs_err"])
+        result["max_rel_err"] = max(result["max_rel_err"], one["max_rel_err"])
+        if not one["passed"] and result["passed"]:
+            result["passed"] = False
+            result["message"] = f"output {i}: {one['message']}"
+    return result
+
+
+def _compare_tensor(reference, output, atol, rtol):
+    """One tensor: computed chunk by chunk so that comparing never needs more than a few chunks of extra memory."""
     result = {"passed": False, "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "message": ""}
     if not isinstance(output, torch.Tensor):
         result["message"] = f"ModelNew returned {type(output).__name__}, expected one torch.Tensor"
@@ -555,11 +636,13 @@ def compare(reference, output, atol, rtol):
     if output.shape != reference.shape:
         result["message"] = f"output shape mismatch: expected {list(reference.shape)}, got {list(output.shape)}"
         return result
+    if output.dtype != reference.dtype:  # KernelBench's torch.allclose raises on mixed dtypes: incorrect there too
+        result["message"] = (f"output dtype mismatch: expected {str(reference.dtype).replace('torch.', '')}, got "
+                             f"{result['dtype']}")
+        return result
     tiny = torch.finfo(torch.float32).tiny
     with torch.no_grad():
-        out = output.detach()
-        out = out if out.dtype == reference.dtype else out.to(reference.dtype)
-        for r, o in chunks(reference.detach(), out):
+        for r, o in chunks(reference.detach(), output.detach()):
             result["mismatches"] += int((~torch.isclose(r, o, atol=atol, rtol=rtol)).sum())
             if r.is_floating_point():
                 diff = (r.double() - o.double()).abs()

@@ -10,7 +10,7 @@ import copy
 
 import torch
 
-from kj_runtime import KjError, Problem, chunks, clone_inputs, format_exception, set_seed
+from kj_runtime import KjError, Problem, chunks, clone_inputs, format_exception, outputs_of, set_seed
 
 # (rtol, atol relative to the RMS of the finite reference values) per output dtype.
 TOLERANCES = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-7, 1e-9), torch.float16: (1e-2, 1e-3),
@@ -131,7 +131,7 @@ class Verifier:
         with torch.no_grad():
             return self.model64(*[x.double() if _floating(x) else x for x in inputs])
 
-    def _check_output(self, out, ref, inputs, case):
+    def _check_tensor(self, out, ref, inputs):
         problems = []
         if type(out) is not torch.Tensor:
             problems.append(f"returned {type(out).__module__}.{type(out).__name__}, expected a plain torch.Tensor")
@@ -151,6 +151,20 @@ class Verifier:
                     if st.data_ptr() < hi and lo < st.data_ptr() + st.nbytes():
                         problems.append("output storage overlaps an input, parameter or buffer")
                         break
+        return problems
+
+    def _check_output(self, out, ref, inputs, case):
+        """Structure, then each output: a plain dense tensor of the reference's dtype and shape, not aliasing an
+        input, parameter or buffer. Several outputs (tuple/list) are checked one by one."""
+        if isinstance(ref, torch.Tensor):
+            problems = self._check_tensor(out, ref, inputs)
+        else:
+            refs, outs = outputs_of(ref), outputs_of(out) if not isinstance(out, torch.Tensor) else None
+            if outs is None or len(outs) != len(refs):
+                problems = [f"returned {type(out).__name__}, expected a {type(ref).__name__} of {len(refs)} tensors"]
+            else:
+                problems = [f"output {i}: {p}" for i, (o, r) in enumerate(zip(outs, refs))
+                            for p in self._check_tensor(o, r, inputs)]
         if problems:
             self.output_failures.append(f"{case}: " + "; ".join(problems))
         return problems
@@ -183,30 +197,52 @@ class Verifier:
         with torch.no_grad():
             ref = model(*inputs)
         self.s.sync()
-        if not isinstance(ref, torch.Tensor):
-            case.update(status="uninformative", message="reference did not return a tensor")
+        refs = outputs_of(ref)
+        if not refs or not all(isinstance(r, torch.Tensor) for r in refs):
+            case.update(status="uninformative", message="reference did not return tensors")
             return case, out
-        self.out_nbytes = ref.numel() * ref.element_size()
-        if self._check_output(out, ref, own, f"{cls}[{index}]") or not isinstance(out, torch.Tensor):
+        self.out_nbytes = sum(r.numel() * r.element_size() for r in refs)
+        if self._check_output(out, ref, own, f"{cls}[{index}]"):
             case.update(status="fail", message="output: " + self.output_failures[-1].split(": ", 1)[1])
             return case, out
-        rtol, atol_rel = TOLERANCES.get(ref.dtype, (0.0, 0.0))
-        ok, details = _judge(out, ref, rtol, atol_rel)
-        case.update(details)
-        case["judged_against"] = "fp32"
-        if not ok and ref.is_floating_point() and problem_model is None:
-            ok64, details64 = _judge(out.double(), self._reference64(inputs), rtol, atol_rel)
-            if ok64:
-                ok, case["judged_against"] = True, "fp64"
-                case.update(details64)
-        if ok and _constant(ref):
+        outs = outputs_of(out)
+        ref64 = None
+        ok = True
+        details = {"max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "nonfinite_mismatches": 0,
+                   "first_index": -1}
+        against = set()
+        for i, (o, r) in enumerate(zip(outs, refs)):
+            rtol, atol_rel = TOLERANCES.get(r.dtype, (0.0, 0.0))
+            one_ok, one = _judge(o, r, rtol, atol_rel)
+            judged = "fp32"
+            if not one_ok and r.is_floating_point() and problem_model is None:
+                # torch's own fp32 result may be the inexact one (NaN/Inf positions included): judge against
+                # the reference computed in float64 as well
+                if ref64 is None:
+                    ref64 = outputs_of(self._reference64(inputs))
+                ok64, one64 = _judge(o.double(), ref64[i], rtol, atol_rel)
+                if ok64:
+                    one_ok, one, judged = True, one64, "fp64"
+            against.add(judged)
+            ok = ok and one_ok
+            for key in ("mismatches", "nonfinite_mismatches"):
+                details[key] += one[key]
+            for key in ("max_abs_err", "max_rel_err"):
+                details[key] = max(details[key], one[key])
+            if details["first_index"] < 0 and one["first_index"] >= 0:
+                details["first_index"] = one["first_index"]
+                details["failing_output"] = i
+        case.update({k: v for k, v in details.items() if k != "failing_output"})
+        case["judged_against"] = "fp64" if "fp64" in against else "fp32"
+        if ok and all(_constant(r) for r in refs):
             # Agreeing with a constant (or all-NaN/Inf) reference says nothing; disagreeing with it still fails.
             case.update(status="uninformative", message="reference output is constant or has no finite value")
         if not ok:
+            where = f" of output {details['failing_output']}" if len(refs) > 1 and "failing_output" in details else ""
             case["status"] = "fail"
-            case["message"] = (f"{case['mismatches']} values outside tolerance (rtol {rtol}, atol {atol_rel} x RMS), "
+            case["message"] = (f"{case['mismatches']} values outside tolerance (atol relative to the RMS), "
                                f"{case['nonfinite_mismatches']} NaN/Inf positions differ; max error "
-                               f"{case['max_rel_err']:.3g} x RMS at flat index {case['first_index']}")
+                               f"{case['max_rel_err']:.3g} x RMS at flat index {case['first_index']}{where}")
         del ref
         return case, out
 
@@ -253,8 +289,11 @@ class Verifier:
             with torch.no_grad():
                 out = self.s.model_new(*clone_inputs(inputs))
             self.s.sync()
-            outs.append(out.detach().clone() if isinstance(out, torch.Tensor) else out)
-        same = all(isinstance(o, torch.Tensor) for o in outs) and _same(outs[0], outs[1])
+            parts = outputs_of(out)
+            outs.append([p.detach().clone() if isinstance(p, torch.Tensor) else p for p in parts] if parts else None)
+        same = (outs[0] is not None and outs[1] is not None and len(outs[0]) == len(outs[1])
+                and all(isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and _same(a, b)
+                        for a, b in zip(*outs)))
         return {"class": "determinism", "index": 0, "seed": seed, "status": "pass" if same else "fail",
                 "judged_against": "", "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0,
                 "nonfinite_mismatches": 0, "first_index": -1,

@@ -264,6 +264,8 @@ nlohmann::json trace_callable(const std::function<void()>& call, const device_co
           {"library_share", summary.library_share},
           {"libraries", libraries},
           {"side_stream", side.flagged},
+          {"other_streams", side.other_streams},
+          {"busy_exceeds_events", side.busy_exceeds_events},
           {"side_stream_reason", side.reason},
           {"dropped_records", trace.dropped_records},
           {"first_kernels", names}};

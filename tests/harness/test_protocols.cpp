@@ -88,6 +88,38 @@ TEST_CASE("the kernel trace becomes strict cases: side_stream always, library un
     CHECK(cases[0].status == "fail");
     CHECK(cases[0].message == "kernels ran on 2 streams");
   }
+  SECTION("other streams fail only under a timer that sees one stream") {
+    json streams = trace;
+    streams["side_stream"] = true;
+    streams["other_streams"] = true;
+    streams["busy_exceeds_events"] = false;
+    CHECK(kj::exec::trace_cases(streams, {}, "kernelbench")[0].status == "fail");
+    CHECK(kj::exec::trace_cases(streams, {}, "robust")[0].status == "pass");
+    CHECK(kj::exec::trace_cases(streams, {}, "cuda-agent")[0].status == "pass");
+    streams["busy_exceeds_events"] = true; // the headline missed work: no timer is trusted then
+    CHECK(kj::exec::trace_cases(streams, {}, "robust")[0].status == "fail");
+  }
+  SECTION("an untrusted candidate time is marked in its timing row") {
+    kj::exec::worker_outcome outcome;
+    outcome.exit_code = 0;
+    outcome.events = {
+        {{"type", "timing"}, {"subject", "candidate"}, {"method", "kernelbench"}, {"samples_ms", {1.0, 1.0}}},
+        {{"type", "trace"},
+         {"subject", "candidate"},
+         {"trace",
+          {{"side_stream", true},
+           {"other_streams", true},
+           {"busy_exceeds_events", true},
+           {"side_stream_reason", "GPU busy 2 ms per call against 1 ms"}}}},
+        {{"type", "verdict"}, {"verdict", "correct"}, {"error", ""}}};
+    kj::db::evaluation_record record;
+    kj::exec::fill_evaluation(outcome, "", record);
+    REQUIRE(record.timings.size() == 1);
+    const json params = json::parse(record.timings[0].params_json);
+    CHECK_FALSE(params.value("trusted", true));
+    CHECK(params.value("untrusted_reason", "") == "GPU busy 2 ms per call against 1 ms");
+    CHECK(record.strict_verdict == "fail");
+  }
   SECTION("no trace, or a failed one, gives no case") {
     CHECK(kj::exec::trace_cases(nullptr, {}).empty());
     CHECK(kj::exec::trace_cases(json{{"error", "CUPTI unavailable"}}, {}).empty());
