@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   auto results = kj::cli::add_results_command(app);
   auto db = kj::cli::add_db_command(app);
   auto worker = kj::cli::add_worker_command(app);
+  auto runner = kj::cli::add_runner_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("results")) return results();
     if (app.got_subcommand("db")) return db();
     if (app.got_subcommand("worker")) return worker();
+    if (app.got_subcommand("runner")) return runner();
   } catch (const kj::cli::usage_error& e) {
     fmt::print(stderr, "kj: {}\n", e.what());
     return 2;

@@ -3,6 +3,7 @@
 #include "harness/cli/common.hpp"
 #include "harness/exec/job_runner.hpp"
 #include "harness/orchestrator/problem_sources.hpp"
+#include "harness/worker/runner.hpp"
 #include "harness/worker/worker.hpp"
 
 #include <algorithm>
@@ -108,6 +109,16 @@ action add_problems_command(CLI::App& app) {
     fmt::print("{} problems\n", problems.size());
     return 0;
   };
+}
+
+action add_runner_command(CLI::App& app) {
+  auto* cmd =
+      app.add_subcommand("runner", ""); // internal: the candidate's process, started by a judge worker
+  cmd->group("");
+  auto options = std::make_shared<worker::runner_options>();
+  cmd->add_option("--socket", options->socket_fd, "descriptor of the judge's socket");
+  cmd->add_option("--device", options->device, "cpu or cuda");
+  return [options] { return worker::run_runner(*options); };
 }
 
 action add_worker_command(CLI::App& app) {

@@ -14,5 +14,6 @@ action add_problems_command(CLI::App& app);
 action add_results_command(CLI::App& app);
 action add_db_command(CLI::App& app);
 action add_worker_command(CLI::App& app);
+action add_runner_command(CLI::App& app);
 
 } // namespace kj::cli

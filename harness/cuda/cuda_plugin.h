@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 /* Bumped on every incompatible change of a function or struct below; the loader refuses a different value. */
-#define KJ_CUDA_PLUGIN_ABI 1
+#define KJ_CUDA_PLUGIN_ABI 2
 
 #define KJ_CUDA_ERROR_CAPACITY 1024
 #define KJ_CUDA_NAME_CAPACITY 256
@@ -81,6 +81,9 @@ typedef struct kj_cuda_measure_params {
   double max_time_ms;
   uint64_t max_samples;
   double confidence;
+  /* Optional (ABI 2): called before each sample's flush, outside the events (fresh inputs). */
+  kj_cuda_callback before_sample;
+  void* before_sample_user;
 } kj_cuda_measure_params;
 
 /* KernelBench main's cuda_event protocol. Start from kj_cuda_kernelbench_params_init. */
@@ -185,6 +188,17 @@ KJ_CUDA_API int kj_cuda_nvml_snapshot(int32_t device, kj_cuda_nvml_result* snaps
    one-thread kernel that spins for `ns` nanoseconds of %globaltimer on a stream. */
 KJ_CUDA_API int kj_cuda_stream_create(uint64_t* stream, kj_cuda_error* error);
 KJ_CUDA_API int kj_cuda_stream_destroy(uint64_t stream, kj_cuda_error* error);
+
+/* Device memory shared between processes (ABI 2): the judge allocates an arena and exports its CUDA IPC handle;
+   the candidate's runner opens the handle and writes its outputs there. */
+KJ_CUDA_API int kj_cuda_mem_alloc(int32_t device, uint64_t bytes, uint64_t* ptr, kj_cuda_error* error);
+KJ_CUDA_API int kj_cuda_mem_free(uint64_t ptr, kj_cuda_error* error);
+KJ_CUDA_API int kj_cuda_ipc_get_handle(uint64_t ptr, unsigned char handle[64], kj_cuda_error* error);
+KJ_CUDA_API int kj_cuda_ipc_open(int32_t device, const unsigned char handle[64], uint64_t* ptr,
+                                 kj_cuda_error* error);
+KJ_CUDA_API int kj_cuda_ipc_close(uint64_t ptr, kj_cuda_error* error);
+/* Synchronizes the context, copies device memory, synchronizes again. */
+KJ_CUDA_API int kj_cuda_copy_sync(uint64_t dst, uint64_t src, uint64_t bytes, kj_cuda_error* error);
 KJ_CUDA_API int kj_cuda_spin(uint64_t stream, uint64_t ns, kj_cuda_error* error);
 
 #ifdef __cplusplus

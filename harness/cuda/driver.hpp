@@ -67,6 +67,10 @@ public:
   X(cuMemAlloc, 3020)                                                                                        \
   X(cuMemFree, 3020)                                                                                         \
   X(cuMemsetD8Async, 3020)                                                                                   \
+  X(cuIpcGetMemHandle, 4010)                                                                                 \
+  X(cuIpcOpenMemHandle, 11000)                                                                               \
+  X(cuIpcCloseMemHandle, 4010)                                                                               \
+  X(cuMemcpyDtoD, 3020)                                                                                      \
   X(cuModuleLoadData, 2000)                                                                                  \
   X(cuModuleUnload, 2000)                                                                                    \
   X(cuModuleGetFunction, 2000)                                                                               \

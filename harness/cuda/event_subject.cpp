@@ -29,8 +29,9 @@ void l2_flusher::enqueue(CUstream stream) {
   KJ_CU(cuMemsetD8Async, m_buffer.get(), m_value, m_buffer.bytes(), stream);
 }
 
-cuda_event_subject::cuda_event_subject(CUstream stream, std::function<void()> call, std::size_t flush_bytes)
-    : m_stream(stream), m_call(std::move(call)) {
+cuda_event_subject::cuda_event_subject(CUstream stream, std::function<void()> call, std::size_t flush_bytes,
+                                       std::function<void()> prepare)
+    : m_stream(stream), m_call(std::move(call)), m_prepare(std::move(prepare)) {
   if (!m_call) throw std::invalid_argument("cuda_event_subject: the callback is empty");
   if (flush_bytes > 0) m_flusher.emplace(flush_bytes);
 }
@@ -59,8 +60,9 @@ double cuda_event_subject::stop_ms() {
 }
 
 event_measurement measure_events(CUstream stream, std::function<void()> call,
-                                 const timing::measure_params& params, std::size_t flush_bytes) {
-  cuda_event_subject subject(stream, std::move(call), flush_bytes);
+                                 const timing::measure_params& params, std::size_t flush_bytes,
+                                 std::function<void()> prepare) {
+  cuda_event_subject subject(stream, std::move(call), flush_bytes, std::move(prepare));
   // Work queued before the measurement (the caller's set-up) must not land in the first warmup sample.
   KJ_CU(cuCtxSynchronize);
   event_measurement result;

@@ -45,8 +45,13 @@ private:
 class cuda_event_subject final : public timing::timed_subject {
 public:
   // flush_bytes == 0: no flush (a hot measurement).
-  cuda_event_subject(CUstream stream, std::function<void()> call, std::size_t flush_bytes);
+  // prepare: called before each sample's flush (fresh inputs); may be empty.
+  cuda_event_subject(CUstream stream, std::function<void()> call, std::size_t flush_bytes,
+                     std::function<void()> prepare = {});
 
+  void prepare() override {
+    if (m_prepare) m_prepare();
+  }
   void flush() override;
   void start() override;
   void call() override { m_call(); }
@@ -58,6 +63,7 @@ public:
 private:
   CUstream m_stream;
   std::function<void()> m_call;
+  std::function<void()> m_prepare;
   std::optional<l2_flusher> m_flusher;
   event m_start;
   event m_end;
@@ -73,7 +79,8 @@ struct event_measurement {
 
 // measure_cold on a cuda_event_subject.
 event_measurement measure_events(CUstream stream, std::function<void()> call,
-                                 const timing::measure_params& params, std::size_t flush_bytes);
+                                 const timing::measure_params& params, std::size_t flush_bytes,
+                                 std::function<void()> prepare = {});
 
 // The event time of an empty callback: what the timer reports for nothing (its floor).
 event_measurement measure_timer_floor(CUstream stream, const timing::measure_params& params,

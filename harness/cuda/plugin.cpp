@@ -2,6 +2,7 @@
 #include "harness/cuda/cuda_plugin.h"
 #include "harness/cuda/driver.hpp"
 #include "harness/cuda/event_subject.hpp"
+#include "harness/cuda/ipc.hpp"
 #include "harness/cuda/nvml.hpp"
 #include "harness/cuda/selftest.hpp"
 #include "harness/cuda/trace.hpp"
@@ -248,8 +249,11 @@ int kj_cuda_measure(const kj_cuda_measure_params* params, kj_cuda_callback callb
     if (callback == nullptr)
       throw std::invalid_argument("callback must not be NULL (kj_cuda_timer_floor times nothing)");
     const std::size_t flush_bytes = prepare(*params);
+    std::function<void()> before;
+    if (params->before_sample != nullptr)
+      before = wrap(params->before_sample, params->before_sample_user, "before_sample callback");
     const auto m = measure_events(to_stream(params->stream), wrap(callback, user, "callback"),
-                                  to_measure_params(*params), flush_bytes);
+                                  to_measure_params(*params), flush_bytes, std::move(before));
     fill_result(m, *result);
   });
 }
@@ -340,6 +344,43 @@ int kj_cuda_stream_destroy(uint64_t stream, kj_cuda_error* error) {
 
 int kj_cuda_spin(uint64_t stream, uint64_t ns, kj_cuda_error* error) {
   return guarded(error, [&] { launch_spin(stream, ns); });
+}
+
+int kj_cuda_mem_alloc(int32_t device, uint64_t bytes, uint64_t* ptr, kj_cuda_error* error) {
+  return guarded(error, [&] {
+    require(ptr, "ptr");
+    *ptr = kj::cuda::mem_alloc(device, bytes);
+  });
+}
+
+int kj_cuda_mem_free(uint64_t ptr, kj_cuda_error* error) {
+  return guarded(error, [&] { kj::cuda::mem_free(ptr); });
+}
+
+int kj_cuda_ipc_get_handle(uint64_t ptr, unsigned char handle[64], kj_cuda_error* error) {
+  return guarded(error, [&] {
+    require(handle, "handle");
+    const auto h = kj::cuda::ipc_handle(ptr);
+    std::memcpy(handle, h.data(), h.size());
+  });
+}
+
+int kj_cuda_ipc_open(int32_t device, const unsigned char handle[64], uint64_t* ptr, kj_cuda_error* error) {
+  return guarded(error, [&] {
+    require(handle, "handle");
+    require(ptr, "ptr");
+    std::array<unsigned char, 64> h{};
+    std::memcpy(h.data(), handle, h.size());
+    *ptr = kj::cuda::ipc_open(device, h);
+  });
+}
+
+int kj_cuda_ipc_close(uint64_t ptr, kj_cuda_error* error) {
+  return guarded(error, [&] { kj::cuda::ipc_close(ptr); });
+}
+
+int kj_cuda_copy_sync(uint64_t dst, uint64_t src, uint64_t bytes, kj_cuda_error* error) {
+  return guarded(error, [&] { kj::cuda::copy_and_sync(dst, src, bytes); });
 }
 
 } // extern "C"

@@ -31,6 +31,12 @@ struct plugin::functions {
   decltype(&kj_cuda_stream_create) stream_create = nullptr;
   decltype(&kj_cuda_stream_destroy) stream_destroy = nullptr;
   decltype(&kj_cuda_spin) spin = nullptr;
+  decltype(&kj_cuda_mem_alloc) mem_alloc = nullptr;
+  decltype(&kj_cuda_mem_free) mem_free = nullptr;
+  decltype(&kj_cuda_ipc_get_handle) ipc_get_handle = nullptr;
+  decltype(&kj_cuda_ipc_open) ipc_open = nullptr;
+  decltype(&kj_cuda_ipc_close) ipc_close = nullptr;
+  decltype(&kj_cuda_copy_sync) copy_sync = nullptr;
 };
 
 namespace {
@@ -170,6 +176,12 @@ plugin::plugin(const std::string& path) : m_path(path), m_fn(std::make_unique<fu
     bind(m_handle, path, "kj_cuda_stream_create", m_fn->stream_create);
     bind(m_handle, path, "kj_cuda_stream_destroy", m_fn->stream_destroy);
     bind(m_handle, path, "kj_cuda_spin", m_fn->spin);
+    bind(m_handle, path, "kj_cuda_mem_alloc", m_fn->mem_alloc);
+    bind(m_handle, path, "kj_cuda_mem_free", m_fn->mem_free);
+    bind(m_handle, path, "kj_cuda_ipc_get_handle", m_fn->ipc_get_handle);
+    bind(m_handle, path, "kj_cuda_ipc_open", m_fn->ipc_open);
+    bind(m_handle, path, "kj_cuda_ipc_close", m_fn->ipc_close);
+    bind(m_handle, path, "kj_cuda_copy_sync", m_fn->copy_sync);
   } catch (...) {
     dlclose(m_handle);
     throw;
@@ -229,11 +241,17 @@ kj_cuda_measure_params to_c_params(const plugin::functions& fn, const measure_op
 
 cuda_measurement plugin::measure(const std::function<void()>& call, const measure_options& options) const {
   if (!call) throw std::invalid_argument("plugin::measure: the callable is empty");
-  const auto params = to_c_params(*m_fn, options);
+  auto params = to_c_params(*m_fn, options);
   callback_slot slot{&call, nullptr};
+  callback_slot before{&options.before_sample, nullptr};
+  if (options.before_sample) {
+    params.before_sample = kj_cuda_trampoline;
+    params.before_sample_user = &before;
+  }
   result_guard<kj_cuda_measure_result, decltype(m_fn->measure_result_free)> result(m_fn->measure_result_free);
   kj_cuda_error error{};
-  throw_on_error(m_fn->measure(&params, kj_cuda_trampoline, &slot, result.get(), &error), error, {&slot});
+  throw_on_error(m_fn->measure(&params, kj_cuda_trampoline, &slot, result.get(), &error), error,
+                 {&slot, &before});
   return to_measurement(*result, options.params.stopping);
 }
 
@@ -333,6 +351,44 @@ void plugin::stream_destroy(std::uint64_t stream) const {
 void plugin::spin(std::uint64_t stream, std::uint64_t ns) const {
   kj_cuda_error error{};
   throw_on_error(m_fn->spin(stream, ns, &error), error);
+}
+
+std::uint64_t plugin::mem_alloc(std::uint64_t bytes, int device) const {
+  std::uint64_t ptr = 0;
+  kj_cuda_error error{};
+  throw_on_error(m_fn->mem_alloc(device, bytes, &ptr, &error), error);
+  return ptr;
+}
+
+void plugin::mem_free(std::uint64_t ptr) const {
+  kj_cuda_error error{};
+  throw_on_error(m_fn->mem_free(ptr, &error), error);
+}
+
+std::string plugin::ipc_handle(std::uint64_t ptr) const {
+  std::string handle(64, '\0');
+  kj_cuda_error error{};
+  throw_on_error(m_fn->ipc_get_handle(ptr, reinterpret_cast<unsigned char*>(handle.data()), &error), error);
+  return handle;
+}
+
+std::uint64_t plugin::ipc_open(const std::string& handle, int device) const {
+  if (handle.size() != 64) throw std::invalid_argument("plugin::ipc_open: a CUDA IPC handle has 64 bytes");
+  std::uint64_t ptr = 0;
+  kj_cuda_error error{};
+  throw_on_error(m_fn->ipc_open(device, reinterpret_cast<const unsigned char*>(handle.data()), &ptr, &error),
+                 error);
+  return ptr;
+}
+
+void plugin::ipc_close(std::uint64_t ptr) const {
+  kj_cuda_error error{};
+  throw_on_error(m_fn->ipc_close(ptr, &error), error);
+}
+
+void plugin::copy_sync(std::uint64_t dst, std::uint64_t src, std::uint64_t bytes) const {
+  kj_cuda_error error{};
+  throw_on_error(m_fn->copy_sync(dst, src, bytes, &error), error);
 }
 
 } // namespace kj::cuda

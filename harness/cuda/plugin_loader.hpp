@@ -52,6 +52,7 @@ struct measure_options {
   bool flush_l2 = true;        // false: a hot measurement
   std::size_t flush_bytes = 0; // 0: 2 x L2
   timing::measure_params params{};
+  std::function<void()> before_sample; // before each sample's flush (fresh inputs); may be empty
 };
 
 struct kernelbench_options {
@@ -114,6 +115,14 @@ public:
   std::uint64_t stream_create() const;
   void stream_destroy(std::uint64_t stream) const;
   void spin(std::uint64_t stream, std::uint64_t ns) const;
+
+  // Device memory shared with another process (the judge's arena; see harness/worker/arena.hpp).
+  std::uint64_t mem_alloc(std::uint64_t bytes, int device = -1) const;
+  void mem_free(std::uint64_t ptr) const;
+  std::string ipc_handle(std::uint64_t ptr) const; // 64 bytes
+  std::uint64_t ipc_open(const std::string& handle, int device = -1) const;
+  void ipc_close(std::uint64_t ptr) const;
+  void copy_sync(std::uint64_t dst, std::uint64_t src, std::uint64_t bytes) const; // device to device
 
   struct functions;
 

@@ -93,6 +93,7 @@ struct evaluate_job {
   timing_spec timing;
   bool strict = true; // run the strict case classes after the compatible trials
   std::vector<std::string> case_classes = default_case_classes;
+  double timeout_s = 600; // the job's limit: the judge stops waiting for the candidate a little before it
 };
 
 // Compile only: import the problem and the candidate so that torch.utils.cpp_extension builds the

@@ -28,6 +28,20 @@ db::trial_record to_trial(const json& e) {
   return t;
 }
 
+// A case keeps its index unless the evaluation already has one of that class and index (the DB keys cases
+// on both): then it gets the next free index, so that no set of events can make the evaluation unwritable.
+void add_case(db::evaluation_record& record, db::case_record c) {
+  int next = 0;
+  bool taken = false;
+  for (const auto& other : record.cases)
+    if (other.case_class == c.case_class) {
+      taken = taken || other.index == c.index;
+      next = std::max(next, other.index + 1);
+    }
+  if (taken) c.index = next;
+  record.cases.push_back(std::move(c));
+}
+
 db::case_record to_case(const json& e) {
   db::case_record c;
   c.case_class = e.value("class", "");
@@ -58,7 +72,7 @@ void attach_trace(db::evaluation_record& record, const json& e, const trace_poli
           params["trusted"] = false;
           params["untrusted_reason"] = c.message;
         }
-        record.cases.push_back(std::move(c));
+        add_case(record, std::move(c));
       }
     t.params_json = params.dump();
   }
@@ -165,7 +179,7 @@ void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
     if (type == "timing") record.timings.push_back(timing_from_event(e));
     if (type == "phase") last_phase = e.value("phase", last_phase);
     if (type == "verdict") verdict = &e;
-    if (type == "case") record.cases.push_back(to_case(e));
+    if (type == "case") add_case(record, to_case(e));
     if (type == "finding") // found while running (static ones are added by the orchestrator)
       record.findings.push_back({e.value("kind", ""), 0, e.value("excerpt", "")});
     if (type == "trace") attach_trace(record, e, policy);

@@ -24,6 +24,7 @@ measurement cold_measurement::run() {
 }
 
 double cold_measurement::take_sample() {
+  m_subject.prepare();
   m_subject.flush();
   m_subject.start();
   m_subject.call();
@@ -59,8 +60,9 @@ measurement measure_cold(timed_subject& subject, const measure_params& params) {
   return cold_measurement(subject, params).run();
 }
 
-host_subject::host_subject(std::function<void()> function, std::size_t flush_bytes)
-    : m_function(std::move(function)), m_flusher(flush_bytes) {
+host_subject::host_subject(std::function<void()> function, std::size_t flush_bytes,
+                           std::function<void()> prepare)
+    : m_function(std::move(function)), m_prepare(std::move(prepare)), m_flusher(flush_bytes) {
   if (!m_function) throw std::invalid_argument("host_subject: the function is empty");
 }
 

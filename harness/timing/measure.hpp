@@ -13,11 +13,14 @@
 
 namespace kj::timing {
 
-// What the loop times. Per sample, in this order: flush() (outside the timed window), start(), call(),
-// stop_ms(), which returns the sample [ms]. The host subject below uses the steady clock; a CUDA subject
-// records events around the call and memsets L2 in flush().
+// What the loop times. Per sample, in this order: prepare() and flush() (both outside the timed window),
+// start(), call(), stop_ms(), which returns the sample [ms]. prepare() is where fresh inputs are drawn, so
+// that no two calls see the same contents (a result cache keyed on a tensor's identity or contents never
+// hits). The host subject below uses the steady clock; a CUDA subject records events around the call and
+// memsets L2 in flush().
 struct timed_subject {
   virtual ~timed_subject() = default;
+  virtual void prepare() {}
   virtual void flush() = 0;
   virtual void start() = 0;
   virtual void call() = 0;
@@ -73,8 +76,13 @@ measurement measure_cold(timed_subject& subject, const measure_params& params = 
 class host_subject final : public timed_subject {
 public:
   // flush_bytes: see host_cache_flusher (0 = automatic size).
-  explicit host_subject(std::function<void()> function, std::size_t flush_bytes = 0);
+  // prepare: called before each sample's flush (fresh inputs); may be empty.
+  explicit host_subject(std::function<void()> function, std::size_t flush_bytes = 0,
+                        std::function<void()> prepare = {});
 
+  void prepare() override {
+    if (m_prepare) m_prepare();
+  }
   void flush() override { m_flusher.flush(); }
   void start() override { m_start = host_clock::now(); }
   void call() override { m_function(); }
@@ -82,6 +90,7 @@ public:
 
 private:
   std::function<void()> m_function;
+  std::function<void()> m_prepare;
   host_cache_flusher m_flusher;
   host_clock::time_point m_start;
 };

@@ -11,20 +11,18 @@ using nlohmann::json;
 namespace kj::worker {
 namespace {
 
-// Draws the timing inputs as candidates get them (robust: several sets on the device; the other methods:
-// KernelBench's one CPU-drawn set); one set is enough to compile. Running out of memory names the bytes.
-int draw_inputs(const exec::baseline_job& job, py::object& session, bool compile_only) {
-  const bool robust = job.timing.method == "robust";
-  const int sets = compile_only || !robust ? 1 : job.timing.input_sets;
-  return py::module_::import("kj_baseline")
-      .attr("draw_inputs")(session, job.protocol.seed, sets, robust)
-      .cast<int>();
+// Begins the timing inputs as candidates get them (robust: fresh inputs drawn on the device for every call;
+// the other methods: KernelBench's one CPU-drawn set). Running out of memory names the bytes.
+bool draw_inputs(const exec::baseline_job& job, py::object& session, bool compile_only) {
+  const bool fresh = job.timing.method == "robust" && !compile_only;
+  py::module_::import("kj_baseline").attr("draw_inputs")(session, job.protocol.seed, fresh);
+  return fresh;
 }
 
 // One mode on the session's inputs: build (compile), check against eager, time; ends with a "baseline"
 // event carrying the mode's status. A failure of one mode does not stop the next.
 void run_mode(const exec::baseline_job& job, py::module_& runtime, py::object& session, std::size_t problem,
-              const std::string& mode, int sets, result_channel& channel) {
+              const std::string& mode, bool fresh, result_channel& channel) {
   const bool compile_only = job.compile_only;
   json done{{"type", "baseline"}, {"problem", problem}, {"mode", mode}, {"status", "ok"}, {"error", ""}};
   py::module_ baselines = py::module_::import("kj_baseline");
@@ -38,10 +36,13 @@ void run_mode(const exec::baseline_job& job, py::module_& runtime, py::object& s
       {
         const gc_paused no_gc;
         py::object call_baseline = baseline.attr("call");
+        py::object prepare_call = session.attr("prepare_call");
         const std::function<void()> call = [&] { call_baseline(); };
-        timing = time_callable(call, session_device(job.device, session), job.timing);
+        const std::function<void()> prepare = [&] { prepare_call(); };
+        timing =
+            time_callable(call, session_device(job.device, session), job.timing, fresh ? prepare : nullptr);
       }
-      timing.params["input_sets"] = sets;
+      timing.params["fresh_inputs"] = fresh;
       timing.params["compile_s"] = compile_s;
       report_timing(channel, mode, timing, {{"problem", problem}});
     }
@@ -69,10 +70,10 @@ void run_baseline(const exec::baseline_job& job, py::module_& runtime, result_ch
       channel.emit(
           {{"type", "phase"}, {"phase", "inputs"}, {"problem", k}, {"applied_overrides", to_json(applied)}});
       phase = "inputs";
-      const int sets = draw_inputs(job, session, job.compile_only);
+      const bool fresh = draw_inputs(job, session, job.compile_only);
       phase = "modes";
       for (const std::string& mode : items[k].modes)
-        run_mode(job, runtime, session, k, mode, sets, channel);
+        run_mode(job, runtime, session, k, mode, fresh, channel);
     } catch (py::error_already_set& e) { // what stops every mode of this problem: loading it, its inputs
       channel.emit({{"type", "problem_failed"},
                     {"problem", k},

@@ -15,7 +15,4 @@ void build(const exec::build_job& job, pybind11::module_& runtime, result_channe
 
 void evaluate(const exec::evaluate_job& job, pybind11::module_& runtime, result_channel& channel);
 
-// The text of a Python exception: the KjError message when it is one, else the formatted traceback.
-std::string python_error_text(pybind11::module_& runtime, pybind11::error_already_set& error);
-
 } // namespace kj::worker

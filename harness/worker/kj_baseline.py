@@ -29,13 +29,13 @@ def _oom(exc, what, inputs):
 
 
 class Baseline:
-    """The reference Model of `session`'s problem under `mode`; `session.timing_sets` must be drawn already."""
+    """The reference Model of `session`'s problem under `mode`; `session.timing` (its inputs) must be begun."""
 
     def __init__(self, session, seed, mode):
         if mode != "eager" and mode not in COMPILE_MODES:
             raise KjError("harness_error", f"unknown baseline mode '{mode}'")
         self.session, self.mode = session, mode
-        inputs = session.timing_sets[0]
+        inputs = session.timing.current
         try:
             self.model = self._construct(seed)
             with torch.no_grad():
@@ -51,7 +51,6 @@ class Baseline:
         self.forward = self.model
         if mode != "eager":
             self.forward = self._compile(inputs)
-        self.next_set = 0
 
     def _construct(self, seed):
         session, problem = self.session, self.session.problem
@@ -85,17 +84,15 @@ class Baseline:
         protocol's tolerance. A note for reports, not a verdict: compiled convolutions and deep networks differ
         from eager by more than 1e-4, and for mode eager this is the same forward twice (dropout differs)."""
         with torch.no_grad():
-            output = self.forward(*self.session.timing_sets[0])
+            output = self.forward(*self.session.timing.current)
         self.session.sync()
         result = compare(self.eager_output, output, atol, rtol)
         self.eager_output = None
         return result
 
     def call(self):
-        k = self.next_set
-        self.next_set = (k + 1) % len(self.session.timing_sets)
         with torch.no_grad():
-            self.forward(*self.session.timing_sets[k])
+            self.forward(*self.session.timing.current)
 
 
 def release():
@@ -109,10 +106,10 @@ def release():
         torch.cuda.empty_cache()
 
 
-def draw_inputs(session, seed, sets, draw_on_device):
-    """session.prepare_timing, with running out of memory reported as status oom with the bytes needed."""
+def draw_inputs(session, seed, fresh):
+    """session.timing_begin, with running out of memory reported as status oom with the bytes needed."""
     try:
-        return session.prepare_timing(seed, sets, draw_on_device)
+        return session.timing_begin(seed, fresh)
     except torch.OutOfMemoryError as exc:
         raise inputs_oom(session.problem, exc) from None
 

@@ -309,79 +309,132 @@ class Problem:
                 "applied_overrides": self.applied}
 
 
+# ---- inputs from recipes: the judge and the runner draw the very same tensors from the same recipe ----
+
+def adversarial(inputs, kind, generator):
+    """An adversarial copy of the inputs (floating tensors only): nan, inf, denormal, negzero replace a random tenth
+    (a hundredth for nan/inf) of the values; distribution draws magnitudes exp(N(0, 2)), extreme U(0, 1000), both
+    with random signs. Draws are made in place so a GB-sized input needs little extra memory."""
+    out = []
+    for x in inputs:
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point()) or x.numel() == 0:
+            out.append(x)
+            continue
+        info = torch.finfo(x.dtype)
+        g = generator
+        if kind in ("distribution", "extreme"):
+            y = torch.empty(x.shape, dtype=torch.float32, device=x.device)
+            if kind == "distribution":
+                y.normal_(generator=g).mul_(2.0).exp_()  # magnitudes exp(N(0, 2))
+            else:
+                y.uniform_(0.0, 1000.0, generator=g)
+            y.copysign_(torch.rand(x.shape, generator=g, device=x.device).sub_(0.5))
+            out.append(y.to(x.dtype))
+            continue
+        y = x.clone()
+        u = torch.rand(x.shape, generator=g, device=x.device)
+        pick = u < (0.01 if kind in ("nan", "inf") else 0.1)
+        if not bool(pick.any()):
+            pick.view(-1)[0] = True
+        negative = u < (0.005 if kind in ("nan", "inf") else 0.05)  # half of the picked ones
+        if kind == "nan":
+            y.masked_fill_(pick, float("nan"))
+        elif kind == "inf":
+            y.masked_fill_(pick, float("inf")).masked_fill_(negative, float("-inf"))
+        elif kind == "denormal":
+            tiny = u.mul_(0.9 * info.tiny).add_(0.01 * info.tiny)  # within [0.01, 0.91) x tiny: subnormal
+            y = torch.where(pick, torch.where(negative, -tiny, tiny).to(x.dtype), y)
+        elif kind == "negzero":
+            y.masked_fill_(pick, -0.0)
+        else:
+            raise ValueError(f"unknown input transform {kind}")
+        out.append(y)
+    return out
+
+
+def draw(problem, recipe, device):
+    """The inputs a recipe names: {"kind": "trial", "seed"} is KernelBench's draw (CPU RNG, then moved);
+    {"kind": "case" or "timing", "seed", "transform"?, "tseed"?} draws on the device, then applies the transform
+    with a generator seeded by tseed."""
+    set_seed(int(recipe["seed"]))
+    if recipe.get("kind") == "trial":
+        return problem.inputs(device)
+    inputs = problem.inputs(device, draw_on_device=True)
+    if recipe.get("transform"):
+        generator = torch.Generator(device=device).manual_seed(int(recipe["tseed"]))
+        inputs = adversarial(inputs, recipe["transform"], generator)
+    return inputs
+
+
+class TimingInputs:
+    """The inputs of timed calls. fresh (method robust): every call gets new inputs drawn on the device under
+    base + k, in prepare() (outside the timed window): no two calls see the same contents, so a result cache keyed
+    on a tensor's identity or contents never hits, and any call's inputs can be drawn again from its recipe to
+    check its output. Otherwise KernelBench's one fixed set (its seed, CPU-drawn), for the kernelbench and
+    cuda-agent methods."""
+
+    def __init__(self, problem, device, base, fresh):
+        self.problem, self.device, self.base, self.fresh = problem, device, int(base), fresh
+        self.calls = 0
+        self.current = draw(problem, self.recipe(0), device)
+
+    def recipe(self, k):
+        if not self.fresh:
+            return {"kind": "trial", "seed": self.base}
+        return {"kind": "timing", "seed": (self.base + 7919 * k) % (2**63)}
+
+    def prepare(self):
+        if self.fresh:
+            self.current = None  # the previous call's inputs go first: one set in memory at a time
+            self.current = draw(self.problem, self.recipe(self.calls), self.device)
+        self.calls += 1
+
+
 class Session:
-    """One evaluation: a problem, a candidate, the models built from them, and the inputs in use."""
+    """The trusted side of an evaluation (and of a baseline): the problem, its reference Model, the inputs drawn
+    from recipes. The candidate runs in another process (the runner); `remote` reaches it."""
 
     def __init__(self, device, protocol=None):
         self.device = torch.device(device)
         self.protocol = dict(protocol or {})
         precision = self.protocol.get("precision", "fp32")
         self.dtype = None if precision == "fp32" else DTYPES[precision]
-        self.pinned_flags = backend_flags()  # before the candidate is imported: its import may flip them
-        self.flag_changes = {}
         self.problem = None
         self.model = None
-        self.model_new = None
-        self.timing_inputs = None
+        self.remote = None
+        self.problems = {}
 
     def load_problem(self, path, source, overrides):
         self.overrides = dict(overrides)
         self.problem = Problem(path, source, overrides, self.dtype)
         return self.problem.applied
 
-    def load_candidate(self, path, source, overrides):
-        """Imports the candidate; module constants it shares with the problem get the same overrides."""
-        try:
-            source, _ = apply_overrides(source, overrides, path)
-            module = load_module("kj_candidate", source, path)
-        except SyntaxError as exc:
-            raise KjError("load_error", f"candidate {path} has a syntax error:\n{format_exception(exc)}") from None
-        except Exception as exc:
-            kind = "compile_error" if _is_build_failure(exc) else "load_error"
-            raise KjError(kind, f"candidate {path} failed to import:\n{format_exception(exc)}") from None
-        if not isinstance(getattr(module, "ModelNew", None), type):
-            raise KjError("load_error", f"candidate {path} defines no class `ModelNew`")
-        self.candidate_class = module.ModelNew
+    def problem_at(self, sizes):
+        """The problem with other module constants (the shape class); cached."""
+        if not sizes:
+            return self.problem
+        key = tuple(sorted(sizes.items()))
+        if key not in self.problems:
+            overrides = dict(self.overrides)
+            overrides.update(sizes)
+            self.problems[key] = Problem(self.problem.path, self.problem.raw_source, overrides, self.dtype)
+        return self.problems[key]
 
-    def build_models(self, seed):
-        self.model, self.model_new = self.construct(self.problem, seed)
+    def build_reference(self, seed):
+        self.model = self.construct_reference(self.problem, seed)
         self.sync()
 
-    def construct(self, problem, seed):
-        """Builds (Model, ModelNew) for `problem` the protocol's way. KernelBench: seed, init inputs, seed, Model;
-        seed, ModelNew, both in train mode. CUDA Agent: ModelNew gets Model's weights by a strict load_state_dict,
-        both in eval mode. Both are moved to the device and cast to the protocol's precision."""
+    def construct_reference(self, problem, seed):
+        """Model built the KernelBench way: seed, init inputs, seed, Model; moved and cast; eval() when the protocol
+        says so (CUDA Agent)."""
         set_seed(seed)
         init_inputs = [to_device(x, self.device, self.dtype) for x in problem.init_inputs()]
         with torch.no_grad():
             set_seed(seed)
             model = self._place(problem.module.Model(*init_inputs))
-        try:
-            with torch.no_grad():
-                set_seed(seed)
-                model_new = self._place(self.candidate_class(*init_inputs))
-        except Exception as exc:
-            raise KjError("runtime_error", f"constructing ModelNew raised:\n{format_exception(exc)}") from None
-        if self.protocol.get("weights") == "state_dict":
-            try:
-                model_new.load_state_dict(model.state_dict(), strict=True)
-            except Exception as exc:
-                raise KjError("incorrect", "ModelNew does not take Model's weights (load_state_dict(strict=True), "
-                              f"as the cuda-agent protocol requires):\n{exc}") from None
         if self.protocol.get("eval_mode"):
             model.eval()
-            model_new.eval()
-        return model, model_new
-
-    def restore_flags(self):
-        """Puts the backend flags back as they were before the candidate ran; every change the candidate made is
-        remembered (reported as a `global_flags` finding). Called before each reference forward."""
-        current = backend_flags()
-        changed = {k: v for k, v in current.items() if v != self.pinned_flags[k]}
-        if changed:
-            for k, v in changed.items():
-                self.flag_changes[k] = f"{self.pinned_flags[k]} -> {v}"
-            set_backend_flags(self.pinned_flags)
+        return model
 
     def _place(self, model):
         return model.to(device=self.device, dtype=self.dtype) if self.dtype else model.to(self.device)
@@ -398,26 +451,18 @@ class Session:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
 
-    def run_trial(self, seed, atol, rtol):
-        """One KernelBench correctness trial: reference then candidate on the same inputs; returns a result dict."""
-        set_seed(seed)
-        inputs = self.problem.inputs(self.device)
-        clone = self.protocol.get("clone_inputs", False)
-        self.restore_flags()
+    def reference(self, inputs, model=None):
         with torch.no_grad():
-            reference = self.model(*(clone_inputs(inputs) if clone else inputs))
-            self.sync()
-            try:
-                if self.protocol.get("forbid_functional"):
-                    with forbid_functional():
-                        output = self.model_new(*(clone_inputs(inputs) if clone else inputs))
-                else:
-                    output = self.model_new(*inputs)
-                self.sync()
-            except KjError:
-                raise
-            except Exception as exc:
-                raise KjError("runtime_error", f"ModelNew.forward raised:\n{format_exception(exc)}") from None
+            out = (model or self.model)(*inputs)
+        self.sync()
+        return out
+
+    def run_trial(self, seed, atol, rtol):
+        """One KernelBench correctness trial: the reference on the trial's inputs, the candidate (in the runner)
+        on the same draw; returns a result dict."""
+        recipe = {"kind": "trial", "seed": seed}
+        reference = self.reference(draw(self.problem, recipe, self.device))
+        output, _ = self.remote.forward(recipe, phase="trial")
         try:
             if self.protocol.get("comparison") == "assert_close":
                 return assert_close(reference, output, atol, rtol)
@@ -425,92 +470,146 @@ class Session:
         except torch.OutOfMemoryError as exc:  # the harness's comparison ran out of memory, not the candidate
             raise KjError("harness_error", f"comparing the outputs ran out of memory:\n{exc}") from None
 
-    def prepare_timing(self, seed, sets, draw_on_device=False):
-        """Draws the timing input sets: the first under `seed` (KernelBench's one fixed set), then up to `sets - 1`
-        more under other seeds at other addresses, as long as they fit in a quarter of the free device memory.
-        draw_on_device: the draws run on the device (fast; other values than KernelBench's CPU draws). Returns how
-        many sets were drawn."""
-        set_seed(seed)
-        self.timing_sets = [self.problem.inputs(self.device, draw_on_device)]
-        size = sum(x.numel() * x.element_size() for x in self.timing_sets[0] if isinstance(x, torch.Tensor))
-        free = torch.cuda.mem_get_info(self.device)[0] if self.device.type == "cuda" else float("inf")
-        while len(self.timing_sets) < sets and size * len(self.timing_sets) < free / 4:
-            set_seed(seed + 7919 * len(self.timing_sets))
-            self.timing_sets.append(self.problem.inputs(self.device, draw_on_device))
-        self.reset_rotation()
-        return len(self.timing_sets)
+    # ---- timing of the reference (the candidate is timed in the runner) ----
+    def timing_begin(self, base, fresh):
+        self.timing = TimingInputs(self.problem, self.device, base, fresh)
 
-    def reset_rotation(self):
-        self.next_set = {"candidate": 0, "reference": 0}
-        self.timed_outputs = {}
-
-    def _rotate(self, which):
-        k = self.next_set[which]
-        self.next_set[which] = (k + 1) % len(self.timing_sets)
-        return k
-
-    def call_candidate(self):
-        k = self._rotate("candidate")
-        with torch.no_grad():
-            self.timed_outputs[k] = self.model_new(*self.timing_sets[k])
+    def prepare_call(self):
+        self.timing.prepare()
 
     def call_reference(self):
         with torch.no_grad():
-            self.model(*self.timing_sets[self._rotate("reference")])
+            self.model(*self.timing.current)
 
-    def check_timed_outputs(self, atol, rtol):
-        """Compares the output of the last timed call on each input set with the reference on that set (the
-        compatible tolerance); returns one case dict per set. The retained outputs are released."""
+    def check_retained(self, calls, atol, rtol):
+        """Each output the runner kept from its timed calls (fetched by call number) against the reference on that
+        call's inputs, drawn again here from the call's recipe; returns one case dict per call."""
         cases = []
-        for k, output in sorted(self.timed_outputs.items()):
-            self.restore_flags()
-            with torch.no_grad():
-                reference = self.model(*self.timing_sets[k])
-            self.sync()
+        first = getattr(self, "timed_checks", 0)  # case indices stay unique over the rounds
+        for k in calls:
+            r = self.remote.call({"op": "fetch", "call": int(k)})
+            output = self.remote.outputs(r)
+            reference = self.reference(draw(self.problem, r["recipe"], self.device))
             result = compare(reference, output, atol, rtol)
-            cases.append({"class": "timed_outputs", "index": k, "seed": 0,
+            cases.append({"class": "timed_outputs", "index": first + len(cases), "seed": int(r["recipe"]["seed"]),
                           "status": "pass" if result["passed"] else "fail",
                           "max_abs_err": result["max_abs_err"], "max_rel_err": result["max_rel_err"],
                           "mismatches": result["mismatches"],
-                          "message": result["message"] and f"input set {k}: {result['message']}"})
-            del reference
-        self.timed_outputs = {}
+                          "message": result["message"] and f"timed call {r['call']}: {result['message']}"})
+            del reference, output
+        self.timed_checks = first + len(cases)
         return cases
 
-    def torch_ops(self, seed):
-        """The computing ATen ops of one candidate forward on fresh inputs (see torch_ops_of)."""
-        set_seed(seed)
-        inputs = self.problem.inputs(self.device)
-        ops = torch_ops_of(lambda: self.model_new(*inputs))
-        self.sync()
-        return ops
-
-    def call_empty(self):
-        """The harness's floor: a Python forward that launches nothing, called like a candidate."""
-        with torch.no_grad():
-            _EMPTY(*self.timing_sets[0])
-
-    def capture_graph(self, which):
-        """Captures `which` ("candidate" or "reference") on the first timing set into a CUDA graph; returns a
-        replay callable, or raises when the forward cannot be captured."""
-        model = self.model_new if which == "candidate" else self.model
-        inputs = self.timing_sets[0]
-        side = torch.cuda.Stream(self.device)
-        side.wait_stream(torch.cuda.current_stream(self.device))
-        with torch.no_grad(), torch.cuda.stream(side):
-            for _ in range(3):
-                model(*inputs)
-        torch.cuda.current_stream(self.device).wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.no_grad(), torch.cuda.graph(graph):
-            model(*inputs)
-        self.sync()
-        self.graphs = getattr(self, "graphs", []) + [graph]
-        return graph.replay
+    def capture_graph(self):
+        """Captures the reference on the current timing inputs into a CUDA graph; returns a replay callable."""
+        return capture_graph(self.model, self.timing.current, self.device, self)
 
     def empty_cache(self):
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
+
+
+def capture_graph(model, inputs, device, owner):
+    """A CUDA graph of model(*inputs) after 3 warmup calls on a side stream; returns its replay. The graph is kept
+    alive on `owner`. Raises when the forward cannot be captured."""
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    with torch.no_grad(), torch.cuda.stream(side):
+        for _ in range(3):
+            model(*inputs)
+    torch.cuda.current_stream(device).wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(graph):
+        model(*inputs)
+    torch.cuda.synchronize(device)
+    owner.graphs = getattr(owner, "graphs", []) + [graph]
+    return graph.replay
+
+
+# ---- the arena: judge-owned memory the runner writes the candidate's outputs into ----
+
+class _DeviceMemory:
+    """Raw device memory seen through __cuda_array_interface__ (torch.as_tensor wraps it without a copy)."""
+
+    def __init__(self, ptr, nbytes):
+        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (ptr, False), "version": 3,
+                                         "strides": None}
+
+
+def arena_tensor(spec, device):
+    """A uint8 tensor over an arena {"kind": "cuda", "ptr", "bytes"} or {"kind": "file", "path", "bytes"}."""
+    if spec["kind"] == "cuda":
+        return torch.as_tensor(_DeviceMemory(int(spec["ptr"]), int(spec["bytes"])), device=device)
+    import mmap
+
+    with open(spec["path"], "r+b") as f:
+        memory = mmap.mmap(f.fileno(), int(spec["bytes"]))
+    return torch.frombuffer(memory, dtype=torch.uint8)
+
+
+_DTYPE_NAMES = {str(d).replace("torch.", ""): d for d in (
+    torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8, torch.int16,
+    torch.int32, torch.int64, torch.bool, torch.complex64, torch.complex128)}
+
+
+class RemoteError(KjError):
+    pass
+
+
+class RemoteCandidate:
+    """The judge's handle on the candidate in the runner process. `request` (C++) sends one JSON request and
+    returns the reply; outputs come back as bytes in the arena, described by the reply (offset, dtype, shape),
+    and are cloned out of it at once. Nothing the runner sends is unpickled or executed."""
+
+    def __init__(self, request, device):
+        self.request, self.device = request, torch.device(device)
+        self.arena, self.arena_id = None, None
+
+    def call(self, message):
+        import json
+
+        reply = json.loads(self.request(json.dumps(message)))
+        if not reply.get("ok"):
+            raise RemoteError(reply.get("kind", "runtime_error"), reply.get("error", "the runner failed"))
+        return reply
+
+    def forward(self, recipe, sizes=None, check_inputs=False, phase="case"):
+        reply = self.call({"op": "forward", "recipe": recipe, "sizes": sizes or {}, "check_inputs": check_inputs,
+                           "phase": phase})
+        return self.outputs(reply), reply
+
+    def outputs(self, reply):
+        """The forward's result as the judge sees it: a tensor, a tuple/list of tensors, or an `Opaque` for
+        anything else."""
+        if reply["arena"]["id"] != self.arena_id:
+            self.arena, self.arena_id = arena_tensor(reply["arena"], self.device), reply["arena"]["id"]
+        parts = [self._tensor(o) if o.get("tensor") else Opaque(o.get("type", "?")) for o in reply["outputs"]]
+        structure = reply["structure"]
+        if structure == "tensor":
+            return parts[0]
+        if structure in ("tuple", "list"):
+            return tuple(parts) if structure == "tuple" else list(parts)
+        return Opaque(reply.get("type", "?"))
+
+    def _tensor(self, o):
+        dtype = _DTYPE_NAMES.get(o["dtype"])
+        if dtype is None:
+            return Opaque(f"tensor of dtype {o['dtype']}")
+        nbytes, offset = int(o["nbytes"]), int(o["offset"])
+        if offset < 0 or offset + nbytes > self.arena.numel():
+            raise KjError("harness_error", "the runner described an output outside the arena")
+        flat = self.arena[offset:offset + nbytes].clone()
+        return flat.view(dtype).reshape([int(d) for d in o["shape"]])
+
+
+class Opaque:
+    """Something the candidate returned that is not a tensor (its type name only crosses the process boundary)."""
+
+    def __init__(self, type_name):
+        self.type_name = type_name
+
+    def __repr__(self):
+        return f"<{self.type_name}>"
 
 
 # ATen ops that only allocate, copy, view or describe memory: a kernel may call them around its own work.
@@ -629,7 +728,8 @@ def _compare_tensor(reference, output, atol, rtol):
     """One tensor: computed chunk by chunk so that comparing never needs more than a few chunks of extra memory."""
     result = {"passed": False, "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "message": ""}
     if not isinstance(output, torch.Tensor):
-        result["message"] = f"ModelNew returned {type(output).__name__}, expected one torch.Tensor"
+        name = output.type_name if isinstance(output, Opaque) else type(output).__name__
+        result["message"] = f"ModelNew returned {name}, expected one torch.Tensor"
         return result
     result["shape"] = list(output.shape)
     result["dtype"] = str(output.dtype).replace("torch.", "")

@@ -13,6 +13,7 @@ extern const std::string_view kj_runtime_source;
 extern const std::string_view kj_verify_source;
 extern const std::string_view kj_baseline_source;
 extern const std::string_view kj_sources_source;
+extern const std::string_view kj_runner_source;
 
 std::string python_executable() {
   if (const char* env = std::getenv("KJ_PYTHON"); env && *env) return env;
@@ -51,6 +52,7 @@ py::module_ import_runtime() {
   import_embedded("kj_verify", kj_verify_source);
   import_embedded("kj_baseline", kj_baseline_source);
   import_embedded("kj_sources", kj_sources_source);
+  import_embedded("kj_runner", kj_runner_source);
   return runtime.cast<py::module_>();
 }
 

@@ -15,6 +15,11 @@ std::string verdict_of(py::module_& runtime, py::error_already_set& error) {
   return "runtime_error";
 }
 
+std::string python_error_text(py::module_& runtime, py::error_already_set& error) {
+  if (error.matches(runtime.attr("KjError"))) return error.value().attr("message").cast<std::string>();
+  return runtime.attr("format_exception")(error.value()).cast<std::string>();
+}
+
 void report_timing(result_channel& channel, const std::string& subject, const timing_result& result,
                    const json& extra) {
   json event{{"type", "timing"},

@@ -17,6 +17,9 @@ nlohmann::json to_json(pybind11::handle object);
 // Maps a Python exception to a verdict: KjError carries its own kind, anything else is a runtime error.
 std::string verdict_of(pybind11::module_& runtime, pybind11::error_already_set& error);
 
+// The text of a Python exception: the KjError message when it is one, else the formatted traceback.
+std::string python_error_text(pybind11::module_& runtime, pybind11::error_already_set& error);
+
 // A "timing" event; `extra` fields are added to it (e.g. the problem's index in a batch).
 void report_timing(result_channel& channel, const std::string& subject, const timing_result& result,
                    const nlohmann::json& extra = nlohmann::json::object());

@@ -17,8 +17,12 @@ namespace {
 // The host clock around a call followed by a device synchronization: the fallback when the plugin is missing.
 class synced_host_subject final : public timing::timed_subject {
 public:
-  synced_host_subject(const std::function<void()>& call, const std::function<void()>& sync)
-      : m_call(call), m_sync(sync) {}
+  synced_host_subject(const std::function<void()>& call, const std::function<void()>& sync,
+                      const std::function<void()>& prepare)
+      : m_call(call), m_sync(sync), m_prepare(prepare) {}
+  void prepare() override {
+    if (m_prepare) m_prepare();
+  }
   void flush() override { m_sync(); }
   void start() override { m_start = timing::host_clock::now(); }
   void call() override {
@@ -30,6 +34,7 @@ public:
 private:
   const std::function<void()>& m_call;
   const std::function<void()>& m_sync;
+  const std::function<void()>& m_prepare;
   timing::host_clock::time_point m_start;
 };
 
@@ -128,7 +133,8 @@ std::vector<double> cuda_agent_samples(const cuda::plugin& plugin, const std::fu
 }
 
 timing_result time_cuda(const std::function<void()>& call, const device_context& device,
-                        const exec::timing_spec& spec, const cuda::plugin& plugin) {
+                        const exec::timing_spec& spec, const cuda::plugin& plugin,
+                        const std::function<void()>& prepare) {
   timing_result result;
   result.params = spec;
   result.params["headline"] = spec.method == "robust" ? "median" : "mean";
@@ -151,6 +157,7 @@ timing_result time_cuda(const std::function<void()>& call, const device_context&
     cuda::measure_options options;
     options.stream = device.stream;
     options.params = to_params(spec);
+    options.before_sample = prepare;
     cuda::cuda_measurement cm = plugin.measure(call, options);
     result.clock = "cuda-event";
     result.params["host_ms"] = cm.host_ms;
@@ -164,17 +171,17 @@ timing_result time_cuda(const std::function<void()>& call, const device_context&
 }
 
 timing_result time_on_device(const std::function<void()>& call, const device_context& device,
-                             const exec::timing_spec& spec) {
+                             const exec::timing_spec& spec, const std::function<void()>& prepare) {
   if (device.cuda) {
     std::string error;
     if (const cuda::plugin* plugin = cuda_plugin(error)) {
       try {
-        return time_cuda(call, device, spec, *plugin);
+        return time_cuda(call, device, spec, *plugin, prepare);
       } catch (const cuda::plugin_error& e) { // the plugin's own failure, not the candidate's
         error = e.what();
       }
     }
-    synced_host_subject subject(call, device.sync);
+    synced_host_subject subject(call, device.sync, prepare);
     const timing::measurement m = timing::measure_cold(subject, to_params(spec));
     timing_result result{"host-median", "host+sync", m.stop_reason, spec, m.samples_ms};
     result.params["headline"] = "median";
@@ -192,7 +199,7 @@ timing_result time_on_device(const std::function<void()>& call, const device_con
     result.params["headline"] = "mean";
   } else {
     if (spec.method == "cuda-agent") result.params["fallback"] = "cuda-agent timing needs a GPU kernel trace";
-    timing::host_subject subject(call);
+    timing::host_subject subject(call, 0, prepare);
     m = timing::measure_cold(subject, to_params(spec));
     result.method = "robust";
     result.params["headline"] = "median";
@@ -211,6 +218,10 @@ timing::host_probe& process_host_probe() {
 
 } // namespace
 
+const cuda::plugin* shared_cuda_plugin(std::string& error) {
+  return cuda_plugin(error);
+}
+
 nlohmann::json to_json(const timing::host_probe_result& p) {
   return {{"cpu_ns", p.cpu_ns}, {"mem_ns", p.mem_ns}};
 }
@@ -226,10 +237,10 @@ void record_host_probes(const std::vector<timing::host_probe_result>& probes, nl
 }
 
 timing_result time_callable(const std::function<void()>& call, const device_context& device,
-                            const exec::timing_spec& spec) {
+                            const exec::timing_spec& spec, const std::function<void()>& prepare) {
   timing::host_probe& probe = process_host_probe();
   const timing::host_probe_result before = probe.measure();
-  timing_result result = time_on_device(call, device, spec);
+  timing_result result = time_on_device(call, device, spec, prepare);
   record_host_probes({before, probe.measure()}, result.params);
   return result;
 }

@@ -1,6 +1,7 @@
 // Times a Python callable from C++: the worker's bridge to the timing engine (host clock, or CUDA events).
 #pragma once
 
+#include "harness/cuda/plugin_loader.hpp"
 #include "harness/exec/messages.hpp"
 #include "harness/timing/host_probe.hpp"
 
@@ -39,14 +40,18 @@ struct device_context {
 //   Needs the kernel trace: on the CPU it falls back to "robust" (recorded in params).
 // params["headline"] names the statistic reports use: "median" (robust) or "mean" (the other two).
 // Every method is bracketed by host probes (timing/host_probe.hpp), recorded by record_host_probes.
+// `prepare` (may be empty) runs before each sample's flush, outside the timed window: fresh inputs per call.
 timing_result time_callable(const std::function<void()>& call, const device_context& device,
-                            const exec::timing_spec& spec);
+                            const exec::timing_spec& spec, const std::function<void()>& prepare = {});
 
 // A host probe series moved by more than this flags the timing `host_changed`: launch-bound samples move with
 // the host's speed, so such a timing may not repeat on a quieter host.
 inline constexpr double k_host_change_flag = 0.05;
 
 nlohmann::json to_json(const timing::host_probe_result& probe);
+
+// The process's CUDA timing plugin, loaded on first use; null (and `error` set) when it cannot be loaded.
+const cuda::plugin* shared_cuda_plugin(std::string& error);
 
 // Stores `probes` in params: host_probe (the series), host_change (timing::host_change) and host_changed.
 void record_host_probes(const std::vector<timing::host_probe_result>& probes, nlohmann::json& params);

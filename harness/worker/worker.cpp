@@ -76,9 +76,11 @@ int run_worker(const worker_options& options) {
   py::module_ runtime;
   try {
     runtime = import_runtime();
-    json env = json::parse(
-        py::module_::import("json").attr("dumps")(runtime.attr("environment")()).cast<std::string>());
-    channel.emit({{"type", "hello"}, {"environment", env}});
+    json hello{{"type", "hello"}};
+    if (std::holds_alternative<exec::probe_job>(job)) // the full fingerprint costs subprocesses (nvcc): once
+      hello["environment"] = json::parse(
+          py::module_::import("json").attr("dumps")(runtime.attr("environment")()).cast<std::string>());
+    channel.emit(hello);
   } catch (py::error_already_set& e) {
     channel.emit({{"type", "verdict"},
                   {"verdict", "crashed"},

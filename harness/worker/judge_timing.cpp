@@ -1,0 +1,185 @@
+// Implements time_subjects: alternating rounds, per-call fresh inputs, checked timed outputs, floor and
+// trace.
+#include "harness/worker/judge_timing.hpp"
+
+#include "harness/timing/statistics.hpp"
+#include "harness/worker/support.hpp"
+#include "harness/worker/timing_bridge.hpp"
+
+#include <algorithm>
+#include <pybind11/stl.h>
+#include <random>
+
+namespace py = pybind11;
+using nlohmann::json;
+
+namespace kj::worker {
+namespace {
+
+// A seed the candidate cannot know in advance: its inputs for timed calls are drawn from it.
+std::uint64_t secret_seed() {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 31) ^ rd();
+}
+
+json checked(runner_link& runner, const json& message) {
+  json reply = runner.request(message);
+  if (!reply.value("ok", false))
+    throw runner_failure(reply.value("kind", std::string("crashed")), reply.value("error", ""));
+  return reply;
+}
+
+timing_result from_reply(const json& t) {
+  return {t.value("method", ""), t.value("clock", ""), t.value("stop_reason", ""),
+          t.value("params", json::object()), t.value("samples_ms", std::vector<double>{})};
+}
+
+// One round's share of the stopping rule's budget (at least 3 samples a round).
+exec::timing_spec split_into_rounds(const exec::timing_spec& spec, int rounds) {
+  if (rounds <= 1) return spec;
+  exec::timing_spec r = spec;
+  r.min_samples = std::max(3, (spec.min_samples + rounds - 1) / rounds);
+  r.min_time_ms = spec.min_time_ms / rounds;
+  r.max_time_ms = spec.max_time_ms / rounds;
+  r.max_samples = std::max(3, spec.max_samples / rounds);
+  return r;
+}
+
+// The rounds of one subject as one timing: samples (and CUDA host times) concatenated in order, the whole
+// spec with the round count, NVML before the first round and after the last, throttled when any round was,
+// the host probes of all rounds.
+timing_result merge_rounds(std::vector<timing_result> rounds, const exec::timing_spec& spec) {
+  timing_result merged = std::move(rounds.front());
+  if (rounds.size() == 1) return merged;
+  const json first = merged.params;
+  merged.params = json(spec);
+  for (const char* key : {"headline", "l2_flush_bytes", "nvml_before", "cuda_plugin_error", "fallback"})
+    if (first.contains(key)) merged.params[key] = first[key];
+  merged.params["rounds"] = rounds.size();
+  json host_ms = first.value("host_ms", json::array());
+  std::vector<timing::host_probe_result> probes;
+  const auto add_probes = [&](const json& params) {
+    for (const auto& p : params.value("host_probe", json::array()))
+      probes.push_back({p.value("cpu_ns", 0.0), p.value("mem_ns", 0.0)});
+  };
+  add_probes(first);
+  json stop_reasons = json::array({merged.stop_reason});
+  bool throttled = first.value("throttled", false);
+  std::size_t warmup_calls = first.value("warmup_calls", std::size_t{0});
+  for (std::size_t i = 1; i < rounds.size(); ++i) {
+    const timing_result& r = rounds[i];
+    merged.samples_ms.insert(merged.samples_ms.end(), r.samples_ms.begin(), r.samples_ms.end());
+    for (const auto& h : r.params.value("host_ms", json::array()))
+      host_ms.push_back(h);
+    stop_reasons.push_back(r.stop_reason);
+    throttled = throttled || r.params.value("throttled", false);
+    warmup_calls += r.params.value("warmup_calls", std::size_t{0});
+    add_probes(r.params);
+    for (const char* key : {"nvml_after", "warning"})
+      if (r.params.contains(key)) merged.params[key] = r.params[key];
+  }
+  if (!host_ms.empty()) merged.params["host_ms"] = host_ms;
+  merged.params["round_stop_reasons"] = stop_reasons;
+  merged.params["warmup_calls"] = warmup_calls;
+  if (!probes.empty()) record_host_probes(probes, merged.params);
+  if (first.contains("throttled")) merged.params["throttled"] = throttled;
+  merged.stop_reason = "rounds";
+  return merged;
+}
+
+// One candidate round in the runner: fresh inputs per call from a secret seed; the outputs of two random
+// calls and of the last one are kept there and checked here against the reference on the same inputs.
+timing_result candidate_round(const exec::evaluate_job& job, const exec::timing_spec& spec,
+                              py::object& session, runner_link& runner, result_channel& channel) {
+  std::mt19937_64 pick(secret_seed());
+  const long span = std::max(3, spec.min_samples + spec.warmup_min_calls);
+  json retain = json::array({static_cast<long>(pick() % span), static_cast<long>(pick() % span)});
+  const bool fresh = spec.method == "robust";
+  const json reply = checked(runner, {{"op", "time"},
+                                      {"subject", "candidate"},
+                                      {"spec", spec},
+                                      {"base", secret_seed() % (1ull << 62)},
+                                      {"fresh", fresh},
+                                      {"retain", retain}});
+  if (spec.check_outputs)
+    for (py::handle c : session.attr("check_retained")(reply.value("retained", std::vector<long>{}),
+                                                       job.protocol.atol, job.protocol.rtol)) {
+      json event = to_json(c);
+      event["type"] = "case";
+      channel.emit(event);
+    }
+  return from_reply(reply.at("timing"));
+}
+
+timing_result reference_round(const exec::timing_spec& spec, py::object& session,
+                              const device_context& device) {
+  const bool fresh = spec.method == "robust";
+  session.attr("timing_begin")(secret_seed() % (1ull << 62), fresh);
+  py::object call_reference = session.attr("call_reference");
+  py::object prepare_call = session.attr("prepare_call");
+  const std::function<void()> reference = [&] { call_reference(); };
+  const std::function<void()> prepare = [&] { prepare_call(); };
+  const gc_paused no_gc;
+  return time_callable(reference, device, spec, fresh ? prepare : nullptr);
+}
+
+// CUDA graphs (--graphs): each forward captured once and its replays timed; a forward that cannot be captured
+// is reported, not judged.
+void time_graphs(const exec::timing_spec& spec, py::object& session, runner_link& runner,
+                 const device_context& device, result_channel& channel) {
+  const json reply = runner.request({{"op", "time"}, {"subject", "graph"}, {"spec", spec}, {"base", 42}});
+  if (reply.value("ok", false))
+    report_timing(channel, "candidate_graph", from_reply(reply.at("timing")));
+  else
+    channel.emit(
+        {{"type", "graph_error"}, {"subject", "candidate_graph"}, {"error", reply.value("error", "")}});
+  try {
+    py::object replay = session.attr("capture_graph")();
+    const std::function<void()> call = [&] { replay(); };
+    report_timing(channel, "reference_eager_graph", time_callable(call, device, spec));
+  } catch (py::error_already_set& e) {
+    channel.emit(
+        {{"type", "graph_error"}, {"subject", "reference_eager_graph"}, {"error", std::string(e.what())}});
+  }
+}
+
+} // namespace
+
+void time_subjects(const exec::evaluate_job& job, py::object& session, runner_link& runner,
+                   result_channel& channel) {
+  const exec::timing_spec& spec = job.timing;
+  const device_context device = session_device(job.device, session);
+  // robust: alternating rounds, so that a slow drift of the machine (clocks, power) reaches both subjects
+  const int rounds = spec.method == "robust" ? std::max(1, spec.rounds) : 1;
+  const exec::timing_spec round_spec = split_into_rounds(spec, rounds);
+  std::vector<timing_result> candidate_rounds, reference_rounds;
+  for (int r = 0; r < rounds; ++r) {
+    candidate_rounds.push_back(candidate_round(job, round_spec, session, runner, channel));
+    reference_rounds.push_back(reference_round(round_spec, session, device));
+  }
+  timing_result candidate = merge_rounds(std::move(candidate_rounds), spec);
+  timing_result reference = merge_rounds(std::move(reference_rounds), spec);
+  candidate.params["fresh_inputs"] = reference.params["fresh_inputs"] = spec.method == "robust";
+  candidate.params["process"] = "runner";
+  report_timing(channel, "candidate", candidate);
+  report_timing(channel, "reference_eager", reference);
+  if (spec.floor) { // a short measurement in the runner: the floor is small and steady
+    exec::timing_spec floor = spec;
+    floor.max_time_ms = std::min(spec.max_time_ms, 200.0);
+    floor.max_samples = std::min(spec.max_samples, 300);
+    floor.method = "robust";
+    const json reply = checked(runner, {{"op", "time"}, {"subject", "empty"}, {"spec", floor}, {"base", 42}});
+    report_timing(channel, "empty_forward", from_reply(reply.at("timing")));
+  }
+  if (device.cuda && spec.graphs) time_graphs(spec, session, runner, device, channel);
+  if (device.cuda && !candidate.samples_ms.empty()) {
+    const json reply =
+        runner.request({{"op", "trace"}, {"event_ms", timing::summarize(candidate.samples_ms).median}});
+    // a tracing failure is the harness's, never the candidate's verdict
+    const json trace =
+        reply.value("ok", false) ? reply.value("trace", json()) : json{{"error", reply.value("error", "")}};
+    channel.emit({{"type", "trace"}, {"subject", "candidate"}, {"trace", trace}});
+  }
+}
+
+} // namespace kj::worker

@@ -1,0 +1,18 @@
+// Timing in the judge: the candidate's rounds run in the runner (asked for, never trusted for verdicts), the
+// reference's in the judge, alternating; timed outputs checked on inputs the judge draws again; floor, trace.
+#pragma once
+
+#include "harness/exec/messages.hpp"
+#include "harness/worker/channel.hpp"
+#include "harness/worker/runner_link.hpp"
+
+#include <pybind11/embed.h>
+
+namespace kj::worker {
+
+// Emits "timing" events (candidate, reference_eager, empty_forward, graphs), "case" events (timed_outputs)
+// and the candidate's "trace". Throws std::runtime_error naming the runner's failure when it cannot be timed.
+void time_subjects(const exec::evaluate_job& job, pybind11::object& session, runner_link& runner,
+                   result_channel& channel);
+
+} // namespace kj::worker

@@ -1,0 +1,184 @@
+"""The untrusted side of an evaluation, embedded in the `kj` binary: the candidate's process (the runner).
+
+It imports the candidate, builds ModelNew the protocol's way, draws inputs from the recipes the judge sends (the same
+code the judge draws with) and calls forward. It computes nothing that is recorded: outputs go back as bytes into the
+judge's arena (written by C++ from a DLPack view, not through anything Python can patch), verdicts and statistics are
+made in the judge, and timing samples are taken by the C++ timing engine. Helpers here only serve the candidate.
+"""
+import torch
+
+from kj_runtime import (DTYPES, KjError, Problem, _EMPTY, _is_build_failure, apply_overrides, backend_flags,
+                        capture_graph, clone_inputs, draw, forbid_functional, format_exception, load_module,
+                        set_seed, to_device, torch_ops_of)
+
+
+class RunnerSession:
+    def __init__(self, device, protocol):
+        self.device = torch.device(device)
+        self.protocol = dict(protocol or {})
+        precision = self.protocol.get("precision", "fp32")
+        self.dtype = None if precision == "fp32" else DTYPES[precision]
+        self.pinned_flags = backend_flags()  # before the candidate is imported: its import may flip them
+        self.models = {}
+        self.problems = {}
+        self.retained = {}
+        self.graphs = []
+
+    # ---- loading ----
+    def load(self, problem_path, problem_source, candidate_path, candidate_source, overrides, seed):
+        self.overrides = dict(overrides)
+        self.seed = seed
+        self.problem = Problem(problem_path, problem_source, overrides, self.dtype)
+        self.import_candidate(candidate_path, candidate_source, overrides)
+        self.model_for({})
+
+    def import_candidate(self, candidate_path, candidate_source, overrides):
+        """Imports the candidate file (its extensions compile here when the build folder lacks them)."""
+        try:
+            source, _ = apply_overrides(candidate_source, overrides, candidate_path)
+            module = load_module("kj_candidate", source, candidate_path)
+        except SyntaxError as exc:
+            raise KjError("load_error", f"candidate {candidate_path} has a syntax error:\n"
+                          f"{format_exception(exc)}") from None
+        except Exception as exc:
+            kind = "compile_error" if _is_build_failure(exc) else "load_error"
+            raise KjError(kind, f"candidate {candidate_path} failed to import:\n{format_exception(exc)}") from None
+        if not isinstance(getattr(module, "ModelNew", None), type):
+            raise KjError("load_error", f"candidate {candidate_path} defines no class `ModelNew`")
+        self.candidate_class = module.ModelNew
+
+    def problem_at(self, sizes):
+        if not sizes:
+            return self.problem
+        key = tuple(sorted(sizes.items()))
+        if key not in self.problems:
+            overrides = dict(self.overrides)
+            overrides.update(sizes)
+            self.problems[key] = Problem(self.problem.path, self.problem.raw_source, overrides, self.dtype)
+        return self.problems[key]
+
+    def model_for(self, sizes):
+        """ModelNew built for the problem at `sizes`, the protocol's way (cached). KernelBench: seed, init inputs,
+        seed, ModelNew in train mode. CUDA Agent: Model's weights copied by a strict load_state_dict, eval mode."""
+        key = tuple(sorted((sizes or {}).items()))
+        if key in self.models:
+            return self.models[key]
+        problem = self.problem_at(sizes)
+        seed = self.seed
+        set_seed(seed)
+        init_inputs = [to_device(x, self.device, self.dtype) for x in problem.init_inputs()]
+        try:
+            with torch.no_grad():
+                set_seed(seed)
+                model_new = self._place(self.candidate_class(*init_inputs))
+        except Exception as exc:
+            raise KjError("runtime_error", f"constructing ModelNew raised:\n{format_exception(exc)}") from None
+        if self.protocol.get("weights") == "state_dict":
+            with torch.no_grad():
+                set_seed(seed)
+                model = self._place(problem.module.Model(*init_inputs))
+            try:
+                model_new.load_state_dict(model.state_dict(), strict=True)
+            except Exception as exc:
+                raise KjError("incorrect", "ModelNew does not take Model's weights (load_state_dict(strict=True), "
+                              f"as the cuda-agent protocol requires):\n{exc}") from None
+            del model
+        if self.protocol.get("eval_mode"):
+            model_new.eval()
+        self.models[key] = model_new
+        return model_new
+
+    def _place(self, model):
+        return model.to(device=self.device, dtype=self.dtype) if self.dtype else model.to(self.device)
+
+    # ---- calls ----
+    def inputs_for(self, recipe, sizes):
+        return draw(self.problem_at(sizes), recipe, self.device)
+
+    def forward(self, recipe, sizes, check_inputs, phase):
+        """One forward on the recipe's inputs; returns (output, changed input indices or None, overlap)."""
+        model = self.model_for(sizes)
+        inputs = self.inputs_for(recipe, sizes)
+        pristine = clone_inputs(inputs) if check_inputs else None
+        try:
+            with torch.no_grad():
+                if phase == "trial" and self.protocol.get("forbid_functional"):
+                    with forbid_functional():
+                        output = model(*inputs)
+                else:
+                    output = model(*inputs)
+        except KjError:
+            raise
+        except torch.OutOfMemoryError as exc:
+            raise KjError("oom", f"ModelNew.forward ran out of memory:\n{format_exception(exc)}") from None
+        except Exception as exc:
+            raise KjError("runtime_error", f"ModelNew.forward raised:\n{format_exception(exc)}") from None
+        self.sync()
+        changed = None
+        if check_inputs:
+            changed = [i for i, (a, b) in enumerate(zip(inputs, pristine))
+                       if isinstance(a, torch.Tensor) and not _same(a, b)]
+        return output, changed, self.overlap(output, model, inputs)
+
+    def overlap(self, output, model, inputs):
+        """Whether an output's storage overlaps an input, a parameter or a buffer (an alias, not a result)."""
+        if isinstance(output, torch.Tensor):
+            outs = [output]
+        elif isinstance(output, (tuple, list)):
+            outs = [o for o in output if isinstance(o, torch.Tensor)]
+        else:
+            return False
+        others = [x for x in inputs if isinstance(x, torch.Tensor)] + list(model.parameters()) + list(model.buffers())
+        for out in outs:
+            if out.layout != torch.strided or not out.untyped_storage().nbytes():
+                continue
+            st = out.untyped_storage()
+            lo, hi = st.data_ptr(), st.data_ptr() + st.nbytes()
+            for t in others:
+                if t.layout != torch.strided:
+                    continue
+                ts = t.untyped_storage()
+                if ts.nbytes() and ts.data_ptr() < hi and lo < ts.data_ptr() + ts.nbytes():
+                    return True
+        return False
+
+    def sync(self):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def stream(self):
+        return int(torch.cuda.current_stream(self.device).cuda_stream) if self.device.type == "cuda" else 0
+
+    def empty_cache(self):
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+
+    def empty_forward(self, inputs):
+        with torch.no_grad():
+            _EMPTY(*inputs)
+
+    def graph_of(self, inputs):
+        return capture_graph(self.model_for({}), inputs, self.device, self)
+
+    # ---- findings ----
+    def flag_changes(self):
+        """Backend flags (TF32, reduced-precision reductions, cuDNN modes) the candidate changed."""
+        current = backend_flags()
+        return {k: f"{self.pinned_flags[k]} -> {v}" for k, v in current.items() if v != self.pinned_flags[k]}
+
+    def torch_ops(self, recipe):
+        model = self.model_for({})
+        inputs = self.inputs_for(recipe, {})
+        ops = torch_ops_of(lambda: model(*inputs))
+        self.sync()
+        return ops
+
+
+def _same(a, b):
+    """Bitwise-equal tensors, NaN equal to NaN."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point():
+        return bool(torch.equal(torch.isnan(a), torch.isnan(b))) and bool(
+            torch.equal(a.nan_to_num(0.0), b.nan_to_num(0.0)))
+    return bool(torch.equal(a, b))

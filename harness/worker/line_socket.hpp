@@ -1,0 +1,30 @@
+// One end of the judge-runner socket: JSON messages as lines, with a deadline on reads.
+#pragma once
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace kj::worker {
+
+class line_socket {
+public:
+  explicit line_socket(int fd) : m_fd(fd) {}
+  ~line_socket();
+  line_socket(const line_socket&) = delete;
+  line_socket& operator=(const line_socket&) = delete;
+
+  // False when the peer is gone.
+  bool send(const nlohmann::json& message);
+  enum class status { line, closed, timed_out };
+  // Waits up to `timeout` for a whole line (lines over `max_bytes` end the connection: closed).
+  status receive(std::string& line, std::chrono::milliseconds timeout, std::size_t max_bytes = 64 << 20);
+  int fd() const { return m_fd; }
+
+private:
+  int m_fd;
+  std::string m_pending;
+};
+
+} // namespace kj::worker

@@ -1,0 +1,17 @@
+// `kj runner`: the candidate's process. It serves the judge's requests on one socket (load, forward, time,
+// fetch, trace, findings) and reports nothing anywhere else; see harness/worker/kj_runner.py.
+#pragma once
+
+#include <string>
+
+namespace kj::worker {
+
+struct runner_options {
+  int socket_fd = 3;
+  std::string device = "cpu";
+};
+
+// Returns the process exit code.
+int run_runner(const runner_options& options);
+
+} // namespace kj::worker

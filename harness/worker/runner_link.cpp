@@ -1,0 +1,387 @@
+// Implements runner_link: the runner's process (fork/exec of this binary), requests, the arena and the
+// watchdog.
+#include "harness/worker/runner_link.hpp"
+
+#include "harness/exec/process.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <fstream>
+#include <map>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kj::worker {
+namespace {
+
+constexpr std::uint64_t k_first_arena = 64ull << 20;
+
+// pid -> parent pid of every process, from /proc/<pid>/stat.
+std::map<int, int> parents() {
+  std::map<int, int> out;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return out;
+  while (dirent* e = ::readdir(proc)) {
+    const int pid = std::atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const auto close = text.rfind(')'); // the command name may hold spaces and parentheses
+    if (close == std::string::npos || close + 4 >= text.size()) continue;
+    int ppid = 0;
+    std::sscanf(text.c_str() + close + 2, "%*c %d", &ppid);
+    out[pid] = ppid;
+  }
+  ::closedir(proc);
+  return out;
+}
+
+std::uint64_t resident_bytes(int pid) {
+  std::ifstream statm(fmt::format("/proc/{}/statm", pid));
+  std::uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+std::uint64_t half_the_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) / 2;
+}
+
+std::string hex(const std::string& bytes) {
+  std::string out;
+  for (unsigned char c : bytes)
+    out += fmt::format("{:02x}", c);
+  return out;
+}
+
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status))
+    return fmt::format("was killed by signal {} ({})", WTERMSIG(status), ::strsignal(WTERMSIG(status)));
+  if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
+  return "ended";
+}
+
+} // namespace
+
+std::vector<int> descendants(int root) {
+  const auto parent = parents();
+  std::multimap<int, int> children;
+  for (const auto& [pid, ppid] : parent)
+    children.emplace(ppid, pid);
+  std::vector<int> out, queue{root};
+  while (!queue.empty()) {
+    const int p = queue.back();
+    queue.pop_back();
+    for (auto [it, end] = children.equal_range(p); it != end; ++it) {
+      out.push_back(it->second);
+      queue.push_back(it->second);
+    }
+  }
+  return out;
+}
+
+void kill_descendants(int root) {
+  for (int round = 0; round < 50; ++round) {
+    const auto all = descendants(root);
+    if (all.empty()) break;
+    for (int pid : all)
+      ::kill(pid, SIGKILL);
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    ::usleep(2000);
+  }
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+}
+
+runner_link::runner_link(runner_spec spec, const cuda::plugin* plugin)
+    : m_spec(std::move(spec)), m_plugin(plugin) {
+  if (m_spec.limits.memory_bytes == 0) m_spec.limits.memory_bytes = half_the_memory();
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1); // what the candidate leaves behind becomes ours to kill
+  start();
+}
+
+runner_link::~runner_link() {
+  stop();
+  if (m_arena_ptr && m_plugin) {
+    try {
+      m_plugin->mem_free(m_arena_ptr);
+    } catch (const std::exception&) { // the context may be gone with a crash; nothing to do
+    }
+  }
+}
+
+void runner_link::start() {
+  fs::create_directories(m_spec.scratch / "tmp");
+  int sv[2], out[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("runner: socketpair/pipe: ") + std::strerror(errno));
+  // Everything the child needs is built before fork: after it only async-signal-safe calls.
+  std::map<std::string, std::string> env = exec::scrubbed_environment();
+  env["HOME"] = m_spec.scratch.string();
+  env["TMPDIR"] = (m_spec.scratch / "tmp").string();
+  env["KJ_SCRATCH_DIR"] = m_spec.scratch.string();
+  env["TRITON_CACHE_DIR"] = (m_spec.scratch / "triton").string();
+  std::vector<std::string> env_text;
+  for (const auto& [k, v] : env)
+    env_text.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& e : env_text)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const std::string device = m_spec.device, dir = m_spec.scratch.string();
+  const char* argv[] = {"kj", "runner", "--socket", "3", "--device", device.c_str(), nullptr};
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("runner: fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::setsid(); // its own session and group: signals to kj's group do not reach it, and it cannot take over
+                // ours
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(122);
+    if (::dup2(null_fd, 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(out[1], 2) < 0 || ::dup2(sv[1], 3) < 0)
+      ::_exit(120);
+    ::close_range(4, ~0U, 0);
+    if (::chdir(dir.c_str()) != 0) ::_exit(123);
+    const rlimit core{0, 0}, files{4096, 4096}, fsize{8ull << 30, 8ull << 30};
+    ::setrlimit(RLIMIT_CORE, &core);
+    ::setrlimit(RLIMIT_NOFILE, &files);
+    ::setrlimit(RLIMIT_FSIZE, &fsize);
+    ::execve("/proc/self/exe", const_cast<char* const*>(argv), envp.data());
+    ::_exit(121);
+  }
+  ::close(null_fd);
+  ::close(sv[1]);
+  ::close(out[1]);
+  m_pid = pid;
+  m_dead = false;
+  m_socket = std::make_unique<line_socket>(sv[0]);
+  m_stop_threads = false;
+  m_reader = std::thread(&runner_link::capture, this, out[0]);
+  m_watchdog = std::thread(&runner_link::watch, this);
+  json ready = exchange(json()); // the runner speaks first
+  if (!ready.value("ok", false)) {
+    m_load = ready;
+    return;
+  }
+  m_load = exchange({{"op", "load"},
+                     {"problem", m_spec.problem},
+                     {"candidate", m_spec.candidate},
+                     {"overrides", m_spec.overrides},
+                     {"protocol", m_spec.protocol}});
+  if (m_load.value("ok", false)) {
+    const json arena = grow_arena(k_first_arena);
+    if (!arena.value("ok", false)) m_load = arena;
+  }
+}
+
+void runner_link::stop() {
+  if (m_pid > 0) {
+    if (!m_dead && m_socket) m_socket->send({{"op", "quit"}});
+    ::kill(-m_pid, SIGKILL);
+    ::kill(m_pid, SIGKILL);
+    kill_descendants(::getpid());
+    m_pid = -1;
+  }
+  m_stop_threads = true;
+  if (m_watchdog.joinable()) m_watchdog.join();
+  if (m_reader.joinable()) m_reader.join();
+  m_socket.reset();
+}
+
+bool runner_link::restart() {
+  stop();
+  m_limit_broken.clear();
+  m_arena_id = 0;
+  m_arena_bytes = 0;
+  start();
+  return m_load.value("ok", false);
+}
+
+json runner_link::request(const json& message) {
+  json reply = exchange(message);
+  if (reply.value("ok", false) && reply.contains("need_bytes")) {
+    const std::uint64_t need = reply.value("need_bytes", std::uint64_t{0});
+    if (need > m_spec.limits.memory_bytes)
+      return {{"ok", false},
+              {"kind", "runtime_error"},
+              {"error", fmt::format("the candidate's outputs take {} bytes, more than the limit", need)}};
+    const json grown = grow_arena(need + need / 4);
+    if (!grown.value("ok", false)) return grown;
+    reply = exchange({{"op", "deliver"}});
+  }
+  if (reply.value("ok", false) && reply.contains("outputs")) {
+    if (reply.value("arena_id", -1) != m_arena_id)
+      return {{"ok", false}, {"kind", "runtime_error"}, {"error", "the runner answered for another arena"}};
+    reply["arena"] = m_arena_spec;
+  }
+  return reply;
+}
+
+json runner_link::grow_arena(std::uint64_t bytes) {
+  bytes = std::max(bytes, k_first_arena);
+  json message{{"op", "arena"}, {"id", m_arena_id + 1}, {"bytes", bytes}};
+  const bool cuda = m_spec.device == "cuda";
+  std::uint64_t ptr = 0;
+  fs::path path;
+  if (cuda) {
+    ptr = m_plugin->mem_alloc(bytes);
+    message["kind"] = "cuda";
+    message["handle"] = hex(m_plugin->ipc_handle(ptr));
+  } else {
+    path = m_spec.scratch / fmt::format("arena-{}", m_arena_id + 1);
+    { std::ofstream(path).close(); }
+    fs::resize_file(path, bytes);
+    message["kind"] = "file";
+    message["path"] = path.string();
+  }
+  const json reply = exchange(message);
+  if (!reply.value("ok", false)) {
+    if (cuda) m_plugin->mem_free(ptr);
+    return reply;
+  }
+  if (m_arena_ptr) m_plugin->mem_free(m_arena_ptr);
+  if (!m_arena_path.empty()) fs::remove(m_arena_path);
+  m_arena_ptr = ptr;
+  m_arena_path = path;
+  m_arena_bytes = bytes;
+  ++m_arena_id;
+  m_arena_spec = {{"id", m_arena_id}, {"kind", cuda ? "cuda" : "file"}, {"bytes", bytes}};
+  if (cuda)
+    m_arena_spec["ptr"] = ptr;
+  else
+    m_arena_spec["path"] = path.string();
+  return reply;
+}
+
+json runner_link::exchange(const json& message) {
+  if (m_dead) return {{"ok", false}, {"kind", m_death_kind}, {"error", m_death_text}};
+  const std::string op = message.is_null() ? "start" : message.value("op", "?");
+  if (!message.is_null() && !m_socket->send(message)) return died(op);
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(m_spec.deadline -
+                                                                          std::chrono::steady_clock::now());
+  std::string line;
+  switch (m_socket->receive(line, std::max(left, std::chrono::milliseconds(1)))) {
+  case line_socket::status::line:
+    try {
+      json reply = json::parse(line);
+      if (reply.is_object() && reply.contains("ok")) return reply;
+    } catch (const json::exception&) {
+    }
+    m_death_kind = "crashed";
+    m_death_text = "the candidate's process answered '" + op + "' with something that is not a reply";
+    break;
+  case line_socket::status::timed_out:
+    m_death_kind = "timeout";
+    m_death_text = fmt::format("the candidate's process did not finish '{}' before the job's time limit", op);
+    break;
+  case line_socket::status::closed:
+    return died(op);
+  }
+  m_dead = true;
+  ::kill(-m_pid, SIGKILL);
+  kill_descendants(::getpid());
+  m_death_text += "\n--- its output ---\n" + output();
+  return {{"ok", false}, {"kind", m_death_kind}, {"error", m_death_text}};
+}
+
+json runner_link::died(const std::string& during) {
+  int status = 0;
+  ::kill(-m_pid, SIGKILL);
+  while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  kill_descendants(::getpid());
+  m_dead = true;
+  std::string limit;
+  {
+    std::lock_guard lock(m_limit_mutex);
+    limit = m_limit_broken;
+  }
+  m_death_kind = limit.rfind("oom", 0) == 0 ? "oom" : "crashed";
+  m_death_text = limit.empty()
+                     ? fmt::format("the candidate's process {} during '{}'", describe_status(status), during)
+                     : fmt::format("the candidate's process was killed during '{}': {}", during, limit);
+  m_death_text += "\n--- its output ---\n" + output();
+  return {{"ok", false}, {"kind", m_death_kind}, {"error", m_death_text}};
+}
+
+void runner_link::watch() {
+  while (!m_stop_threads) {
+    ::usleep(
+        200'000); // a fork bomb makes a few hundred processes in this time; RLIMITs and cgroups cap the rest
+    if (m_dead || m_pid <= 0) continue;
+    // Everything below the judge: the runner, its children, and orphans reparented to us (the subreaper).
+    const auto tree = descendants(::getpid());
+    std::uint64_t rss = 0;
+    for (int pid : tree)
+      rss += resident_bytes(pid);
+    std::string broken;
+    if (rss > m_spec.limits.memory_bytes)
+      broken = fmt::format("oom: its processes held {} MiB of host memory, over the limit of {} MiB",
+                           rss >> 20, m_spec.limits.memory_bytes >> 20);
+    else if (static_cast<int>(tree.size()) > m_spec.limits.processes)
+      broken = fmt::format("processes: it started more than {} processes", m_spec.limits.processes);
+    if (broken.empty()) continue;
+    {
+      std::lock_guard lock(m_limit_mutex);
+      m_limit_broken = broken;
+    }
+    ::kill(-m_pid, SIGKILL);
+    ::kill(m_pid, SIGKILL);
+    for (int pid : tree)
+      ::kill(pid, SIGKILL);
+  }
+}
+
+void runner_link::capture(int fd) {
+  char buffer[65536];
+  const std::size_t half = m_spec.limits.output_bytes / 2;
+  while (true) {
+    pollfd pfd{fd, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, 100);
+    if (ready == 0) {
+      if (m_stop_threads) break; // a descendant that escaped the kill may hold the pipe: do not wait for it
+      continue;
+    }
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    std::lock_guard lock(m_output_mutex);
+    m_output_total += static_cast<std::uint64_t>(n);
+    std::string_view chunk(buffer, static_cast<std::size_t>(n));
+    if (m_head.size() < half) {
+      const std::size_t take = std::min(half - m_head.size(), chunk.size());
+      m_head.append(chunk.substr(0, take));
+      chunk.remove_prefix(take);
+    }
+    m_tail.append(chunk);
+    if (m_tail.size() > 2 * half) m_tail.erase(0, m_tail.size() - half);
+  }
+  ::close(fd);
+}
+
+std::string runner_link::output() const {
+  std::lock_guard lock(m_output_mutex);
+  const std::size_t half = m_spec.limits.output_bytes / 2;
+  std::string tail = m_tail.size() > half ? m_tail.substr(m_tail.size() - half) : m_tail;
+  const std::uint64_t shown = m_head.size() + tail.size();
+  if (shown >= m_output_total) return m_head + tail;
+  return m_head + fmt::format("\n[... {} bytes of output not kept ...]\n", m_output_total - shown) + tail;
+}
+
+} // namespace kj::worker

@@ -1,0 +1,102 @@
+// The judge's side of the runner: starts the candidate's process, sends it requests with a deadline, owns the
+// arena the outputs come back in, watches its memory and process count, and kills it and everything it
+// started.
+#pragma once
+
+#include "harness/cuda/plugin_loader.hpp"
+#include "harness/exec/messages.hpp"
+#include "harness/worker/line_socket.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+namespace kj::worker {
+
+// A failure of the runner (the candidate's process), with the verdict it means.
+struct runner_failure : std::runtime_error {
+  runner_failure(std::string verdict, const std::string& error)
+      : std::runtime_error(error), kind(std::move(verdict)) {}
+  std::string kind;
+};
+
+struct runner_limits {
+  std::uint64_t memory_bytes = 0;     // resident memory of the runner and its children; 0: half the machine's
+  int processes = 256;                // the runner and its descendants
+  std::size_t output_bytes = 1 << 20; // of its stdout/stderr kept (head and tail); the rest is counted only
+};
+
+struct runner_spec {
+  std::string device = "cpu";
+  exec::source_file problem;
+  exec::source_file candidate;
+  std::map<std::string, std::int64_t> overrides;
+  exec::protocol_spec protocol;
+  std::filesystem::path scratch; // the runner's own folder (its working directory, HOME and TMPDIR)
+  std::chrono::steady_clock::time_point deadline; // the job's: no request waits past it
+  runner_limits limits;
+};
+
+class runner_link {
+public:
+  // Starts the runner and loads problem and candidate; load() tells how that went.
+  explicit runner_link(runner_spec spec, const cuda::plugin* plugin);
+  ~runner_link();
+  runner_link(const runner_link&) = delete;
+  runner_link& operator=(const runner_link&) = delete;
+
+  // The reply of the load request ({"ok": false, "kind": ..., "error": ...} when it failed).
+  const nlohmann::json& load() const { return m_load; }
+
+  // One request. The reply is {"ok": true, ...} or {"ok": false, "kind", "error"}; when the runner died,
+  // timed out or broke a limit, every later request gets that failure (kind crashed, timeout or oom) with the
+  // end of its output. Replies with outputs carry "arena": the judge's view of the memory they are in.
+  nlohmann::json request(const nlohmann::json& message);
+
+  bool alive() const { return !m_dead; }
+  // Starts a fresh runner (after a crash), loading the same problem and candidate; false when that fails.
+  bool restart();
+  // What the runner printed: its first and last bytes.
+  std::string output() const;
+
+private:
+  void start();
+  void stop();
+  nlohmann::json exchange(const nlohmann::json& message);
+  nlohmann::json grow_arena(std::uint64_t bytes);
+  nlohmann::json died(const std::string& during);
+  void watch();
+  void capture(int fd);
+
+  runner_spec m_spec;
+  const cuda::plugin* m_plugin;
+  nlohmann::json m_load;
+  std::unique_ptr<line_socket> m_socket;
+  int m_pid = -1;
+  std::atomic<bool> m_dead{false};
+  std::string m_death_kind, m_death_text;
+  std::atomic<bool> m_stop_threads{false};
+  std::thread m_watchdog, m_reader;
+  mutable std::mutex m_output_mutex;
+  std::string m_head, m_tail;
+  std::uint64_t m_output_total = 0;
+  std::mutex m_limit_mutex;
+  std::string m_limit_broken; // set by the watchdog: "oom: ..." or "processes: ..."
+  // the arena
+  int m_arena_id = 0;
+  std::uint64_t m_arena_bytes = 0, m_arena_ptr = 0;
+  std::filesystem::path m_arena_path;
+  nlohmann::json m_arena_spec;
+};
+
+// Every descendant of `root` (children, theirs, and orphans reparented to a subreaper root), read from /proc.
+std::vector<int> descendants(int root);
+// SIGKILLs them, repeatedly until none is left (a fork bomb keeps forking while it is killed), and reaps.
+void kill_descendants(int root);
+
+} // namespace kj::worker
