@@ -2,6 +2,7 @@
 #include "harness/orchestrator/run.hpp"
 
 #include "adapters/candidates.hpp"
+#include "adapters/generate/accounting.hpp"
 #include "baselines/baselines.hpp"
 #include "db/store.hpp"
 #include "harness/orchestrator/build_pool.hpp"
@@ -9,12 +10,14 @@
 #include "harness/orchestrator/outcome.hpp"
 #include "harness/orchestrator/problem_sources.hpp"
 #include "harness/orchestrator/summary.hpp"
+#include "harness/verdict.hpp"
 #include "harness/verify/static_scan.hpp"
 #include "harness/version.hpp"
 
 #include <chrono>
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+#include <iostream>
 #include <random>
 
 namespace fs = std::filesystem;
@@ -36,7 +39,14 @@ std::string new_run_uid() {
 
 std::vector<adapters::candidate> resolve_candidates(const run_options& options,
                                                     const std::vector<kb::problem>& problems,
-                                                    const std::string& device) {
+                                                    const std::string& device, db::store& store,
+                                                    std::int64_t run_id,
+                                                    const std::vector<std::int64_t>& problem_ids) {
+  // LLM adapters (issue 13): the producer generates (or replays) and records the candidates itself.
+  if (options.generation.active())
+    return adapters::generate_candidates(store, run_id, problems, problem_ids, options.generation, device,
+                                         interrupt_requested)
+        .candidates;
   std::string which = options.candidates;
   if (which.empty()) {
     const bool only_builtin = options.sources.builtin && options.sources.kernelbench_dir.empty() &&
@@ -188,7 +198,6 @@ int execute_run(const run_options& options) {
   fmt::print(stderr, "kj: starting a worker to probe Python, torch and the device...\n");
   const json env = probe_environment(cache_dir);
   const std::string device = resolve_device(options.device, env);
-  const auto candidates = resolve_candidates(options, problems, device);
 
   const db::stack_record stack = stack_from(env, device);
   const std::int64_t stack_id = store.upsert_stack(stack);
@@ -218,6 +227,9 @@ int execute_run(const run_options& options) {
   const std::vector<std::int64_t> problem_ids = record_problems(store, problems);
 
   install_interrupt_handlers();
+  // Candidates are resolved once the run exists: an LLM adapter records its exchanges under it.
+  const auto candidates = resolve_candidates(options, problems, device, store, run_id, problem_ids);
+  if (interrupt_requested()) return interrupted(store, run_id, run_uid, options.db_path);
   job_runner runner{cache_dir, std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
                     options.keep_scratch};
   const auto linked = run_baselines(store, runner, options, problems, problem_ids, candidates,
@@ -233,6 +245,17 @@ int execute_run(const run_options& options) {
                                 db::sha256_hex(c.source)});
     if (store.has_evaluation(run_id, candidate_id)) {
       progress.skip();
+      continue;
+    }
+    if (!c.no_code
+             .empty()) { // LLM adapters (issue 13): a reply without usable code is judged without a worker
+      db::evaluation_record e{run_id, problem_ids[c.problem_index], candidate_id, stack_id, device, "{}", ""};
+      e.verdict = std::string(to_string(verdict::no_code));
+      e.error = c.no_code;
+      e.started_at = e.finished_at = db::now_iso8601();
+      store.insert_evaluation(e);
+      progress.begin(p, c);
+      progress.end(e);
       continue;
     }
     if (const auto [it, fresh] = planned.emplace(candidate_id, c.path.string()); !fresh) {
@@ -314,6 +337,8 @@ int execute_run(const run_options& options) {
   }
   store.set_run_status(run_id, "finished");
   print_run_summary(store, run_uid, options.db_path);
+  if (options.generation.active())
+    adapters::write_cost_table(store.llm_costs(run_uid), std::cout); // issue 13
   return 0;
 }
 

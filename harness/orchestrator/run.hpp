@@ -1,6 +1,7 @@
 // `kj run`: plan the jobs of a run, execute them one at a time per device, record every outcome in the DB.
 #pragma once
 
+#include "adapters/generate/generate.hpp"
 #include "db/store.hpp"
 #include "harness/job.hpp"
 #include "harness/orchestrator/outcome.hpp"
@@ -35,6 +36,7 @@ struct run_options {
   // modes that are measured first where the cache lacks them.
   std::string baselines = "cached";
   std::string command_line;
+  adapters::generation_options generation; // an LLM adapter produces the candidates (instead of `candidates`)
 };
 
 // Returns the process exit code: 0 when the run finished (whatever the verdicts), 2 on bad input, 130 on
