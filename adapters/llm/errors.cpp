@@ -76,8 +76,9 @@ bool is_retryable(error_kind kind) {
 }
 
 bool stops_generation(error_kind kind) {
+  // not_recorded: a replay that cannot answer one request is no longer the recorded run.
   return kind == error_kind::auth || kind == error_kind::spend_limit || kind == error_kind::not_found ||
-         kind == error_kind::cancelled || kind == error_kind::config;
+         kind == error_kind::cancelled || kind == error_kind::config || kind == error_kind::not_recorded;
 }
 
 llm_error::llm_error(std::string provider, error_kind kind, const std::string& message, long status,

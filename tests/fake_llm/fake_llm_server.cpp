@@ -84,6 +84,14 @@ fake_llm_server::fake_llm_server(fs::path fixtures, fs::path answers)
   m_port = m_server->bind_to_any_port("127.0.0.1");
   if (m_port <= 0) throw std::runtime_error("fake LLM server: cannot bind a port on 127.0.0.1");
   m_thread = std::thread([this] { m_server->listen_after_bind(); });
+  // stop() before the listening loop has started would be lost, and the destructor would wait forever.
+  for (int i = 0; i < 5000 && !m_server->is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!m_server->is_running()) {
+    m_server->stop();
+    m_thread.detach(); // it never started listening; nothing of ours is left to it
+    throw std::runtime_error("fake LLM server: the listening thread did not start");
+  }
 }
 
 fake_llm_server::~fake_llm_server() {
