@@ -117,11 +117,29 @@ void client::sleep_for(milliseconds delay) const {
   }
 }
 
-reply client::complete(const request& r, const call_context& context) {
+// The exchange being recorded while a call goes through its attempts.
+struct client::exchange_draft {
+  db::llm_exchange_record x;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  json failed_attempts = json::array();
+
+  void attempt_done(const http_response& response, int number, const provider& p) {
+    x.attempts = number;
+    x.latency_ms = response.elapsed_ms;
+    x.http_status = response.status ? std::optional<std::int64_t>(response.status) : std::nullopt;
+    x.response_body = p.redact(response.body);
+  }
+  void close(const std::string& request_id) {
+    x.request_id = request_id;
+    x.total_ms = ms_since(start);
+    x.attempts_json = failed_attempts.dump();
+    x.finished_at = db::now_iso8601();
+  }
+};
+
+std::optional<reply> client::from_log(const std::string& hash, const request& r,
+                                      const call_context& context) const {
   const std::string name = m_provider->name();
-  const wire_request wire = m_provider->encode(r);
-  const std::string body = wire.body.dump();
-  const std::string hash = request_hash(name, r.model, body);
   if (m_log)
     if (const auto recorded = m_log->find(hash, context.seq)) {
       if (recorded->ok) return from_recording(*recorded);
@@ -135,46 +153,62 @@ reply client::complete(const request& r, const call_context& context) {
         fmt::format("{}: the recording has no answer to this request ({}, model {}, request hash {}, "
                     "sample {}): a replay needs the problems, prompt and settings of the recorded run",
                     name, context.purpose, r.model, hash.substr(0, 16), context.seq));
+  return std::nullopt;
+}
 
-  slot_guard slot(m_slots);
-  db::llm_exchange_record x;
-  x.provider = name;
-  x.model = r.model;
-  x.endpoint = strip_url(wire.url);
-  x.request_hash = hash;
-  x.seq = context.seq;
-  x.purpose = context.purpose;
-  x.request_json = m_provider->redact(body);
-  x.started_at = db::now_iso8601();
-  const auto start = std::chrono::steady_clock::now();
-  json failed_attempts = json::array();
+reply client::finish(reply out, const std::string& header_request_id, const std::string& model,
+                     exchange_draft& draft) {
+  if (!header_request_id.empty()) out.request_id = header_request_id; // the header's id beats the body's
+  out.cost_usd = m_prices ? m_prices->cost(m_provider->name(), model, out.tokens) : std::nullopt;
+  out.latency_ms = draft.x.latency_ms;
+  out.total_ms = ms_since(draft.start);
+  out.attempts = draft.x.attempts;
+  db::llm_exchange_record& x = draft.x;
+  x.ok = true;
+  x.stop_reason = out.stop_raw;
+  x.input_tokens = out.tokens.input;
+  x.cache_read_tokens = out.tokens.cache_read;
+  x.cache_write_tokens = out.tokens.cache_write;
+  x.output_tokens = out.tokens.output;
+  x.cost_usd = out.cost_usd;
+  draft.close(out.request_id);
+  out.exchange_id = m_log ? m_log->record(x) : 0;
+  return out;
+}
+
+void client::give_up(exchange_draft& draft, const failure& f, const std::string& what,
+                     const std::string& why_not) {
+  const int attempts = draft.x.attempts;
+  draft.x.ok = false;
+  draft.x.error_kind = to_string(f.kind);
+  draft.x.error = fmt::format("{}; {} attempt{}{}", what, attempts, attempts == 1 ? "" : "s",
+                              why_not.empty() ? "" : ", " + why_not);
+  draft.close(f.request_id);
+  if (m_log && f.kind != error_kind::cancelled) m_log->record(draft.x); // a cancelled call is asked again
+  throw llm_error(m_provider->name(), f.kind, draft.x.error, f.status, f.request_id, attempts);
+}
+
+reply client::complete(const request& r, const call_context& context) {
+  const std::string name = m_provider->name();
+  const wire_request wire = m_provider->encode(r);
+  const std::string body = wire.body.dump();
+  const std::string hash = request_hash(name, r.model, body);
+  if (auto recorded = from_log(hash, r, context)) return std::move(*recorded);
+
+  slot_guard slot(m_slots); // held while waiting to retry too: a rate limit is not made worse
+  exchange_draft draft;
+  draft.x = {.provider = name,
+             .model = r.model,
+             .endpoint = strip_url(wire.url),
+             .request_hash = hash,
+             .seq = context.seq,
+             .purpose = context.purpose,
+             .request_json = m_provider->redact(body)};
+  draft.x.started_at = db::now_iso8601();
   for (int number = 1;; ++number) {
     attempt_result a = attempt(wire, body);
-    x.attempts = number;
-    x.latency_ms = a.response.elapsed_ms;
-    x.http_status = a.response.status ? std::optional<std::int64_t>(a.response.status) : std::nullopt;
-    x.response_body = m_provider->redact(a.response.body);
-    if (a.ok) {
-      reply out = std::move(*a.ok);
-      if (!a.f.request_id.empty()) out.request_id = a.f.request_id; // the header's id beats the body's
-      out.cost_usd = m_prices ? m_prices->cost(name, r.model, out.tokens) : std::nullopt;
-      out.latency_ms = x.latency_ms;
-      out.total_ms = ms_since(start);
-      out.attempts = number;
-      x.ok = true;
-      x.request_id = out.request_id;
-      x.stop_reason = out.stop_raw;
-      x.input_tokens = out.tokens.input;
-      x.cache_read_tokens = out.tokens.cache_read;
-      x.cache_write_tokens = out.tokens.cache_write;
-      x.output_tokens = out.tokens.output;
-      x.cost_usd = out.cost_usd;
-      x.total_ms = out.total_ms;
-      x.attempts_json = failed_attempts.dump();
-      x.finished_at = db::now_iso8601();
-      out.exchange_id = m_log ? m_log->record(x) : 0;
-      return out;
-    }
+    draft.attempt_done(a.response, number, *m_provider);
+    if (a.ok) return finish(std::move(*a.ok), a.f.request_id, r.model, draft);
     std::string why_not;
     std::optional<milliseconds> delay;
     if (a.f.kind != error_kind::cancelled) {
@@ -183,24 +217,13 @@ reply client::complete(const request& r, const call_context& context) {
     }
     const std::string where = a.f.status ? fmt::format("HTTP {} ", a.f.status) : std::string();
     const std::string id = a.f.request_id.empty() ? "no request id" : "request id " + a.f.request_id;
-    const std::string what = fmt::format("{}: {}{} ({}, {})", name, where, a.f.message, id, x.endpoint);
-    if (!delay) {
-      x.ok = false;
-      x.error_kind = to_string(a.f.kind);
-      x.error = fmt::format("{}; {} attempt{}{}", what, number, number == 1 ? "" : "s",
-                            why_not.empty() ? "" : ", " + why_not);
-      x.request_id = a.f.request_id;
-      x.total_ms = ms_since(start);
-      x.attempts_json = failed_attempts.dump();
-      x.finished_at = db::now_iso8601();
-      if (m_log && a.f.kind != error_kind::cancelled) m_log->record(x);
-      throw llm_error(name, a.f.kind, x.error, a.f.status, a.f.request_id, number);
-    }
-    failed_attempts.push_back({{"status", a.f.status},
-                               {"kind", to_string(a.f.kind)},
-                               {"error", a.f.message},
-                               {"request_id", a.f.request_id},
-                               {"wait_ms", delay->count()}});
+    const std::string what = fmt::format("{}: {}{} ({}, {})", name, where, a.f.message, id, draft.x.endpoint);
+    if (!delay) give_up(draft, a.f, what, why_not);
+    draft.failed_attempts.push_back({{"status", a.f.status},
+                                     {"kind", to_string(a.f.kind)},
+                                     {"error", a.f.message},
+                                     {"request_id", a.f.request_id},
+                                     {"wait_ms", delay->count()}});
     if (m_options.on_retry)
       m_options.on_retry(fmt::format("{}; retry {} of {} in {:.1f} s", what, number,
                                      m_options.retry.max_retries, delay->count() / 1000.0));

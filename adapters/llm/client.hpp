@@ -48,7 +48,13 @@ public:
 
 private:
   struct attempt_result;
+  struct exchange_draft;
+  std::optional<reply> from_log(const std::string& hash, const request& r, const call_context& context) const;
   attempt_result attempt(const wire_request& wire, const std::string& body);
+  reply finish(reply out, const std::string& header_request_id, const std::string& model,
+               exchange_draft& draft);
+  [[noreturn]] void give_up(exchange_draft& draft, const failure& f, const std::string& what,
+                            const std::string& why_not);
   reply from_recording(const db::llm_exchange_record& recorded) const;
   void sleep_for(std::chrono::milliseconds delay) const;
 

@@ -35,7 +35,8 @@ TEST_CASE("a workdir becomes one source: every C++ file embedded, the extension 
   CHECK(source.find("_KJ_WITH_CUDA = False") != std::string::npos); // no .cu file: a CPU build
   CHECK(source.find("torch.utils.cpp_extension") != std::string::npos);
   CHECK(source.find("name=\"cuda_extension\"") != std::string::npos);
-  CHECK(source.find("# ---- model_new.py ----\nimport torch.nn as nn\n\nimport cuda_extension\n") !=
+  CHECK(source.find(
+            "# ---- model_new.py ----\nimport torch\nimport torch.nn as nn\n\nimport cuda_extension\n") !=
         std::string::npos);
   CHECK(source.find("model.py") == std::string::npos);
 

@@ -128,6 +128,19 @@ TEST_CASE("kj generate stops at the budget, and on errors no later call could fi
   CHECK(bad_budget.err.find("has no price for model 'unpriced-model'") != std::string::npos);
 }
 
+TEST_CASE("a reply in prose is a no_code candidate, written to no file") {
+  fake_llm_server server(llm_fixtures());
+  scratch_dir dir;
+  ::setenv("ANTHROPIC_API_KEY", "sk-ant-test-prose", 1);
+  const auto r = run_kj(generate_args(server, dir, "anthropic", "no_code",
+                                      {"--level", "1", "--ids", "1", "--out", (dir / "out").string()}));
+  ::unsetenv("ANTHROPIC_API_KEY");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("1 candidate (1 without usable code)") != std::string::npos);
+  CHECK(fs::is_empty(dir / "out"));
+}
+
 TEST_CASE("generation flags without --adapter, and --candidates with it, are refused") {
   const auto r = run_kj({"run", "--model", "x", "--db", "/nonexistent/kj.sqlite"});
   CHECK(r.exit_code == 2);
