@@ -247,8 +247,8 @@ int execute_run(const run_options& options) {
       progress.skip();
       continue;
     }
-    if (!c.no_code
-             .empty()) { // LLM adapters (issue 13): a reply without usable code is judged without a worker
+    // LLM adapters (issue 13): a reply without usable code is judged `no_code` without a worker.
+    if (!c.no_code.empty()) {
       db::evaluation_record e{run_id, problem_ids[c.problem_index], candidate_id, stack_id, device, "{}", ""};
       e.verdict = std::string(to_string(verdict::no_code));
       e.error = c.no_code;
