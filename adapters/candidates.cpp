@@ -1,5 +1,7 @@
-// Implements the directory import adapter and the identity producer.
+// Implements the directory import adapter (files and CUDA-Agent workdirs) and the identity producer.
 #include "adapters/candidates.hpp"
+
+#include "adapters/workdir.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -22,38 +24,86 @@ bool parse_generated_name(const std::string& file_name, int& level, int& problem
   return true;
 }
 
+namespace {
+
+// The file name a workdir folder stands for: level_L_problem_N_sample_S(_kernel) names a generated candidate,
+// anything else a problem file (`<id>_<Name>` for `<id>_<Name>.py`).
+std::string workdir_name(const fs::path& folder) {
+  static const std::regex generated(R"(level_\d+_problem_\d+_sample_\d+)");
+  std::string name = folder.filename().string();
+  if (name.ends_with("_kernel")) name.resize(name.size() - 7);
+  return std::regex_match(name, generated) ? name + "_kernel.py" : folder.filename().string() + ".py";
+}
+
+// The problems a (file) name points at: KernelBench's generated name, else a problem's file name.
+std::vector<std::size_t> matches(const std::string& name, const std::vector<kb::problem>& problems,
+                                 int& sample, bool& generated, int& level, int& number) {
+  generated = parse_generated_name(name, level, number, sample);
+  if (!generated) sample = 0;
+  std::vector<std::size_t> hits;
+  for (std::size_t i = 0; i < problems.size(); ++i)
+    if (generated ? (problems[i].level == level && problems[i].number == number)
+                  : problems[i].file_name == name)
+      hits.push_back(i);
+  return hits;
+}
+
+std::string read_source(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+} // namespace
+
 import_report candidates_from_directory(const fs::path& dir, const std::vector<kb::problem>& problems,
                                         const std::string& producer) {
   if (!fs::is_directory(dir))
     throw kb::source_error(
         fmt::format("candidate directory {} does not exist or is not a directory", dir.string()));
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.is_regular_file() && entry.path().extension() == ".py") files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
-
   import_report report;
-  for (const auto& file : files) {
-    const std::string name = file.filename().string();
-    int level = 0, number = 0, sample = 0;
-    const bool generated = parse_generated_name(name, level, number, sample);
-    bool matched = false;
-    for (std::size_t i = 0; i < problems.size(); ++i) {
-      const auto& p = problems[i];
-      const bool hit = generated ? (p.level == level && p.number == number) : (p.file_name == name);
-      if (!hit) continue;
-      std::ifstream in(file, std::ios::binary);
-      std::stringstream text;
-      text << in.rdbuf();
-      report.candidates.push_back({i, producer, generated ? sample : 0, fs::absolute(file), text.str()});
-      matched = true;
-    }
-    if (!matched)
+  const fs::path root = fs::absolute(dir).lexically_normal();
+  // The directory itself a workdir: named like a candidate, or the one selected problem.
+  if (is_workdir(root)) {
+    const fs::path named = root.filename().empty() ? root.parent_path() : root;
+    int sample = 0, level = 0, number = 0;
+    bool generated = false;
+    auto hits = matches(workdir_name(named), problems, sample, generated, level, number);
+    if (hits.empty() && problems.size() == 1) hits.push_back(0);
+    if (hits.empty())
+      throw kb::source_error(
+          fmt::format("{} is a CUDA-Agent workdir for none of the {} selected problems: name it "
+                      "level_L_problem_N_sample_S or <problem file stem>, or select one problem",
+                      dir.string(), problems.size()));
+    for (std::size_t i : hits)
+      report.candidates.push_back({i, "workdir", sample, named, workdir_candidate_source(named), ""});
+    return report;
+  }
+  std::vector<fs::path> entries;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if ((entry.is_regular_file() && entry.path().extension() == ".py") || is_workdir(entry.path()))
+      entries.push_back(entry.path());
+  std::sort(entries.begin(), entries.end());
+
+  for (const auto& entry : entries) {
+    const bool workdir = fs::is_directory(entry);
+    const std::string name = workdir ? workdir_name(entry) : entry.filename().string();
+    int sample = 0, level = 0, number = 0;
+    bool generated = false;
+    const auto hits = matches(name, problems, sample, generated, level, number);
+    for (std::size_t i : hits)
+      report.candidates.push_back({i, workdir ? "workdir" : producer, sample, fs::absolute(entry),
+                                   workdir ? workdir_candidate_source(entry) : read_source(entry), ""});
+    if (hits.empty())
       report.skipped.push_back(
-          generated ? fmt::format("{}: level {} problem {} is not selected", name, level, number)
-                    : fmt::format("{}: not a KernelBench candidate name "
-                                  "(level_L_problem_N_sample_S_kernel.py or <problem file>.py)",
-                                  name));
+          generated
+              ? fmt::format("{}: level {} problem {} is not selected", entry.filename().string(), level,
+                            number)
+              : fmt::format("{}: not a KernelBench candidate name (level_L_problem_N_sample_S_kernel.py, "
+                            "<problem file>.py, or a CUDA-Agent workdir folder level_L_problem_N_sample_S "
+                            "or <problem file stem>)",
+                            entry.filename().string()));
   }
   return report;
 }

@@ -1,5 +1,5 @@
-// Import adapters: candidates from a directory of KernelBench-style files, and the built-in `identity`
-// producer.
+// Import adapters: candidates from a directory of KernelBench-style files and CUDA-Agent workdirs, and the
+// built-in `identity` producer.
 #pragma once
 
 #include "kernelbench/problems.hpp"
@@ -16,6 +16,9 @@ struct candidate {
   int sample = 0;
   std::filesystem::path path; // empty for generated candidates
   std::string source;
+  // Not empty: the producer's reply had no usable code, and this says why. The candidate (its source is the
+  // reply) is recorded and judged `no_code` without starting a worker.
+  std::string no_code;
 };
 
 struct import_report {

@@ -219,10 +219,75 @@ CREATE TABLE evaluation_baselines (
 ) WITHOUT ROWID;
 )sql";
 
-// Version 4: content-addressed builds. Each distinct candidate source compiles in its own folder, keyed by a
+// Version 4: what the LLM adapters did. Every exchange with a provider (the request without secrets, the
+// response, usage in four buckets, cost, timing), keyed by a hash of the request content, so that a run can
+// be replayed offline; and the origin of each generated candidate within a run (adapter, model, prompt hash,
+// sample, request id, whether the reply had usable code); and the settings each generating run used, which
+// a replay reads to send the same requests again.
+constexpr const char* schema_v4 = R"sql(
+CREATE TABLE llm_exchanges (
+  id                 INTEGER PRIMARY KEY,
+  run_id             INTEGER NOT NULL REFERENCES runs(id),
+  provider           TEXT NOT NULL,
+  model              TEXT NOT NULL,
+  endpoint           TEXT NOT NULL,
+  request_hash       TEXT NOT NULL,
+  seq                INTEGER NOT NULL,
+  purpose            TEXT NOT NULL,
+  request_json       TEXT NOT NULL,
+  http_status        INTEGER,
+  response_body      TEXT NOT NULL,
+  ok                 INTEGER NOT NULL CHECK (ok IN (0, 1)),
+  error_kind         TEXT NOT NULL,
+  error              TEXT NOT NULL,
+  request_id         TEXT NOT NULL,
+  stop_reason        TEXT NOT NULL,
+  input_tokens       INTEGER NOT NULL,
+  cache_read_tokens  INTEGER NOT NULL,
+  cache_write_tokens INTEGER NOT NULL,
+  output_tokens      INTEGER NOT NULL,
+  cost_usd           REAL,
+  latency_ms         REAL NOT NULL,
+  total_ms           REAL NOT NULL,
+  attempts           INTEGER NOT NULL,
+  attempts_json      TEXT NOT NULL,
+  started_at         TEXT NOT NULL,
+  finished_at        TEXT NOT NULL
+);
+CREATE INDEX llm_exchanges_lookup ON llm_exchanges(run_id, request_hash, seq, id);
+
+CREATE TABLE candidate_origins (
+  id           INTEGER PRIMARY KEY,
+  candidate_id INTEGER NOT NULL REFERENCES candidates(id),
+  run_id       INTEGER NOT NULL REFERENCES runs(id),
+  exchange_id  INTEGER REFERENCES llm_exchanges(id),
+  adapter      TEXT NOT NULL,
+  model        TEXT NOT NULL,
+  prompt_hash  TEXT NOT NULL,
+  sample       INTEGER NOT NULL,
+  request_id   TEXT NOT NULL,
+  extraction   TEXT NOT NULL,
+  detail       TEXT NOT NULL,
+  created_at   TEXT NOT NULL,
+  UNIQUE (candidate_id, run_id)
+);
+CREATE INDEX candidate_origins_run ON candidate_origins(run_id);
+CREATE INDEX candidate_origins_exchange ON candidate_origins(exchange_id);
+
+CREATE TABLE llm_generations (
+  run_id        INTEGER PRIMARY KEY REFERENCES runs(id),
+  adapter       TEXT NOT NULL,
+  model         TEXT NOT NULL,
+  replayed_from INTEGER REFERENCES runs(id),
+  settings_json TEXT NOT NULL,
+  created_at    TEXT NOT NULL
+);
+)sql";
+
+// Version 5: content-addressed builds. Each distinct candidate source compiles in its own folder, keyed by a
 // hash of the source and what the compiled code depends on; the result and the compiler's log are kept with
 // the candidate, and an evaluation names the build it ran.
-constexpr const char* schema_v4 = R"sql(
+constexpr const char* schema_v5 = R"sql(
 CREATE TABLE builds (
   id           INTEGER PRIMARY KEY,
   candidate_id INTEGER NOT NULL REFERENCES candidates(id),
@@ -237,11 +302,12 @@ CREATE TABLE builds (
 ALTER TABLE evaluations ADD COLUMN build_key TEXT NOT NULL DEFAULT '';
 )sql";
 
-constexpr std::array<migration, 4> all_migrations{{
+constexpr std::array<migration, 5> all_migrations{{
     {1, "runs, stacks, problems, candidates, evaluations, trials, timings, timing_samples", schema_v1},
     {2, "strict verdict: verification_cases, static_findings, evaluation columns", schema_v2},
     {3, "baselines: measured and imported, their samples, the ones each evaluation used", schema_v3},
-    {4, "content-addressed builds: builds, evaluations.build_key", schema_v4},
+    {4, "LLM adapters: llm_exchanges, candidate_origins, llm_generations", schema_v4},
+    {5, "content-addressed builds: builds, evaluations.build_key", schema_v5},
 }};
 static_assert(all_migrations.back().version == schema_version,
               "add a migration for every schema_version bump");

@@ -1,6 +1,8 @@
 // The data-access layer: the only code in kerneljudge that writes SQL. One writer per database file.
 #pragma once
 
+#include "db/llm_records.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -17,7 +19,7 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int schema_version = 4;
+inline constexpr int schema_version = 5;
 
 struct run_record {
   std::string run_uid;      // user-visible id, e.g. "r20261120-235959-1a2b"
@@ -126,10 +128,10 @@ struct evaluation_record {
   std::vector<case_record> cases;
   std::vector<finding_record> findings;
   std::vector<std::int64_t> baseline_ids; // schema v3: the cached baselines this evaluation is compared with
-  std::string build_key;                  // schema v4: the content-addressed build it ran ("" when none)
+  std::string build_key;                  // schema v5: the content-addressed build it ran ("" when none)
 };
 
-// A candidate's build (schema v4): one row per (candidate, build key), with the compiler's log.
+// A candidate's build (schema v5): one row per (candidate, build key), with the compiler's log.
 struct build_row {
   std::int64_t candidate_id = 0;
   std::string build_key;
@@ -203,6 +205,10 @@ struct result_row {
   std::string best_baseline; // the fastest baseline's mode
   std::optional<double> speedup_best;
   std::optional<double> speedup_vs(const std::string& mode) const;
+  // Schema v4: the tokens (four buckets) and cost of the exchange that generated the candidate; none when an
+  // LLM adapter did not produce it (or the cost: when the model has no price).
+  std::optional<std::int64_t> input_tokens, cache_read_tokens, cache_write_tokens, output_tokens;
+  std::optional<double> cost_usd;
 };
 
 struct db_info {
@@ -252,7 +258,7 @@ public:
 
   std::vector<result_row> results(const std::string& run_uid) const;
 
-  // Builds (schema v4): the first row of a (candidate, key) is kept; its id is returned either way.
+  // Builds (schema v5): the first row of a (candidate, key) is kept; its id is returned either way.
   std::int64_t upsert_build(const build_row& build);
   std::optional<build_row> find_build(std::int64_t candidate_id, const std::string& build_key) const;
 
@@ -265,6 +271,23 @@ public:
   // The problem with this level and file name (the newest one loaded), to attach imported rows to.
   std::optional<std::int64_t> find_problem(int level, const std::string& file_name) const;
   db_info info() const;
+
+  // LLM adapters (schema v4, db/store_llm.cpp). insert_llm_exchange writes one exchange; find_llm_exchange
+  // returns the newest exchange of `run_id` with this request hash and seq (only successful ones when
+  // `ok_only`); llm_spent_usd sums the priced exchanges recorded by the run.
+  std::int64_t insert_llm_exchange(const llm_exchange_record& exchange);
+  std::optional<llm_exchange_record> find_llm_exchange(std::int64_t run_id, const std::string& request_hash,
+                                                       int seq, bool ok_only) const;
+  double llm_spent_usd(std::int64_t run_id) const;
+  // One origin per (candidate, run); writing it again replaces it.
+  void upsert_candidate_origin(const candidate_origin_record& origin);
+  std::optional<candidate_origin_record> get_candidate_origin(std::int64_t candidate_id,
+                                                              std::int64_t run_id) const;
+  // The settings a run generated with; writing them again replaces them.
+  void upsert_llm_generation(const llm_generation_record& generation);
+  std::optional<llm_generation_record> get_llm_generation(std::int64_t run_id) const;
+  // Per provider and model, the exchanges the run used and what they solved, ordered by provider, model.
+  std::vector<llm_cost_row> llm_costs(const std::string& run_uid) const;
 
 private:
   struct impl;

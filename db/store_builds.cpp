@@ -1,4 +1,4 @@
-// The builds table (schema v4): a candidate's content-addressed builds and their compiler logs.
+// The builds table (schema v5): a candidate's content-addressed builds and their compiler logs.
 #include "db/store_impl.hpp"
 
 #include <fmt/core.h>

@@ -334,6 +334,7 @@ ORDER BY p.suite, p.level, p.number, c.sample, e.id
     out.push_back(std::move(row));
   }
   add_baselines(m_impl->m_db, run_uid, out);
+  add_llm_usage(m_impl->m_db, out);
   return out;
 }
 

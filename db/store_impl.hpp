@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace kj::db {
 
@@ -18,5 +19,8 @@ struct store::impl {
 inline std::optional<std::int64_t> id_or_null(std::int64_t id) {
   return id == 0 ? std::nullopt : std::optional<std::int64_t>(id);
 }
+
+// Fills the tokens and cost of the rows whose candidate an LLM adapter generated (db/store_llm.cpp).
+void add_llm_usage(const sqlite::connection& db, std::vector<result_row>& rows);
 
 } // namespace kj::db

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   auto db = kj::cli::add_db_command(app);
   auto worker = kj::cli::add_worker_command(app);
   auto runner = kj::cli::add_runner_command(app);
+  auto generate = kj::cli::add_generate_command(app, argc, argv);
+  auto costs = kj::cli::add_costs_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -38,6 +40,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("db")) return db();
     if (app.got_subcommand("worker")) return worker();
     if (app.got_subcommand("runner")) return runner();
+    if (app.got_subcommand("generate")) return generate();
+    if (app.got_subcommand("costs")) return costs();
   } catch (const kj::cli::usage_error& e) {
     fmt::print(stderr, "kj: {}\n", e.what());
     return 2;

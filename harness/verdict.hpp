@@ -19,11 +19,12 @@ enum class verdict {
   harness_error, // kerneljudge itself failed on this job (e.g. out of memory while comparing outputs)
   oom,           // the device ran out of memory (the message names the bytes the inputs take)
   needs_weights, // the problem loads a Hugging Face model that is not available offline (KernelBench L4)
+  no_code,       // an LLM adapter's reply had no usable code block (never run; the reason is the error)
 };
 
-inline constexpr std::array<std::string_view, 11> verdict_names{
+inline constexpr std::array<std::string_view, 12> verdict_names{
     "correct", "incorrect",     "compile_error", "load_error", "runtime_error", "timeout",
-    "crashed", "problem_error", "harness_error", "oom",        "needs_weights"};
+    "crashed", "problem_error", "harness_error", "oom",        "needs_weights", "no_code"};
 
 inline std::string_view to_string(verdict v) {
   return verdict_names[static_cast<std::size_t>(v)];

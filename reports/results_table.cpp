@@ -1,6 +1,7 @@
 // Implements the results writers; every format carries the same fields.
 #include "reports/results_table.hpp"
 
+#include <algorithm>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -24,7 +25,7 @@ std::string ms(const std::optional<double>& v) {
 }
 
 std::string candidate_label(const db::result_row& r) {
-  if (r.candidate_path.empty()) return r.producer;
+  if (r.candidate_path.empty()) return fmt::format("{} s{}", r.producer, r.sample); // generated: which sample
   const std::size_t slash = r.candidate_path.rfind('/');
   return slash == std::string::npos ? r.candidate_path : r.candidate_path.substr(slash + 1);
 }
@@ -37,10 +38,20 @@ std::string best_text(const db::result_row& r) {
   return r.speedup_best ? fmt::format("{:.3f}x {}", *r.speedup_best, r.best_baseline) : "";
 }
 
+// Schema v4: the generating call's tokens (all input buckets / output) and cost, for LLM candidates.
+std::string tokens_text(const db::result_row& r) {
+  if (!r.output_tokens) return "";
+  return fmt::format("{}/{}", *r.input_tokens + *r.cache_read_tokens + *r.cache_write_tokens,
+                     *r.output_tokens);
+}
+
 void write_table(const std::vector<db::result_row>& rows, std::ostream& out) {
-  out << fmt::format("{:>2} {:>4} {:<30} {:<40} {:<14} {:<26} {:>9} {:>9} {:>8} {:<24}  {}\n", "L", "id",
-                     "problem", "candidate", "verdict", "strict", "cand ms", "ref ms", "speedup",
-                     "vs best baseline", "error / findings");
+  const bool llm =
+      std::any_of(rows.begin(), rows.end(), [](const db::result_row& r) { return r.output_tokens; });
+  out << fmt::format(
+      "{:>2} {:>4} {:<30} {:<40} {:<14} {:<26} {:>9} {:>9} {:>8} {:<24}  {}\n", "L", "id", "problem",
+      "candidate", "verdict", "strict", "cand ms", "ref ms", "speedup", "vs best baseline",
+      llm ? fmt::format("{:>13} {:>8}  error / findings", "tokens in/out", "cost $") : "error / findings");
   for (const auto& r : rows) {
     std::string strict = r.strict_verdict == "fail" ? "fail: " + r.strict_failed : r.strict_verdict;
     if (!r.degenerate.empty()) strict += " (degenerate)";
@@ -49,11 +60,18 @@ void write_table(const std::vector<db::result_row>& rows, std::ostream& out) {
     out << fmt::format("{:>2} {:>4} {:<30} {:<40} {:<14} {:<26} {:>9} {:>9} {:>8} {:<24}  {}\n", r.level,
                        r.number, r.problem_name.substr(0, 30), candidate_label(r).substr(0, 40), r.verdict,
                        strict.substr(0, 26), ms(r.candidate_median_ms), ms(r.reference_median_ms),
-                       r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "", best_text(r), note);
+                       r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "", best_text(r),
+                       llm ? fmt::format("{:>13} {:>8}  {}", tokens_text(r),
+                                         r.cost_usd ? fmt::format("{:.4f}", *r.cost_usd) : "", note)
+                           : note);
   }
 }
 
 nlohmann::json optional_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+
+nlohmann::json optional_int(const std::optional<std::int64_t>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
@@ -108,7 +126,12 @@ void write_results(const std::vector<db::result_row>& rows, results_format forma
                        {"baseline_ms", baselines},
                        {"speedups", speedups},
                        {"best_baseline", r.best_baseline},
-                       {"speedup_best", optional_json(r.speedup_best)}});
+                       {"speedup_best", optional_json(r.speedup_best)},
+                       {"input_tokens", optional_int(r.input_tokens)},
+                       {"cache_read_tokens", optional_int(r.cache_read_tokens)},
+                       {"cache_write_tokens", optional_int(r.cache_write_tokens)},
+                       {"output_tokens", optional_int(r.output_tokens)},
+                       {"cost_usd", optional_json(r.cost_usd)}});
     }
     out << array.dump(2) << "\n";
     return;
@@ -118,7 +141,7 @@ void write_results(const std::vector<db::result_row>& rows, results_format forma
          "library_share,best_baseline,speedup_best";
   for (const char* mode : compiled_modes)
     out << ",speedup_" << mode;
-  out << "\n";
+  out << ",input_tokens,cache_read_tokens,cache_write_tokens,output_tokens,cost_usd\n";
   const auto number = [](const std::optional<double>& v) { return v ? fmt::format("{}", *v) : ""; };
   for (const auto& r : rows) {
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", r.evaluation_id,
@@ -132,7 +155,9 @@ void write_results(const std::vector<db::result_row>& rows, results_format forma
                        number(r.library_share), r.best_baseline, number(r.speedup_best));
     for (const char* mode : compiled_modes)
       out << "," << number(r.speedup_vs(mode));
-    out << "\n";
+    const auto count = [](const std::optional<std::int64_t>& v) { return v ? fmt::format("{}", *v) : ""; };
+    out << "," << count(r.input_tokens) << "," << count(r.cache_read_tokens) << ","
+        << count(r.cache_write_tokens) << "," << count(r.output_tokens) << "," << number(r.cost_usd) << "\n";
   }
 }
 

@@ -1,6 +1,7 @@
 // `kj run`: judge candidates against problems and store every verdict and timing in the DB.
 #include "harness/cli/commands.hpp"
 #include "harness/cli/common.hpp"
+#include "harness/cli/generation_flags.hpp"
 #include "harness/orchestrator/run.hpp"
 
 #include <memory>
@@ -15,6 +16,7 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
     std::string cache_dir;
     bool no_timing = false;
     bool no_strict = false;
+    generation_flags generation;
   };
   auto s = std::make_shared<state>();
   s->options.db_path = default_db_path();
@@ -29,6 +31,7 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
       "where candidates come from: a directory of KernelBench-style files "
       "(level_L_problem_N_sample_S_kernel.py or <problem file>.py), 'identity' (each problem's own "
       "Model, for calibration) or 'examples' (the built-in suite's examples; the default for it)");
+  s->generation.add_to(*cmd, false);
   cmd->add_option("--timeout", s->options.timeout_s, "wall-clock limit per job in seconds (compile included)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -96,6 +99,9 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
     s->options.cache_dir = s->cache_dir;
     s->options.timing.enabled = !s->no_timing;
     s->options.strict = !s->no_strict;
+    s->options.generation = s->generation.resolve();
+    if (s->options.generation.active() && !s->options.candidates.empty())
+      throw usage_error("--candidates and --adapter both name where candidates come from: give one");
     (void)cmd;
     return orchestrator::execute_run(s->options);
   };

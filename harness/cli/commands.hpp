@@ -15,5 +15,7 @@ action add_results_command(CLI::App& app);
 action add_db_command(CLI::App& app);
 action add_worker_command(CLI::App& app);
 action add_runner_command(CLI::App& app);
+action add_generate_command(CLI::App& app, int argc, char** argv); // cmd_generate.cpp
+action add_costs_command(CLI::App& app);                           // cmd_generate.cpp
 
 } // namespace kj::cli

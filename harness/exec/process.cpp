@@ -1,6 +1,8 @@
 // Implements worker process management: fork/exec, a private report pipe, deadlines, process-group kills.
 #include "harness/exec/process.hpp"
 
+#include "adapters/llm/provider.hpp"
+
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -37,6 +39,8 @@ void on_signal(int) {
   ::clearenv();
   for (const auto& [key, value] : launch.environment)
     ::setenv(key.c_str(), value.c_str(), 1);
+  for (const char* variable : llm::api_key_environment) // issue 13: candidate code never sees the LLM keys
+    ::unsetenv(variable);
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
   const std::string job = launch.job_file.string();

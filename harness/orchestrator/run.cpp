@@ -3,16 +3,19 @@
 #include "harness/orchestrator/run.hpp"
 
 #include "adapters/candidates.hpp"
+#include "adapters/generate/accounting.hpp"
 #include "baselines/baselines.hpp"
 #include "harness/orchestrator/evaluation_task.hpp"
 #include "harness/orchestrator/problem_sources.hpp"
 #include "harness/orchestrator/summary.hpp"
+#include "harness/verdict.hpp"
 #include "harness/verify/static_scan.hpp"
 #include "harness/version.hpp"
 
 #include <chrono>
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+#include <iostream>
 #include <random>
 #include <unistd.h>
 
@@ -35,7 +38,14 @@ std::string new_run_uid() {
 
 std::vector<adapters::candidate> resolve_candidates(const run_options& options,
                                                     const std::vector<kb::problem>& problems,
-                                                    const std::string& device) {
+                                                    const std::string& device, db::store& store,
+                                                    std::int64_t run_id,
+                                                    const std::vector<std::int64_t>& problem_ids) {
+  // An LLM adapter generates (or replays) the candidates and records its exchanges under the run.
+  if (options.generation.active())
+    return adapters::generate_candidates(store, run_id, problems, problem_ids, options.generation, device,
+                                         exec::interrupt_requested)
+        .candidates;
   std::string which = options.candidates;
   if (which.empty()) {
     const bool only_builtin = options.sources.builtin && options.sources.kernelbench_dir.empty() &&
@@ -218,7 +228,6 @@ int execute_run(const run_options& options) {
   const json env = probe_environment(cache_dir);
   const std::string device = resolve_device(options.device, env);
   const std::vector<int> gpus = device == "cuda" ? resolve_gpus(options.gpus, env) : std::vector<int>{};
-  const auto candidates = resolve_candidates(options, problems, device);
 
   const db::stack_record stack = stack_from(env, device);
   const std::int64_t stack_id = store.upsert_stack(stack);
@@ -227,6 +236,9 @@ int execute_run(const run_options& options) {
   const std::vector<std::int64_t> problem_ids = record_problems(store, problems);
 
   exec::install_interrupt_handlers();
+  // Candidates are resolved once the run exists: an LLM adapter records its exchanges under it.
+  const auto candidates = resolve_candidates(options, problems, device, store, run_id, problem_ids);
+  if (exec::interrupt_requested()) return interrupted(store, run_id, run_uid, options.db_path);
   const exec::job_runner runner{cache_dir, options.keep_scratch};
   const exec::build_cache builds(cache_dir / "builds");
   // CPU timing must not share the machine with a compiler: there every build comes first. On a GPU the
@@ -257,6 +269,7 @@ int execute_run(const run_options& options) {
   std::vector<scheduler::task> tasks;
   std::size_t skipped = 0;
   std::map<std::int64_t, std::string> planned; // candidate id -> the file it was planned from
+  std::vector<scheduler::evaluation_result> no_code;
   for (const auto& c : candidates) {
     const kb::problem& p = problems[c.problem_index];
     const std::int64_t candidate_id =
@@ -264,6 +277,17 @@ int execute_run(const run_options& options) {
                                 db::sha256_hex(c.source)});
     if (store.has_evaluation(run_id, candidate_id)) {
       ++skipped;
+      continue;
+    }
+    if (!c.no_code.empty()) { // an LLM adapter's reply without usable code: judged without a worker
+      scheduler::evaluation_result r;
+      r.problem = {p.level, p.number, p.name, p.file_name};
+      r.candidate = {c.producer, c.sample, c.path.string()};
+      r.record = {run_id, problem_ids[c.problem_index], candidate_id, stack_id, device, "{}", ""};
+      r.record.verdict = std::string(to_string(verdict::no_code));
+      r.record.error = c.no_code;
+      r.record.started_at = r.record.finished_at = db::now_iso8601();
+      no_code.push_back(std::move(r));
       continue;
     }
     if (const auto [it, fresh] = planned.emplace(candidate_id, c.path.string()); !fresh) {
@@ -293,12 +317,15 @@ int execute_run(const run_options& options) {
     fmt::print(stderr, "kj: compiling {} candidates ({} at a time){}...\n", compiles,
                options.build_jobs > 0 ? options.build_jobs : scheduler::default_build_jobs(),
                device == "cuda" ? " while the device judges the others" : " before judging");
-  sinks.begin(tasks.size(), skipped);
+  sinks.begin(tasks.size() + no_code.size(), skipped);
+  for (auto& r : no_code)
+    sinks.evaluation(r);
   const bool finished = runs.run(std::move(tasks));
   sinks.end(!finished);
   if (!finished) return interrupted(store, run_id, run_uid, options.db_path);
   store.set_run_status(run_id, "finished");
   print_run_summary(store, run_uid, options.db_path);
+  if (options.generation.active()) adapters::write_cost_table(store.llm_costs(run_uid), std::cout);
   return 0;
 }
 

@@ -2,6 +2,7 @@
 // per candidate to the scheduler; the results flow to the DB and the console through sinks.
 #pragma once
 
+#include "adapters/generate/generate.hpp"
 #include "db/store.hpp"
 #include "harness/exec/messages.hpp"
 #include "harness/exec/outcome.hpp"
@@ -37,6 +38,7 @@ struct run_options {
   // modes that are measured first where the cache lacks them.
   std::string baselines = "cached";
   std::string command_line;
+  adapters::generation_options generation; // an LLM adapter produces the candidates (instead of `candidates`)
 };
 
 // Returns the process exit code: 0 when the run finished (whatever the verdicts), 2 on bad input, 130 on

@@ -1,0 +1,65 @@
+// Implements the cost table and its JSON form.
+#include "adapters/generate/accounting.hpp"
+
+#include <fmt/core.h>
+
+namespace kj::adapters {
+namespace {
+
+std::string per(double cost, std::int64_t count) {
+  return count > 0 ? fmt::format("{:.4f}", cost / static_cast<double>(count)) : "-";
+}
+
+nlohmann::json per_json(double cost, std::int64_t count) {
+  return count > 0 ? nlohmann::json(cost / static_cast<double>(count)) : nlohmann::json();
+}
+
+} // namespace
+
+void write_cost_table(const std::vector<db::llm_cost_row>& rows, std::ostream& out) {
+  if (rows.empty()) return;
+  out << fmt::format(
+      "{:<10} {:<28} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>10} {:>7} {:>10}\n",
+      "adapter", "model", "calls", "failed", "input", "cache rd", "cache wr", "output", "cost $", "problems",
+      "solved", "$/solved", "strict", "$/strict");
+  for (const auto& r : rows) {
+    out << fmt::format(
+        "{:<10} {:<28} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10.4f} {:>8} {:>7} {:>10} {:>7} "
+        "{:>10}\n",
+        r.provider, r.model.substr(0, 28), r.calls, r.failed_calls, r.input_tokens, r.cache_read_tokens,
+        r.cache_write_tokens, r.output_tokens, r.cost_usd, r.problems, r.solved, per(r.cost_usd, r.solved),
+        r.solved_strict, per(r.cost_usd, r.solved_strict));
+    if (r.unpriced_calls > 0)
+      out << fmt::format("  {} calls of {} have no price in the price table: their cost is not counted\n",
+                         r.unpriced_calls, r.model);
+    if (r.replayed_calls > 0)
+      out << fmt::format(
+          "  {} calls were answered from a recording: their cost was paid by the recorded run\n",
+          r.replayed_calls);
+  }
+}
+
+nlohmann::json cost_json(const std::vector<db::llm_cost_row>& rows) {
+  auto array = nlohmann::json::array();
+  for (const auto& r : rows)
+    array.push_back({{"adapter", r.provider},
+                     {"model", r.model},
+                     {"calls", r.calls},
+                     {"failed_calls", r.failed_calls},
+                     {"unpriced_calls", r.unpriced_calls},
+                     {"replayed_calls", r.replayed_calls},
+                     {"input_tokens", r.input_tokens},
+                     {"cache_read_tokens", r.cache_read_tokens},
+                     {"cache_write_tokens", r.cache_write_tokens},
+                     {"output_tokens", r.output_tokens},
+                     {"cost_usd", r.cost_usd},
+                     {"latency_ms", r.latency_ms},
+                     {"problems", r.problems},
+                     {"solved", r.solved},
+                     {"cost_per_solved_usd", per_json(r.cost_usd, r.solved)},
+                     {"solved_strict", r.solved_strict},
+                     {"cost_per_solved_strict_usd", per_json(r.cost_usd, r.solved_strict)}});
+  return array;
+}
+
+} // namespace kj::adapters

@@ -1,0 +1,167 @@
+// Gemini's generateContent (POST /v1beta/models/{model}:generateContent): contents of parts, functionCall
+// answered by functionResponse, thoughtSignature kept on every part and sent back, RetryInfo on 429.
+#include "adapters/llm/json_fields.hpp"
+#include "adapters/llm/provider.hpp"
+
+namespace kj::llm {
+namespace {
+
+using nlohmann::json;
+
+json encode_part(const part& p) {
+  json out;
+  switch (p.type) {
+  case part::kind::text:
+    out = {{"text", p.text}};
+    break;
+  case part::kind::thinking:
+    out = {{"text", p.text}, {"thought", true}};
+    break;
+  case part::kind::tool_call: {
+    json call{{"name", p.tool_name}, {"args", p.arguments.is_null() ? json::object() : p.arguments}};
+    if (!p.call_id.empty()) call["id"] = p.call_id;
+    out = {{"functionCall", call}};
+    break;
+  }
+  case part::kind::tool_result: {
+    json response{{"name", p.tool_name}, {"response", {{p.is_error ? "error" : "output", p.text}}}};
+    if (!p.call_id.empty()) response["id"] = p.call_id;
+    out = {{"functionResponse", response}};
+    break;
+  }
+  }
+  if (!p.signature.empty()) out["thoughtSignature"] = p.signature;
+  return out;
+}
+
+part decode_part(const json& raw) {
+  part p;
+  p.signature = fields::text(raw, "thoughtSignature");
+  if (const json* call = fields::find(raw, "functionCall")) {
+    const json* args = fields::find(*call, "args");
+    const std::string signature = p.signature;
+    p = part::make_tool_call(fields::text(*call, "id"), fields::text(*call, "name"),
+                             args ? *args : json::object());
+    p.signature = signature;
+    return p;
+  }
+  p.text = fields::text(raw, "text");
+  // A thought summary, or a part that carries only a signature: state to send back, not answer text.
+  const json* thought = fields::find(raw, "thought");
+  if ((thought && thought->is_boolean() && thought->get<bool>()) ||
+      (!raw.contains("text") && !p.signature.empty()))
+    p.type = part::kind::thinking;
+  return p;
+}
+
+stop_reason map_stop(const std::string& reason, bool called_tools) {
+  if (called_tools) return stop_reason::tool_use; // Gemini says STOP after a function call
+  if (reason == "STOP") return stop_reason::end_turn;
+  if (reason == "MAX_TOKENS") return stop_reason::max_tokens;
+  if (reason == "SAFETY" || reason == "RECITATION" || reason == "BLOCKLIST" ||
+      reason == "PROHIBITED_CONTENT" || reason == "SPII" || reason == "IMAGE_SAFETY")
+    return stop_reason::refusal;
+  return stop_reason::other;
+}
+
+class gemini final : public provider {
+public:
+  using provider::provider;
+  std::string name() const override { return "gemini"; }
+
+  wire_request encode(const request& r) const override {
+    json contents = json::array();
+    for (const message& m : r.messages) {
+      if (m.who == role::assistant && m.raw_provider == "gemini" && m.raw.is_object()) {
+        contents.push_back(m.raw);
+        continue;
+      }
+      json parts = json::array();
+      for (const part& p : m.parts)
+        parts.push_back(encode_part(p));
+      contents.push_back({{"role", m.who == role::user ? "user" : "model"}, {"parts", parts}});
+    }
+    json body{{"contents", contents}};
+    if (!r.system.empty()) body["systemInstruction"] = {{"parts", json::array({{{"text", r.system}}})}};
+    if (!r.tools.empty()) {
+      json declarations = json::array();
+      for (const tool_spec& t : r.tools)
+        declarations.push_back(
+            {{"name", t.name}, {"description", t.description}, {"parameters", t.input_schema}});
+      body["tools"] = json::array({{{"functionDeclarations", declarations}}});
+    }
+    json config = json::object();
+    if (r.max_tokens) config["maxOutputTokens"] = *r.max_tokens;
+    if (r.temperature) config["temperature"] = *r.temperature;
+    if (r.thinking_budget) config["thinkingConfig"] = {{"thinkingBudget", *r.thinking_budget}};
+    if (!config.empty()) body["generationConfig"] = config;
+    std::string model = r.model;
+    if (model.rfind("models/", 0) == 0) model.erase(0, 7);
+    return {base_url() + "/v1beta/models/" + model + ":generateContent",
+            {"content-type: application/json"},
+            std::move(body)};
+  }
+
+  std::vector<std::string> auth_headers() const override {
+    return has_key() ? std::vector<std::string>{"x-goog-api-key: " + api_key()} : std::vector<std::string>{};
+  }
+
+  reply decode(const json& body) const override {
+    reply out;
+    out.content.who = role::assistant;
+    out.content.raw_provider = "gemini";
+    out.model = fields::text(body, "modelVersion");
+    out.request_id = fields::text(body, "responseId");
+    const json* candidates = fields::find(body, "candidates");
+    if (!candidates || candidates->empty()) { // the prompt itself was blocked
+      if (!fields::find(body, "promptFeedback"))
+        throw malformed_response("no candidates and no promptFeedback");
+      out.stop = stop_reason::refusal;
+      out.stop_raw = fields::text(fields::object(body, "promptFeedback"), "blockReason");
+      out.content.raw = {{"role", "model"}, {"parts", json::array()}};
+    } else {
+      if (!candidates->is_array()) throw malformed_response("field 'candidates' is not an array");
+      const json& first = (*candidates)[0];
+      const json* content = fields::find(first, "content");
+      out.content.raw = content ? *content : json{{"role", "model"}, {"parts", json::array()}};
+      bool called_tools = false;
+      if (const json* parts = fields::find(out.content.raw, "parts"); parts && parts->is_array())
+        for (const json& raw : *parts) {
+          out.content.parts.push_back(decode_part(raw));
+          called_tools |= out.content.parts.back().type == part::kind::tool_call;
+        }
+      out.stop_raw = fields::text(first, "finishReason");
+      out.stop = map_stop(out.stop_raw, called_tools);
+    }
+    const json& u = fields::object(body, "usageMetadata");
+    const std::int64_t cached = fields::count(u, "cachedContentTokenCount");
+    // promptTokenCount includes the cached tokens; thinking is billed as output.
+    out.tokens = {fields::count(u, "promptTokenCount") - cached + fields::count(u, "toolUsePromptTokenCount"),
+                  cached, 0,
+                  fields::count(u, "candidatesTokenCount") + fields::count(u, "thoughtsTokenCount")};
+    return out;
+  }
+
+  failure decode_failure(const http_response& response) const override {
+    json error;
+    failure f = generic_failure(*this, response, &error);
+    // An invalid key is a 400 INVALID_ARGUMENT whose ErrorInfo says API_KEY_INVALID.
+    if (const json* details = fields::find(error, "details"); details && details->is_array())
+      for (const json& d : *details)
+        if (d.is_object() && d.value("reason", json()).is_string() &&
+            d["reason"].get<std::string>().find("API_KEY") != std::string::npos)
+          f.kind = error_kind::auth;
+    if (error.value("status", json()) == "PERMISSION_DENIED" ||
+        error.value("status", json()) == "UNAUTHENTICATED")
+      f.kind = error_kind::auth;
+    return f;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<provider> make_gemini(const std::string& base_url, const std::string& api_key) {
+  return std::make_unique<gemini>(base_url, api_key);
+}
+
+} // namespace kj::llm

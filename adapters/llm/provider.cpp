@@ -1,0 +1,127 @@
+// The provider registry (names, base URLs, key variables), redaction and the shared error-body decoding.
+#include "adapters/llm/provider.hpp"
+
+#include <cstdlib>
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+namespace kj::llm {
+
+// Defined by each wire format's file.
+std::unique_ptr<provider> make_anthropic(const std::string& base_url, const std::string& api_key);
+std::unique_ptr<provider> make_gemini(const std::string& base_url, const std::string& api_key);
+std::unique_ptr<provider> make_openai(const std::string& base_url, const std::string& api_key);
+
+namespace {
+
+std::string string_field(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return "";
+  const auto it = object.find(key);
+  if (it == object.end()) return "";
+  return it->is_string() ? it->get<std::string>() : (it->is_null() ? "" : it->dump());
+}
+
+} // namespace
+
+provider::provider(std::string base_url, std::string api_key)
+    : m_base_url(std::move(base_url)), m_api_key(std::move(api_key)) {
+  while (!m_base_url.empty() && m_base_url.back() == '/')
+    m_base_url.pop_back();
+}
+
+std::string provider::redact(std::string text) const {
+  if (m_api_key.size() < 4) return text; // an empty or trivial key cannot be told from ordinary text
+  for (std::size_t at = text.find(m_api_key); at != std::string::npos; at = text.find(m_api_key, at))
+    text.replace(at, m_api_key.size(), "[redacted]");
+  return text;
+}
+
+const std::vector<std::string>& provider_names() {
+  static const std::vector<std::string> names{"anthropic", "gemini", "openai"};
+  return names;
+}
+
+std::string default_base_url(const std::string& name) {
+  if (name == "anthropic") return "https://api.anthropic.com";
+  if (name == "gemini") return "https://generativelanguage.googleapis.com";
+  if (name == "openai") return "https://api.openai.com/v1";
+  return "";
+}
+
+std::vector<std::string> api_key_variables(const std::string& name) {
+  if (name == "anthropic") return {"ANTHROPIC_API_KEY"};
+  if (name == "gemini") return {"GEMINI_API_KEY", "GOOGLE_API_KEY"};
+  if (name == "openai") return {"OPENAI_API_KEY"};
+  return {};
+}
+
+std::string api_key_from_environment(const std::string& name) {
+  for (const std::string& variable : api_key_variables(name))
+    if (const char* value = std::getenv(variable.c_str()); value && *value) return value;
+  return "";
+}
+
+std::unique_ptr<provider> make_provider(const std::string& name, const std::string& base_url,
+                                        const std::string& api_key, bool key_optional) {
+  const std::string url = base_url.empty() ? default_base_url(name) : base_url;
+  // An OpenAI-compatible server of one's own (vLLM, SGLang) usually needs no key; the hosted APIs do.
+  if (api_key.empty() && !key_optional && name != "openai")
+    throw llm_error(name, error_kind::config,
+                    fmt::format("{}: no API key: set {} in the environment", name,
+                                fmt::join(api_key_variables(name), " or ")));
+  if (name == "anthropic") return make_anthropic(url, api_key);
+  if (name == "gemini") return make_gemini(url, api_key);
+  if (name == "openai") return make_openai(url, api_key);
+  throw llm_error(name, error_kind::config,
+                  fmt::format("unknown adapter '{}' (expected {})", name, fmt::join(provider_names(), ", ")));
+}
+
+failure generic_failure(const provider& p, const http_response& response, nlohmann::json* error_object) {
+  failure f;
+  f.status = response.status;
+  f.kind = kind_of_status(response.status);
+  for (const char* header : {"request-id", "x-request-id", "x-goog-request-id"})
+    if (f.request_id.empty()) f.request_id = response.header(header);
+  f.retry_after = retry_after_from_headers(response);
+
+  const nlohmann::json body = nlohmann::json::parse(response.body, nullptr, false);
+  nlohmann::json error = nlohmann::json::object();
+  std::string message;
+  if (body.is_object()) {
+    const auto it = body.find("error");
+    if (it != body.end() && it->is_object())
+      error = *it; // {"error": {...}}: Anthropic, Gemini, OpenAI
+    else if (it != body.end() && it->is_string())
+      message = it->get<std::string>();
+    else if (body.contains("message"))
+      error = body; // flat: vLLM, SGLang
+    if (f.request_id.empty()) f.request_id = string_field(body, "request_id");
+  }
+  if (message.empty()) message = string_field(error, "message");
+  if (message.empty())
+    message = body.is_discarded()
+                  ? fmt::format("(a body that is not JSON: '{}')", response.body.substr(0, 200))
+                  : "(no message)";
+  // Anthropic/OpenAI name the error in `type`, Gemini in `status`, vLLM in `type` with a numeric `code`.
+  std::string type = string_field(error, "type");
+  if (type.empty()) type = string_field(error, "status");
+  f.message = p.redact(type.empty() ? message : type + ": " + message);
+  if (!f.retry_after && error.contains("details") && error["details"].is_array())
+    for (const auto& detail : error["details"]) // Gemini: google.rpc.RetryInfo
+      if (string_field(detail, "@type").ends_with("google.rpc.RetryInfo"))
+        f.retry_after = parse_proto_duration(string_field(detail, "retryDelay"));
+  if (error_object) *error_object = error;
+  return f;
+}
+
+std::string strip_url(const std::string& url) {
+  std::string out = url.substr(0, url.find_first_of("?#"));
+  const std::size_t scheme = out.find("://");
+  const std::size_t host = scheme == std::string::npos ? 0 : scheme + 3;
+  const std::size_t slash = out.find('/', host);
+  const std::size_t at = out.rfind('@', slash == std::string::npos ? out.size() : slash);
+  if (at != std::string::npos && at >= host) out.erase(host, at + 1 - host);
+  return out;
+}
+
+} // namespace kj::llm

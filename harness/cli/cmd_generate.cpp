@@ -1,0 +1,137 @@
+// `kj generate` (candidates from an LLM adapter, not judged) and `kj costs` (what a run's LLM calls cost).
+#include "adapters/generate/accounting.hpp"
+#include "adapters/generate/generate.hpp"
+#include "db/store.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/cli/common.hpp"
+#include "harness/cli/generation_flags.hpp"
+#include "harness/exec/job_runner.hpp"
+#include "harness/orchestrator/problem_sources.hpp"
+#include "harness/orchestrator/run.hpp"
+#include "harness/exec/process.hpp"
+#include "harness/version.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <fmt/core.h>
+#include <iostream>
+#include <memory>
+#include <random>
+
+namespace kj::cli {
+namespace {
+
+std::string new_generation_uid() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  std::random_device rd;
+  return fmt::format("g{}-{:04x}", stamp, rd() & 0xffff);
+}
+
+} // namespace
+
+action add_generate_command(CLI::App& app, int argc, char** argv) {
+  auto* cmd =
+      app.add_subcommand("generate", "Ask an LLM for candidates without judging them: into the DB, and "
+                                     "optionally a folder of KernelBench-named files");
+  struct state {
+    std::string db = default_db_path();
+    std::string device = "cuda";
+    std::string out;
+    std::string run_uid;
+    source_flags sources;
+    generation_flags generation;
+  };
+  auto s = std::make_shared<state>();
+  cmd->add_option("--db", s->db, "SQLite file to write (created if missing)")->capture_default_str();
+  cmd->add_option("--device", s->device,
+                  "the device the prompt asks kernels for: cuda (CUDA extensions) or cpu "
+                  "(C++ extensions)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--out", s->out, "also write each candidate as level_L_problem_N_sample_S_kernel.py here");
+  cmd->add_option("--run-id", s->run_uid,
+                  "name of the run; an existing one is resumed (answers it recorded are "
+                  "not asked for again)");
+  s->sources.add_to(*cmd);
+  s->generation.add_to(*cmd, true);
+  return [s, argc, argv] {
+    const adapters::generation_options options = s->generation.resolve();
+    const auto problems =
+        orchestrator::load_all_problems(s->sources.resolve(), exec::default_cache_dir());
+    db::store store = db::store::open(s->db);
+    const std::string run_uid = s->run_uid.empty() ? new_generation_uid() : s->run_uid;
+    std::int64_t run_id = 0;
+    if (auto existing = store.find_run(run_uid)) {
+      run_id = *existing;
+      store.set_run_status(run_id, "running");
+    } else {
+      std::string command_line;
+      for (int i = 0; i < argc; ++i)
+        command_line += (i ? " " : "") + std::string(argv[i]);
+      const nlohmann::json config{{"command", "generate"}, {"device", s->device}};
+      run_id = store.create_run(
+          {run_uid, "", "running", s->device, command_line, version_string(), config.dump(), 0});
+    }
+    const auto problem_ids = orchestrator::record_problems(store, problems);
+    exec::install_interrupt_handlers();
+    const auto result = adapters::generate_candidates(store, run_id, problems, problem_ids, options,
+                                                      s->device, exec::interrupt_requested);
+    if (result.interrupted) {
+      store.set_run_status(run_id, "interrupted");
+      fmt::print(stderr, "kj: interrupted; resume with: kj generate --run-id {} ...\n", run_uid);
+      return 130;
+    }
+    if (!s->out.empty()) {
+      const int written = adapters::write_kernelbench_files(s->out, problems, result.candidates);
+      fmt::print(stderr, "kj: wrote {} candidate files to {}\n", written, s->out);
+    }
+    store.set_run_status(run_id, "generated");
+    adapters::write_cost_table(store.llm_costs(run_uid), std::cout);
+    fmt::print(
+        "\nrun {}: {} candidates from {} in {}\njudge them: kj run --adapter replay --from {} (same problem "
+        "options)\n",
+        run_uid, result.candidates.size(), result.producer, s->db, run_uid);
+    return 0;
+  };
+}
+
+action add_costs_command(CLI::App& app) {
+  auto* cmd =
+      app.add_subcommand("costs", "Tokens, cost and cost per solved problem of a run's LLM calls, per model");
+  struct state {
+    std::string db = default_db_path();
+    std::string run;
+    std::string format = "table";
+  };
+  auto s = std::make_shared<state>();
+  cmd->add_option("--db", s->db, "SQLite file to read")->capture_default_str();
+  cmd->add_option("--run", s->run, "run id (default: the latest run)");
+  cmd->add_option("--format", s->format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  return [s] {
+    const db::store store = db::store::open_read_only(s->db);
+    std::string run = s->run;
+    if (run.empty()) {
+      auto latest = store.latest_run_uid();
+      if (!latest) throw usage_error("no runs in " + s->db);
+      run = *latest;
+    } else if (!store.find_run(run)) {
+      throw usage_error(fmt::format("no run '{}' in {}", run, s->db));
+    }
+    const auto rows = store.llm_costs(run);
+    if (s->format == "json") {
+      std::cout << nlohmann::json{{"run", run}, {"models", adapters::cost_json(rows)}}.dump(2) << "\n";
+      return 0;
+    }
+    if (rows.empty()) fmt::print("run {} made no LLM calls\n", run);
+    adapters::write_cost_table(rows, std::cout);
+    return 0;
+  };
+}
+
+} // namespace kj::cli

@@ -1,0 +1,105 @@
+// Implements the LLM adapter options and their checks.
+#include "harness/cli/generation_flags.hpp"
+
+#include "harness/cli/common.hpp"
+
+#include <fmt/core.h>
+
+namespace kj::cli {
+
+void generation_flags::add_to(CLI::App& app, bool required) {
+  adapters::generation_options& o = m_options;
+  auto* adapter =
+      app.add_option("--adapter", o.adapter,
+                     "generate candidates with an LLM: anthropic (Messages API, ANTHROPIC_API_KEY), gemini "
+                     "(generateContent, GEMINI_API_KEY or GOOGLE_API_KEY), openai (chat completions of "
+                     "OpenAI or any compatible server such as vLLM/SGLang, OPENAI_API_KEY if it needs "
+                     "one), or replay (the recorded exchanges of --from RUN_ID, offline)")
+          ->check(CLI::IsMember({"anthropic", "gemini", "openai", "replay"}));
+  if (required) adapter->required();
+  m_settings = {
+      app.add_option("--model", o.model,
+                     "the model to ask, e.g. claude-opus-4-5, gemini-3-pro-preview, or the name "
+                     "a vLLM server serves"),
+      app.add_option(
+          "--base-url", o.base_url,
+          "the provider's URL (default: its public API); for vLLM/SGLang e.g. http://localhost:8000/v1"),
+      app.add_option("--samples", o.samples, "answers asked for per problem (each is a candidate)")
+          ->check(CLI::Range(1, 1000))
+          ->capture_default_str(),
+      m_temperature_option = app.add_option("--temperature", m_temperature,
+                                            "sampling temperature (default: the "
+                                            "model's own; not sent)")
+                                 ->check(CLI::Range(0.0, 2.0)),
+      m_max_tokens_option =
+          app.add_option("--max-tokens", m_max_tokens,
+                         "output token limit per answer (default: the provider's; Anthropic 16384)")
+              ->check(CLI::Range(1, 10'000'000)),
+      m_thinking_option =
+          app.add_option("--thinking-tokens", m_thinking,
+                         "extended thinking budget in tokens (Anthropic, Gemini; default: the model's)")
+              ->check(CLI::Range(0, 10'000'000)),
+  };
+  m_live = {
+      app.add_option("--concurrency", o.concurrency, "calls in flight at once to the provider")
+          ->check(CLI::Range(1, 256))
+          ->capture_default_str(),
+      m_budget_option =
+          app.add_option("--budget-usd", m_budget,
+                         "stop asking once the run's calls have cost this much (calls in flight finish; "
+                         "what was generated is judged)")
+              ->check(CLI::NonNegativeNumber),
+      app.add_option("--prices", m_prices, "price table (default: adapters/prices.json, or $KJ_PRICES)"),
+      app.add_option("--connect-timeout", o.connect_timeout_s, "seconds to wait for a connection")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str(),
+      app.add_option("--request-timeout", o.request_timeout_s,
+                     "seconds one attempt may take, the answer included")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str(),
+      app.add_option("--max-retries", o.max_retries,
+                     "retries of a call on 408/409/429/5xx/529, timeouts and broken responses")
+          ->check(CLI::Range(0, 100))
+          ->capture_default_str(),
+      app.add_option(
+             "--retry-base", o.retry_base_s,
+             "seconds of the first backoff when the server names no delay (doubles each retry, with jitter)")
+          ->check(CLI::NonNegativeNumber)
+          ->capture_default_str(),
+      app.add_option(
+             "--max-retry-wait", o.max_retry_wait_s,
+             "the longest delay a server may ask for (retry-after, RetryInfo) before kj gives up instead")
+          ->check(CLI::NonNegativeNumber)
+          ->capture_default_str(),
+  };
+  m_from_option =
+      app.add_option("--from", o.replay_from, "with --adapter replay: the run whose recording answers");
+}
+
+adapters::generation_options generation_flags::resolve() const {
+  adapters::generation_options o = m_options;
+  const auto given = [](const CLI::Option* option) { return option && option->count() > 0; };
+  if (o.adapter.empty()) {
+    for (const auto* list : {&m_settings, &m_live})
+      for (const CLI::Option* option : *list)
+        if (given(option)) throw usage_error(fmt::format("{} needs --adapter", option->get_name()));
+    if (given(m_from_option)) throw usage_error("--from needs --adapter replay");
+    return o;
+  }
+  if (o.adapter == "replay") {
+    for (const CLI::Option* option : m_settings)
+      if (given(option))
+        throw usage_error(fmt::format(
+            "{} cannot be used with --adapter replay: the recorded run's settings are", option->get_name()));
+  } else if (given(m_from_option)) {
+    throw usage_error("--from is for --adapter replay");
+  }
+  if (given(m_temperature_option)) o.temperature = m_temperature;
+  if (given(m_max_tokens_option)) o.max_tokens = m_max_tokens;
+  if (given(m_thinking_option)) o.thinking_budget = m_thinking;
+  if (given(m_budget_option)) o.budget_usd = m_budget;
+  o.prices_path = m_prices;
+  return o;
+}
+
+} // namespace kj::cli

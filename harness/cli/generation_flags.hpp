@@ -1,0 +1,35 @@
+// The LLM adapter options shared by `kj run` and `kj generate` (--adapter, --model, --samples, --budget-usd,
+// ...).
+#pragma once
+
+#include "adapters/generate/generate.hpp"
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace kj::cli {
+
+class generation_flags {
+public:
+  // `required`: --adapter must be given (kj generate); otherwise generation is optional (kj run).
+  void add_to(CLI::App& app, bool required);
+  // The options, checked: generation flags without --adapter, and replay with settings of its own, are
+  // usage errors.
+  adapters::generation_options resolve() const;
+
+private:
+  adapters::generation_options m_options;
+  double m_temperature = 0, m_budget = 0;
+  int m_max_tokens = 0, m_thinking = 0;
+  std::string m_prices;
+  std::vector<CLI::Option*> m_settings; // options a replay takes from the recording
+  std::vector<CLI::Option*> m_live;     // options that only mean something with an adapter
+  CLI::Option* m_temperature_option = nullptr;
+  CLI::Option* m_budget_option = nullptr;
+  CLI::Option* m_max_tokens_option = nullptr;
+  CLI::Option* m_thinking_option = nullptr;
+  CLI::Option* m_from_option = nullptr;
+};
+
+} // namespace kj::cli

@@ -1,0 +1,67 @@
+// A fake LLM provider on 127.0.0.1 for the tests: it speaks the Anthropic, Gemini and OpenAI wire formats
+// from recorded fixtures (tests/fixtures/llm), and in "answers" mode replies to kerneljudge's own prompt with
+// the candidate files of a folder, so that `kj run --adapter ...` can be exercised end to end offline.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+} // namespace httplib
+
+namespace kj::test {
+
+struct received_request {
+  std::string provider; // anthropic, gemini, openai
+  std::string model;
+  std::string path;
+  std::map<std::string, std::string> headers; // lower-case names
+  std::string body;
+};
+
+class fake_llm_server {
+public:
+  // Scenarios: a request whose model is `<name>` is answered from `fixtures/<provider>/<name>.json`, one step
+  // per request (the last step repeats). Any other model is answered from `answers` (when given): the
+  // candidate file level_L_problem_N_sample_K_kernel.py for the K-th request naming "level L problem N", or a
+  // reply without code when there is no such file.
+  explicit fake_llm_server(std::filesystem::path fixtures, std::filesystem::path answers = {});
+  ~fake_llm_server();
+  fake_llm_server(const fake_llm_server&) = delete;
+  fake_llm_server& operator=(const fake_llm_server&) = delete;
+
+  int port() const { return m_port; }
+  // The base URL each adapter takes with --base-url: the host for anthropic and gemini, host + /v1 for
+  // openai.
+  std::string base_url(const std::string& provider) const;
+  std::vector<received_request> requests() const;
+  std::size_t count(const std::string& model) const; // requests received for a model
+
+private:
+  void handle(const std::string& provider, const httplib::Request& req, httplib::Response& res);
+  void answer_from_folder(const std::string& provider, const received_request& r, httplib::Response& res);
+  void wait(int milliseconds);
+
+  std::filesystem::path m_fixtures, m_answers;
+  std::unique_ptr<httplib::Server> m_server;
+  std::thread m_thread;
+  int m_port = 0;
+  mutable std::mutex m_lock;
+  std::vector<received_request> m_requests;
+  std::map<std::string, std::size_t> m_counts; // by provider/model, and by provider/"L<l>P<n>" in answer mode
+  std::condition_variable m_stop_signal;
+  std::atomic<bool> m_stopping{false};
+};
+
+} // namespace kj::test

@@ -1,0 +1,152 @@
+// `kj generate` and `kj costs` through the real binary against the fake provider: candidates and files from
+// replies, replay offline, budgets, and errors that stop a generation.
+#include "llm_test_support.hpp"
+#include "tests/support/catch_compat.hpp"
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+using namespace kj;
+using namespace kj::test;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> generate_args(const fake_llm_server& server, const scratch_dir& dir,
+                                       const std::string& adapter, const std::string& model,
+                                       const std::vector<std::string>& more) {
+  std::vector<std::string> args{"generate",
+                                "--adapter",
+                                adapter,
+                                "--base-url",
+                                server.base_url(adapter),
+                                "--model",
+                                model,
+                                "--device",
+                                "cpu",
+                                "--db",
+                                (dir / "kj.sqlite").string(),
+                                "--prices",
+                                (llm_fixtures() / "prices.json").string(),
+                                "--retry-base",
+                                "0.01"};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+json costs(const scratch_dir& dir, const std::string& run) {
+  const auto r = run_kj({"costs", "--db", (dir / "kj.sqlite").string(), "--run", run, "--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  return json::parse(r.out);
+}
+
+} // namespace
+
+TEST_CASE("kj generate stores the replies' code as candidates and files, no_code ones included, and costs") {
+  fake_llm_server server(llm_fixtures(), source_dir() / "examples" / "candidates" / "cpu");
+  scratch_dir dir;
+  const auto r = run_kj(generate_args(server, dir, "openai", "test-model",
+                                      {"--samples", "3", "--level", "1", "--ids", "1-2", "--concurrency", "1",
+                                       "--out", (dir / "out").string(), "--run-id", "gen1"}));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // Problem 1 has one example answer, problem 2 two: the other samples were answered without code.
+  for (const char* file : {"level_1_problem_1_sample_0_kernel.py", "level_1_problem_2_sample_0_kernel.py",
+                           "level_1_problem_2_sample_1_kernel.py"})
+    CHECK(read_file(dir / "out" / file) ==
+          read_file(source_dir() / "examples" / "candidates" / "cpu" / file));
+  CHECK(std::distance(fs::directory_iterator(dir / "out"), fs::directory_iterator()) == 3);
+  CHECK(r.err.find("6 candidates (3 without usable code)") != std::string::npos);
+  CHECK(r.out.find("judge them: kj run --adapter replay --from gen1") != std::string::npos);
+  const json c = costs(dir, "gen1")["models"];
+  REQUIRE(c.size() == 1);
+  CHECK(c[0]["adapter"] == "openai");
+  CHECK(c[0]["calls"] == 6);
+  CHECK(c[0]["cache_read_tokens"].get<int>() > 0); // later samples of a problem hit the server's cache
+  CHECK(c[0]["cost_usd"].get<double>() > 0);
+  CHECK(c[0]["solved"] == 0); // nothing was judged
+  CHECK(c[0]["cost_per_solved_usd"].is_null());
+
+  // Replay: the same candidates from the recording, the server not asked again.
+  const std::size_t asked = server.requests().size();
+  const auto replay =
+      run_kj({"generate", "--adapter", "replay", "--from", "gen1", "--db", (dir / "kj.sqlite").string(),
+              "--level", "1", "--ids", "1-2", "--out", (dir / "again").string(), "--run-id", "gen2"});
+  INFO(replay.err);
+  REQUIRE(replay.exit_code == 0);
+  CHECK(server.requests().size() == asked);
+  for (const auto& entry : fs::directory_iterator(dir / "out"))
+    CHECK(read_file(dir / "again" / entry.path().filename()) == read_file(entry.path()));
+  CHECK(costs(dir, "gen2")["models"][0]["replayed_calls"] == 6);
+
+  // A question the recording does not hold is an error that says so.
+  const auto unknown = run_kj({"generate", "--adapter", "replay", "--from", "gen1", "--db",
+                               (dir / "kj.sqlite").string(), "--level", "1", "--ids", "3"});
+  CHECK(unknown.exit_code == 1); // a replay that cannot answer is no longer the recorded run
+  CHECK(unknown.err.find("the recording has no answer to this request (L1/3_Sum_Reduction.py sample 0") !=
+        std::string::npos);
+  // Replay settings come from the recording: asking for others is refused.
+  const auto mixed = run_kj({"generate", "--adapter", "replay", "--from", "gen1", "--model", "x", "--db",
+                             (dir / "kj.sqlite").string()});
+  CHECK(mixed.exit_code == 2);
+  CHECK(mixed.err.find("--model cannot be used with --adapter replay") != std::string::npos);
+}
+
+TEST_CASE("kj generate stops at the budget, and on errors no later call could fix") {
+  fake_llm_server server(llm_fixtures(), source_dir() / "examples" / "candidates" / "cpu");
+  scratch_dir dir;
+  const auto budget = run_kj(generate_args(server, dir, "openai", "test-model",
+                                           {"--samples", "3", "--level", "1", "--ids", "1-2", "--concurrency",
+                                            "1", "--budget-usd", "0.000001", "--run-id", "b"}));
+  INFO(budget.err);
+  CHECK(budget.exit_code == 0);
+  CHECK(budget.err.find("5 samples not asked for (budget $0.00 reached") != std::string::npos);
+  CHECK(costs(dir, "b")["models"][0]["calls"] == 1);
+
+  ::setenv("ANTHROPIC_API_KEY", "sk-ant-test-unauthorized", 1);
+  const auto auth = run_kj(generate_args(
+      server, dir, "anthropic", "unauthorized",
+      {"--samples", "2", "--level", "1", "--ids", "1-2", "--concurrency", "1", "--run-id", "auth"}));
+  CHECK(auth.exit_code == 1);
+  CHECK(auth.err.find(
+            "anthropic: HTTP 401 authentication_error: invalid x-api-key (request id req_01Unauthorized") !=
+        std::string::npos);
+  CHECK(server.count("unauthorized") == 1); // the first 401 stopped the generation
+  const json failed = costs(dir, "auth")["models"][0];
+  CHECK((failed["calls"] == 1 && failed["failed_calls"] == 1));
+
+  ::unsetenv("ANTHROPIC_API_KEY");
+  const auto no_key =
+      run_kj(generate_args(server, dir, "anthropic", "claude-test", {"--level", "1", "--ids", "1"}));
+  CHECK(no_key.exit_code == 2);
+  CHECK(no_key.err.find("anthropic: no API key: set ANTHROPIC_API_KEY in the environment") !=
+        std::string::npos);
+  const auto bad_budget =
+      run_kj(generate_args(server, dir, "openai", "unpriced-model", {"--budget-usd", "1"}));
+  CHECK(bad_budget.exit_code == 2);
+  CHECK(bad_budget.err.find("has no price for model 'unpriced-model'") != std::string::npos);
+}
+
+TEST_CASE("a reply in prose is a no_code candidate, written to no file") {
+  fake_llm_server server(llm_fixtures());
+  scratch_dir dir;
+  ::setenv("ANTHROPIC_API_KEY", "sk-ant-test-prose", 1);
+  const auto r = run_kj(generate_args(server, dir, "anthropic", "no_code",
+                                      {"--level", "1", "--ids", "1", "--out", (dir / "out").string()}));
+  ::unsetenv("ANTHROPIC_API_KEY");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("1 candidate (1 without usable code)") != std::string::npos);
+  CHECK(fs::is_empty(dir / "out"));
+}
+
+TEST_CASE("generation flags without --adapter, and --candidates with it, are refused") {
+  const auto r = run_kj({"run", "--model", "x", "--db", "/nonexistent/kj.sqlite"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--model needs --adapter") != std::string::npos);
+  const auto both = run_kj({"run", "--adapter", "openai", "--model", "x", "--candidates", "identity"});
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("--candidates and --adapter both name where candidates come from") !=
+        std::string::npos);
+}
