@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace kj::exec {
 
@@ -22,6 +23,8 @@ struct launch_spec {
   // Empty: the job compiles nothing (or compiles into the shared folder of jobs without a candidate).
   std::filesystem::path build_dir;
   std::size_t log_tail_bytes = 4000; // how much of the end of the worker's output run() hands back
+  // A program and its arguments that start the worker (a profiler such as Nsight Compute); empty: none.
+  std::vector<std::string> wrapper;
 };
 
 struct job_runner {

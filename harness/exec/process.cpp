@@ -25,7 +25,21 @@ void on_signal(int) {
   g_interrupted = true;
 }
 
-[[noreturn]] void exec_worker(const worker_launch& launch, int report_fd) {
+// The command line of the worker: `kj worker --job FILE --result-fd 3`, after the wrapper when there is one
+// (which then needs kj's real path, not /proc/self/exe, and a lookup on PATH). Built before fork: the child of
+// a threaded process should not allocate.
+std::vector<std::string> worker_command(const worker_launch& launch) {
+  std::vector<std::string> command = launch.wrapper;
+  command.push_back(launch.wrapper.empty() ? "kj" : std::filesystem::read_symlink("/proc/self/exe").string());
+  for (const char* arg : {"worker", "--job"})
+    command.push_back(arg);
+  command.push_back(launch.job_file.string());
+  command.push_back("--result-fd");
+  command.push_back("3");
+  return command;
+}
+
+[[noreturn]] void exec_worker(const worker_launch& launch, const std::vector<char*>& argv, int report_fd) {
   ::setpgid(0, 0);
   const int log_fd = ::open(launch.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   const int null_fd = ::open("/dev/null", O_RDONLY);
@@ -43,9 +57,10 @@ void on_signal(int) {
     ::unsetenv(variable);
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
-  const std::string job = launch.job_file.string();
-  const char* argv[] = {"kj", "worker", "--job", job.c_str(), "--result-fd", "3", nullptr};
-  ::execv("/proc/self/exe", const_cast<char* const*>(argv));
+  if (launch.wrapper.empty())
+    ::execv("/proc/self/exe", argv.data());
+  else
+    ::execvp(argv[0], argv.data()); // PATH from the worker's environment, set above
   ::_exit(121);
 }
 
@@ -112,12 +127,17 @@ void install_interrupt_handlers() {
 
 worker_outcome run_worker_process(const worker_launch& launch,
                                   const std::function<void(const nlohmann::json&)>& on_event) {
+  std::vector<std::string> command = worker_command(launch);
+  std::vector<char*> argv;
+  for (std::string& arg : command)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) exec_worker(launch, fds[1]);
+  if (pid == 0) exec_worker(launch, argv, fds[1]);
   ::setpgid(pid, pid); // also in the parent, so that killpg works even before the child ran
   ::close(fds[1]);
 

@@ -18,6 +18,9 @@ struct worker_launch {
   // The worker's whole environment: only what scrubbed_environment() lets through from kj's own, plus what
   // the launcher adds (build folder, device). Nothing else reaches a worker.
   std::map<std::string, std::string> environment;
+  // Runs `wrapper[0] wrapper[1..] <kj> worker ...` instead of the worker itself (a profiler that starts it;
+  // it must pass descriptor 3 on). wrapper[0] is looked up on the environment's PATH.
+  std::vector<std::string> wrapper;
 };
 
 // The variables of kj's environment a worker may see: an allowlist of what Python, torch, compilers and CUDA

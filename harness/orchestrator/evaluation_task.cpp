@@ -100,7 +100,7 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
     if (!builds.empty()) result->build = builds.front().record;
     result->record.started_at = db::now_iso8601();
     if (result->build && result->build->status != "ok") return std::nullopt;
-    exec::launch_spec launch{.name = name, .timeout = ctx.timeout};
+    exec::launch_spec launch{.name = name, .timeout = ctx.timeout, .wrapper = ctx.wrapper};
     if (result->build) launch.build_dir = ctx.builds->dir(result->build->key);
     return scheduler::device_step{*job, launch, [applied](const json& e) {
                                     if (e.contains("applied_overrides")) *applied = e["applied_overrides"];

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 namespace kj::orchestrator {
 
@@ -28,6 +30,7 @@ struct evaluation_context {
   exec::trace_policy trace;
   std::chrono::milliseconds timeout{600'000};
   const exec::build_cache* builds = nullptr;
+  std::vector<std::string> wrapper; // put before the evaluate job's worker command (a profiler); builds: none
 };
 
 // The evaluate job of a candidate (protocol per the problem's KernelBench version, sizes per device).
