@@ -1,6 +1,7 @@
 // The data-access layer: the only code in kerneljudge that writes SQL. One writer per database file.
 #pragma once
 
+#include "db/agent_records.hpp"
 #include "db/llm_records.hpp"
 
 #include <cstdint>
@@ -19,7 +20,7 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int schema_version = 5;
+inline constexpr int schema_version = 6;
 
 struct run_record {
   std::string run_uid;      // user-visible id, e.g. "r20261120-235959-1a2b"
@@ -129,6 +130,9 @@ struct evaluation_record {
   std::vector<finding_record> findings;
   std::vector<std::int64_t> baseline_ids; // schema v3: the cached baselines this evaluation is compared with
   std::string build_key;                  // schema v5: the content-addressed build it ran ("" when none)
+  // Schema v6: "result" (kj run's evaluations, the agent's re-measurements: what reports count; one per run
+  // and candidate) or "agent_loop" (a built-in agent's verify or profile while it worked: any number).
+  std::string purpose = "result";
 };
 
 // A candidate's build (schema v5): one row per (candidate, build key), with the compiler's log.
@@ -256,6 +260,8 @@ public:
   // (ascending).
   std::optional<evaluation_record> get_evaluation(std::int64_t evaluation_id) const;
 
+  // One row per result evaluation of the run (purpose "result"): the built-in agent's in-loop evaluations
+  // are left out, an agent run reports each trajectory's fresh re-measurement.
   std::vector<result_row> results(const std::string& run_uid) const;
 
   // Builds (schema v5): the first row of a (candidate, key) is kept; its id is returned either way.
@@ -288,6 +294,26 @@ public:
   std::optional<llm_generation_record> get_llm_generation(std::int64_t run_id) const;
   // Per provider and model, the exchanges the run used and what they solved, ordered by provider, model.
   std::vector<llm_cost_row> llm_costs(const std::string& run_uid) const;
+
+  // The built-in agent (schema v6, db/store_agent.cpp). insert_trajectory writes a new row (its id is
+  // returned), update_trajectory rewrites every field of the row with `t.id` but run, problem and attempt;
+  // insert_turn writes a turn with its tool calls in one transaction. finished_trajectory finds a trajectory
+  // of (run, problem, attempt) that ended (not running or interrupted): a resumed run skips those.
+  std::int64_t insert_trajectory(const trajectory_record& t);
+  void update_trajectory(const trajectory_record& t);
+  std::int64_t insert_turn(const turn_record& turn, const std::vector<tool_call_record>& calls);
+  std::optional<std::int64_t> finished_trajectory(std::int64_t run_id, std::int64_t problem_id,
+                                                  int attempt) const;
+  std::optional<trajectory_record> get_trajectory(std::int64_t id) const;
+  // A trajectory with its turns (by turn) and their tool calls (by seq).
+  std::optional<trajectory_transcript> get_transcript(std::int64_t id) const;
+  // The trajectories of a run, by problem, attempt and id.
+  std::vector<trajectory_record> trajectories(const std::string& run_uid) const;
+  // A problem and a candidate by id (for `kj show`).
+  std::optional<problem_record> get_problem(std::int64_t id) const;
+  std::optional<candidate_record> get_candidate(std::int64_t id) const;
+  // The tool call that made an evaluation in a trajectory's loop, if one did.
+  std::optional<tool_call_record> tool_call_of_evaluation(std::int64_t evaluation_id) const;
 
 private:
   struct impl;

@@ -122,8 +122,9 @@ GROUP BY b.id ORDER BY b.mode
 } // namespace
 
 bool store::has_evaluation(std::int64_t run_id, std::int64_t candidate_id) const {
-  auto find = m_impl->m_db.prepare("SELECT 1 FROM evaluations WHERE run_id = ? AND candidate_id = ?",
-                                   "look for an evaluation");
+  auto find = m_impl->m_db.prepare(
+      "SELECT 1 FROM evaluations WHERE run_id = ? AND candidate_id = ? AND purpose = 'result'",
+      "look for an evaluation");
   find.bind_all(run_id, candidate_id);
   return find.step();
 }
@@ -133,22 +134,22 @@ std::int64_t store::insert_evaluation(const evaluation_record& evaluation) {
   const std::string what =
       fmt::format("insert evaluation (run {}, candidate {})", evaluation.run_id, evaluation.candidate_id);
   sqlite::transaction tx(db);
-  if (has_evaluation(evaluation.run_id, evaluation.candidate_id))
+  if (evaluation.purpose == "result" && has_evaluation(evaluation.run_id, evaluation.candidate_id))
     db.fail(what, fmt::format("run {} already holds an evaluation of candidate {}", evaluation.run_id,
                               evaluation.candidate_id));
   const std::int64_t problem_id = resolve_problem(db, evaluation, what);
   const std::int64_t stack_id = resolve_stack(db, evaluation, what);
-  db.prepare("INSERT INTO evaluations (run_id, problem_id, candidate_id, stack_id, device, overrides_json, "
-             "protocol, verdict, error, started_at, finished_at, duration_s, strict_verdict, strict_failed, "
-             "degenerate, compatible_s, strict_s, build_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-             "?, ?, ?, "
-             "?, ?)",
-             what)
+  db.prepare(
+        "INSERT INTO evaluations (run_id, problem_id, candidate_id, stack_id, device, overrides_json, "
+        "protocol, verdict, error, started_at, finished_at, duration_s, strict_verdict, strict_failed, "
+        "degenerate, compatible_s, strict_s, build_key, purpose) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?, ?, ?, ?, ?)",
+        what)
       .bind_all(evaluation.run_id, problem_id, evaluation.candidate_id, stack_id, evaluation.device,
                 evaluation.overrides_json, evaluation.protocol, evaluation.verdict, evaluation.error,
                 evaluation.started_at, evaluation.finished_at, evaluation.duration_s,
                 evaluation.strict_verdict, evaluation.strict_failed, evaluation.degenerate,
-                evaluation.compatible_s, evaluation.strict_s, evaluation.build_key)
+                evaluation.compatible_s, evaluation.strict_s, evaluation.build_key, evaluation.purpose)
       .run();
   const std::int64_t evaluation_id = db.last_insert_rowid();
   insert_children(db, evaluation_id, evaluation, what);
@@ -202,7 +203,7 @@ std::optional<evaluation_record> store::get_evaluation(std::int64_t evaluation_i
   auto row =
       db.prepare("SELECT run_id, problem_id, candidate_id, stack_id, device, overrides_json, protocol, "
                  "verdict, error, started_at, finished_at, duration_s, strict_verdict, strict_failed, "
-                 "degenerate, compatible_s, strict_s, build_key FROM evaluations WHERE id = ?",
+                 "degenerate, compatible_s, strict_s, build_key, purpose FROM evaluations WHERE id = ?",
                  what);
   row.bind_all(evaluation_id);
   if (!row.step()) return std::nullopt;
@@ -224,6 +225,7 @@ std::optional<evaluation_record> store::get_evaluation(std::int64_t evaluation_i
   e.compatible_s = row.column_double(15);
   e.strict_s = row.column_double(16);
   e.build_key = row.column_text(17);
+  e.purpose = row.column_text(18);
 
   auto trials =
       db.prepare("SELECT trial_index, seed, passed, max_abs_err, max_rel_err, mismatches, detail_json "
@@ -276,6 +278,7 @@ WITH picked AS (
                 ORDER BY t.id LIMIT 1) AS candidate_timing
   FROM evaluations e JOIN runs r ON r.id = e.run_id
   WHERE r.run_uid = ?
+    AND e.purpose = 'result' -- not an agent's in-loop ones
 ), paired AS (
   SELECT picked.*, (SELECT t.id FROM timings t LEFT JOIN timings c ON c.id = picked.candidate_timing
                     WHERE t.evaluation_id = picked.id AND t.subject = 'reference_eager'

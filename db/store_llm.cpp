@@ -160,7 +160,7 @@ WITH {}, solved AS (
   FROM candidate_origins o
   JOIN runs r ON r.id = o.run_id
   JOIN candidates c ON c.id = o.candidate_id
-  LEFT JOIN evaluations e ON e.candidate_id = o.candidate_id AND e.run_id = o.run_id
+  LEFT JOIN evaluations e ON e.candidate_id = o.candidate_id AND e.run_id = o.run_id AND e.purpose = 'result'
   WHERE r.run_uid = ?1
   GROUP BY o.adapter, o.model, c.problem_id
 )
