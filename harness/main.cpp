@@ -6,8 +6,14 @@
 #include "kernelbench/problems.hpp"
 
 #include <fmt/core.h>
+#include <string_view>
+#include <sys/prctl.h>
 
 int main(int argc, char** argv) {
+  // kj and its judge workers hold what candidates must not read (API keys in the environment, the DB open):
+  // not dumpable, so that processes of the same user without CAP_SYS_PTRACE cannot read /proc/<pid>/environ,
+  // mem or fd. The runner (the candidate's own process) is exempt: it holds nothing.
+  if (argc < 2 || std::string_view(argv[1]) != "runner") ::prctl(PR_SET_DUMPABLE, 0);
   CLI::App app{"kerneljudge: verify and time GPU kernels against KernelBench references", "kj"};
   app.set_version_flag("--version", "kj " + kj::version_string());
   app.require_subcommand(1);
