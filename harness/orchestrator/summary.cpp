@@ -31,7 +31,7 @@ void progress_view::end(const db::evaluation_record& record) {
 
 void print_run_summary(const db::store& store, const std::string& run_uid,
                        const std::filesystem::path& db_path) {
-  const auto rows = store.results(run_uid);
+  const auto rows = reports::results(store, run_uid);
   reports::write_results(rows, reports::results_format::table, std::cout);
   std::map<std::string, int> counts;
   for (const auto& row : rows)
