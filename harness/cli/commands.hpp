@@ -12,6 +12,9 @@ action add_run_command(CLI::App& app, int argc, char** argv);
 action add_baselines_command(CLI::App& app);
 action add_problems_command(CLI::App& app);
 action add_results_command(CLI::App& app);
+action add_report_command(CLI::App& app);
+action add_compare_command(CLI::App& app);
+action add_history_command(CLI::App& app);
 action add_db_command(CLI::App& app);
 action add_worker_command(CLI::App& app);
 
