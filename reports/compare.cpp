@@ -59,6 +59,13 @@ std::map<std::string, const result_row*> by_key(const std::vector<result_row>& r
   return out;
 }
 
+double relative_iqr(const std::vector<double>& samples) {
+  std::vector<double> sorted = samples;
+  const double q1 = stats::percentile(sorted, 0.25), q3 = stats::percentile(sorted, 0.75);
+  const double median = stats::percentile(sorted, 0.5);
+  return median > 0 ? (q3 - q1) / median : 0;
+}
+
 // Ratio, interval and test of one matched pair whose candidates are both counted correct and timed.
 void measure(const result_row& base, const result_row& head, const compare_options& options,
              comparison_row& row) {
@@ -69,8 +76,10 @@ void measure(const result_row& base, const result_row& head, const compare_optio
   stats::bootstrap_options boot = options.bootstrap;
   boot.seed = stats::seed_for("compare/" + row.key, options.bootstrap.seed);
   row.ci = stats::bootstrap_ratio(h.samples_ms, b.samples_ms, h.statistic, boot);
-  if (!b.samples_ms.empty() && !h.samples_ms.empty())
+  if (!b.samples_ms.empty() && !h.samples_ms.empty()) {
     row.p = stats::mann_whitney(h.samples_ms, b.samples_ms).p;
+    row.spread = std::max(relative_iqr(b.samples_ms), relative_iqr(h.samples_ms));
+  }
   // The paired eager reference ran the same code on the same stack in both processes: how far it moved
   // is how far the machine moved.
   if (base.reference && head.reference && base.problem_hash == head.problem_hash &&
@@ -97,6 +106,13 @@ void classify(comparison_row& row, const compare_options& options) {
     row.verdict = change_class::too_noisy;
     row.reason = fmt::format("fewer than {} raw samples on a side ({} and {})", options.min_samples,
                              row.base_n, row.head_n);
+    return;
+  }
+  if (row.spread > options.max_spread) {
+    row.verdict = change_class::too_noisy;
+    row.reason =
+        fmt::format("samples spread too wide (interquartile range {:.0f}% of the median; a loaded host?)",
+                    100 * row.spread);
     return;
   }
   // The effect: the ratio itself, or, where the paired eager reference ran the same code on the same stack

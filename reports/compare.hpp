@@ -20,6 +20,9 @@ struct compare_options {
   double alpha = 0.05;          // Benjamini–Hochberg false discovery rate
   double min_busy_share = 0.9;  // GPU: below it a forward is host-bound and its time follows the host
   std::size_t min_samples = 10; // fewer raw samples on a side: no call (a bootstrap of a few is unreliable)
+  // Samples spread wider than this (interquartile range over median) on a side: no call. A loaded host
+  // makes samples multimodal (multiples of the scheduler's time slice), and their median jumps between modes.
+  double max_spread = 0.10;
   stats::bootstrap_options bootstrap;
 };
 
@@ -55,6 +58,7 @@ struct comparison_row {
   std::optional<double> control_ratio; // the paired eager reference's head / base (same stack and problem)
   stats::interval adjusted_ci;         // of ratio / control_ratio, from the four sets of raw samples
   std::optional<double> busy_share;    // the lower GPU-busy share of the two sides
+  double spread = 0;                   // the larger interquartile range over median of the two sides
   change_class verdict = change_class::not_timed;
   std::string reason;
 };
