@@ -81,11 +81,14 @@ std::string change_text(const history_entry& e) {
   if (!e.change) return "";
   const auto& c = *e.change;
   if (!c.ratio) return change_name(c.verdict);
+  if (!c.ci.valid()) return fmt::format("x{:.4f} {}", *c.ratio, change_name(c.verdict));
   return fmt::format("x{:.4f} [{:.4f}, {:.4f}] {}", *c.ratio, c.ci.low, c.ci.high, change_name(c.verdict));
 }
 
 std::string candidate_ms(const result_row& r) {
   if (!r.candidate) return "";
+  if (!r.candidate->ci_ms.valid())
+    return fmt::format("{:.4g} n={}", r.candidate->ms, r.candidate->samples_ms.size());
   return fmt::format("{:.4g} [{:.4g}, {:.4g}] n={}", r.candidate->ms, r.candidate->ci_ms.low,
                      r.candidate->ci_ms.high, r.candidate->samples_ms.size());
 }
