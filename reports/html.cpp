@@ -76,12 +76,12 @@ table {{ border-collapse: collapse; margin: 0.6em 0; }}
 th, td {{ border: 1px solid #d0d4da; padding: 2px 6px; text-align: right; vertical-align: top; }}
 th {{ background: #eef1f5; position: sticky; top: 0; }} td.l, th.l {{ text-align: left; }}
 tr.group td {{ background: #f7f8fa; font-weight: 600; }}
-.muted {{ color: #6a737d; }} .ci {{ color: #6a737d; font-size: 0.85em; }}
+.muted {{ color: #6a737d; }} .ci {{ color: #6a737d; font-size: 0.85em; white-space: nowrap; }}
 .void {{ color: #8a8f96; text-decoration: line-through; }}
 .bad {{ color: #b31d28; font-weight: 600; }} .good {{ color: #22863a; font-weight: 600; }} .warn {{ color: #b08800; }}
 .note {{ background: #fff8e1; border: 1px solid #f0d060; padding: 0.5em 0.8em; }}
 .prov {{ font-size: 0.85em; color: #444; }} pre {{ background: #f6f8fa; padding: 0.6em; overflow-x: auto; }}
-.charts {{ display: flex; flex-wrap: wrap; gap: 1.5em; }} .chart {{ width: 640px; height: 340px; }}
+.charts {{ display: flex; flex-wrap: wrap; gap: 1.5em; }} .chart {{ width: 580px; height: 320px; }}
 code {{ font-size: 0.92em; }}
 </style>
 </head>

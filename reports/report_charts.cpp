@@ -124,8 +124,8 @@ std::string charts_section(const report_data& data, const std::string& chartjs_t
       "</select> (KernelBench's fast_p: the share of <i>all</i> evaluations that are correct and faster than "
       "p times the baseline; fast_0 is the pass rate of timed evaluations).</p>\n";
   out +=
-      "<div class=\"charts\"><canvas id=\"kj-fastp\" class=\"chart\" width=\"640\" height=\"340\"></canvas>"
-      "<canvas id=\"kj-speedups\" class=\"chart\" width=\"640\" height=\"340\"></canvas></div>\n";
+      "<div class=\"charts\"><canvas id=\"kj-fastp\" class=\"chart\" width=\"580\" height=\"320\"></canvas>"
+      "<canvas id=\"kj-speedups\" class=\"chart\" width=\"580\" height=\"320\"></canvas></div>\n";
   out += html::json_island(d, "kj-chart-data");
   out += fmt::format("<script nonce=\"{}\">\n{}\n</script>\n", html::escape(nonce), chartjs_text);
   out += fmt::format("<script nonce=\"{}\">{}</script>\n", html::escape(nonce), chart_script);

@@ -36,15 +36,11 @@ std::string runs_section(const report_data& data) {
   return out;
 }
 
-std::string faster_cell(const baseline_column& c) {
-  if (c.with_speedup == 0) return fmt::format("<td>{}</td>", html::missing);
-  return fmt::format("<td>{}<br><span class=\"ci\">noise-aware {}</span></td>",
-                     html::percent(c.faster.value()), html::percent(c.faster_noise_aware.value()));
-}
-
-std::string geomean_cell(const baseline_column& c) {
-  if (c.with_speedup == 0) return fmt::format("<td>{}</td>", html::missing);
-  return fmt::format("<td>{}<br><span class=\"ci\">failures as 1: {}</span></td>",
+// Three cells per baseline: faster, faster noise-aware, geomean (correct only, and with failures as 1).
+std::string baseline_cells(const baseline_column& c) {
+  if (c.with_speedup == 0) return fmt::format("<td>{0}</td><td>{0}</td><td>{0}</td>", html::missing);
+  return fmt::format("<td>{}</td><td>{}</td><td>{}<br><span class=\"ci\">{}</span></td>",
+                     html::percent(c.faster.value()), html::percent(c.faster_noise_aware.value()),
                      html::ratio(c.geomean_correct), html::ratio(c.geomean_all));
 }
 
@@ -76,11 +72,12 @@ std::string leaderboard_section(const report_data& data) {
       "<th rowspan=\"2\">evaluations</th><th rowspan=\"2\">pass<br>compatible</th>"
       "<th rowspan=\"2\">pass<br>strict</th>";
   for (const auto& b : baselines)
-    out += fmt::format("<th colspan=\"2\">vs {}</th>", html::escape(b));
+    out += fmt::format("<th colspan=\"3\">vs {}</th>", html::escape(b));
   out += "<th rowspan=\"2\">tokens /<br>solved</th><th rowspan=\"2\">cost /<br>solved</th>"
          "<th rowspan=\"2\">crashed</th><th rowspan=\"2\">timeout</th></tr>\n<tr>";
   for (std::size_t i = 0; i < baselines.size(); ++i)
-    out += "<th>faster</th><th>geomean</th>";
+    out +=
+        "<th>faster</th><th>noise-<br>aware</th><th>geomean<br><span class=\"ci\">failures as 1</span></th>";
   out += "</tr>\n";
   for (const auto& row : data.board) {
     std::vector<const result_row*> members;
@@ -92,7 +89,7 @@ std::string leaderboard_section(const report_data& data) {
                     html::escape(row.producer), level_label(row.level), row.evaluations,
                     html::percent(row.pass_compatible.value()), html::percent(row.pass_strict.value()));
     for (const auto& b : baselines)
-      out += faster_cell(row.column(b)) + geomean_cell(row.column(b));
+      out += baseline_cells(row.column(b));
     out += fmt::format("<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                        row.tokens_per_solved ? fmt::format("{:.0f}", *row.tokens_per_solved) : html::missing,
                        row.cost_per_solved ? fmt::format("${:.4f}", *row.cost_per_solved) : html::missing,
