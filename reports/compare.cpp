@@ -94,27 +94,32 @@ void measure(const result_row& base, const result_row& head, const compare_optio
     row.busy_share = std::min(base.gpu_busy_share.value_or(1.0), head.gpu_busy_share.value_or(1.0));
 }
 
-void classify(comparison_row& row, const compare_options& options) {
-  const double high = 1 + options.min_effect, low = 1 / high;
-  const double r = *row.ratio;
+// Data that cannot support a call: no interval, too few samples, or samples spread too wide. True (and the
+// row classified too noisy, with the reason) when so.
+bool too_little_to_call(comparison_row& row, const compare_options& options) {
+  row.verdict = change_class::too_noisy;
   if (!row.ci.valid()) {
-    row.verdict = change_class::too_noisy;
     row.reason = "no raw samples on a side: no interval";
-    return;
+    return true;
   }
   if (std::min(row.base_n, row.head_n) < options.min_samples) {
-    row.verdict = change_class::too_noisy;
     row.reason = fmt::format("fewer than {} raw samples on a side ({} and {})", options.min_samples,
                              row.base_n, row.head_n);
-    return;
+    return true;
   }
   if (row.spread > options.max_spread) {
-    row.verdict = change_class::too_noisy;
     row.reason =
         fmt::format("samples spread too wide (interquartile range {:.0f}% of the median; a loaded host?)",
                     100 * row.spread);
-    return;
+    return true;
   }
+  return false;
+}
+
+void classify(comparison_row& row, const compare_options& options) {
+  if (too_little_to_call(row, options)) return;
+  const double high = 1 + options.min_effect, low = 1 / high;
+  const double r = *row.ratio;
   // The effect: the ratio itself, or, where the paired eager reference ran the same code on the same stack
   // in both processes, the ratio against it (what moved the machine moved both).
   const bool controlled = row.control_ratio && row.adjusted_ci.valid();
