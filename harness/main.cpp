@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   auto baselines = kj::cli::add_baselines_command(app);
   auto problems = kj::cli::add_problems_command(app);
   auto results = kj::cli::add_results_command(app);
+  auto report = kj::cli::add_report_command(app);
+  auto compare = kj::cli::add_compare_command(app);
+  auto history = kj::cli::add_history_command(app);
   auto db = kj::cli::add_db_command(app);
   auto worker = kj::cli::add_worker_command(app);
   auto runner = kj::cli::add_runner_command(app);
@@ -43,6 +46,9 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("baselines")) return baselines();
     if (app.got_subcommand("problems")) return problems();
     if (app.got_subcommand("results")) return results();
+    if (app.got_subcommand("report")) return report();
+    if (app.got_subcommand("compare")) return compare();
+    if (app.got_subcommand("history")) return history();
     if (app.got_subcommand("db")) return db();
     if (app.got_subcommand("worker")) return worker();
     if (app.got_subcommand("runner")) return runner();
