@@ -110,7 +110,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 void build(const exec::build_job& job, py::module_& runtime, result_channel& channel) {
   try {
-    py::object session = py::module_::import("kj_runner").attr("RunnerSession")("cpu", py::dict());
+    py::object session = py::module_::import("kj_runner").attr("RunnerSession")("cpu", py::dict(), false);
     session.attr("import_candidate")(job.candidate.path, job.candidate.source, job.overrides);
     channel.emit({{"type", "built"}});
   } catch (py::error_already_set& e) {

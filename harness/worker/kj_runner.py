@@ -47,7 +47,7 @@ def use_prebuilt_extensions():
 
 
 class RunnerSession:
-    def __init__(self, device, protocol):
+    def __init__(self, device, protocol, prebuilt=True):
         self.device = torch.device(device)
         self.protocol = dict(protocol or {})
         precision = self.protocol.get("precision", "fp32")
@@ -57,7 +57,8 @@ class RunnerSession:
         self.problems = {}
         self.retained = {}
         self.graphs = []
-        use_prebuilt_extensions()
+        if prebuilt:  # the runner loads what the build step compiled; the build step itself compiles
+            use_prebuilt_extensions()
 
     # ---- loading ----
     def load(self, problem_path, problem_source, candidate_path, candidate_source, overrides, seed):
