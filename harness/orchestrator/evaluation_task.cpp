@@ -90,13 +90,14 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
     result->record.build_key = key;
     if (auto cached = ctx.builds->lookup(key)) {
       result->build = *cached; // re-judging an unchanged source never compiles it again
+      ++task.reused_builds;
     } else {
       // The build runs the candidate's module code: sandboxed, at a lower priority when it runs beside
       // timing.
-      exec::launch_spec launch{.name = "build-" + name, .timeout = ctx.timeout};
+      exec::launch_spec launch{.name = "build-" + name, .timeout = ctx.build_timeout};
       launch.sandbox = exec::sandbox_policy{};
-      for (const auto& p : ctx.env.value("python_paths", std::vector<std::string>{}))
-        launch.sandbox->read_only.emplace_back(p);
+      for (const auto& path : ctx.env.value("python_paths", std::vector<std::string>{}))
+        launch.sandbox->read_only.emplace_back(path);
       if (ctx.device == "cuda") launch.nice = 10;
       task.builds.push_back({exec::build_job{job->problem, job->candidate, job->overrides}, launch, key});
     }

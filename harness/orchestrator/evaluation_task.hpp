@@ -26,7 +26,8 @@ struct evaluation_context {
   bool strict = true;
   std::map<std::string, std::int64_t> overrides; // the user's --set
   exec::trace_policy trace;
-  std::chrono::milliseconds timeout{600'000};
+  std::chrono::milliseconds timeout{600'000};       // a judging job
+  std::chrono::milliseconds build_timeout{600'000}; // a candidate's build
   const exec::build_cache* builds = nullptr;
 };
 

@@ -133,6 +133,7 @@ std::int64_t create_or_resume_run(db::store& store, const run_options& options, 
   const json config{{"device", device},
                     {"candidates", options.candidates},
                     {"timeout_s", options.timeout_s},
+                    {"build_timeout_s", options.build_timeout_s},
                     {"overrides", options.overrides},
                     {"timing", options.timing},
                     {"protocol", options.protocol},
@@ -260,18 +261,19 @@ int execute_run(const run_options& options) {
                                     {stack_id, stack.stack_hash, stack.device_name}, device);
   if (exec::interrupt_requested()) return interrupted(store, run_id, run_uid, options.db_path);
 
-  evaluation_context ctx{.device = device,
-                         .env = env,
-                         .protocol = options.protocol,
-                         .precision = options.precision,
-                         .trials = options.trials,
-                         .timing = options.timing,
-                         .strict = options.strict,
-                         .overrides = options.overrides,
-                         .trace = options.trace,
-                         .timeout =
-                             std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
-                         .builds = &builds};
+  evaluation_context ctx{
+      .device = device,
+      .env = env,
+      .protocol = options.protocol,
+      .precision = options.precision,
+      .trials = options.trials,
+      .timing = options.timing,
+      .strict = options.strict,
+      .overrides = options.overrides,
+      .trace = options.trace,
+      .timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
+      .build_timeout = std::chrono::milliseconds(static_cast<long long>(options.build_timeout_s * 1000)),
+      .builds = &builds};
   scheduler::db_sink to_db(store);
   scheduler::progress_sink progress(!::isatty(STDERR_FILENO));
   scheduler::sink_set sinks({&to_db, &progress});
@@ -319,9 +321,13 @@ int execute_run(const run_options& options) {
     tasks.push_back(evaluation_task(ctx, p, c, std::move(record),
                                     [&sinks](scheduler::evaluation_result& r) { sinks.evaluation(r); }));
   }
-  std::size_t compiles = 0;
-  for (const auto& t : tasks)
+  std::size_t compiles = 0, reused = 0;
+  for (const auto& t : tasks) {
     compiles += t.builds.size();
+    reused += t.reused_builds;
+  }
+  if (reused)
+    fmt::print(stderr, "kj: {} candidates were built before (their cached builds are reused)\n", reused);
   if (compiles)
     fmt::print(stderr, "kj: compiling {} candidates ({} at a time){}...\n", compiles,
                options.build_jobs > 0 ? options.build_jobs : scheduler::default_build_jobs(),

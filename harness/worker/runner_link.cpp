@@ -95,6 +95,14 @@ std::vector<int> descendants(int root) {
   return out;
 }
 
+void runner_link::freeze(bool stopped) {
+  if (m_pid <= 0 || m_dead) return;
+  // Twice: a process that forked between the listing and its signal has its child listed the second time.
+  for (int pass = 0; pass < 2; ++pass)
+    for (int pid : descendants(::getpid()))
+      ::kill(pid, stopped ? SIGSTOP : SIGCONT);
+}
+
 void kill_descendants(int root) {
   for (int round = 0; round < 50; ++round) {
     const auto all = descendants(root);
