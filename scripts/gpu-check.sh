@@ -39,6 +39,16 @@ configure_and_build() {
                                            -DSQLite3_LIBRARY=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0)
   [[ -f /usr/include/openssl/evp.h ]] || args+=(-DOPENSSL_INCLUDE_DIR="$CARRY/root/usr/include"
                                                 -DOPENSSL_CRYPTO_LIBRARY=/usr/lib/x86_64-linux-gnu/libcrypto.so.3)
+  # libseccomp's headers (and a .pc naming the carried copy) and bubblewrap, when the machine lacks them
+  if ! pkg-config --exists libseccomp 2>/dev/null && [[ -f $CARRY/root/usr/include/seccomp.h ]]; then
+    mkdir -p /tmp/kj-pc
+    printf 'prefix=%s\nincludedir=${prefix}/include\nlibdir=%s\nName: libseccomp\nDescription: carried\nVersion: 2.5.4\nLibs: -L${libdir} -lseccomp\nCflags: -I${includedir}\n' \
+      "$CARRY/root/usr" "$CARRY/root/usr/lib/x86_64-linux-gnu" >/tmp/kj-pc/libseccomp.pc
+    export PKG_CONFIG_PATH=/tmp/kj-pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  fi
+  if ! command -v bwrap >/dev/null && [[ -x $CARRY/root/usr/bin/bwrap ]]; then
+    cp "$CARRY/root/usr/bin/bwrap" /usr/local/bin/bwrap 2>/dev/null || true
+  fi
   cmake -S . -B "$BUILD" -G Ninja "${args[@]}" >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; return 1; }
   cmake --build "$BUILD" -j 16 >"$OUT/build.log" 2>&1 || { grep -E "error|Error" "$OUT/build.log" | head -30; return 1; }
 }
@@ -57,7 +67,32 @@ for stage in $stages; do
   tests)
     log "ctest: gpu label, then the quick CPU tests (Catch2 of this machine)"
     ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 900 2>&1 | tail -40 | tee "$OUT/ctest-gpu.log"
-    ctest --test-dir "$BUILD" -LE gpu -E "built-in suite|failure mode" -j 8 2>&1 | tail -5 | tee -a "$OUT/summary.txt"
+    ctest --test-dir "$BUILD" -LE "gpu|slow" -j 16 2>&1 | tail -5 | tee -a "$OUT/summary.txt"
+    ;;
+  collision)
+    # 15 LLM-style CUDA candidates, 12 sharing load_inline(name="fused_ops"), 3 "matmul_cuda", built 16 at a time
+    log "name collisions: tests/fixtures/llm_style/name_collision/cuda, built in parallel, then again (no compile)"
+    mkdir -p /tmp/kj-logs
+    for id in collision-a collision-b; do
+      t=$(date +%s.%N)
+      "$kj" run --device cuda --builtin --candidates "$PWD/tests/fixtures/llm_style/name_collision/cuda" \
+        --db "$OUT/kj.sqlite" --run-id "$id" --build-jobs 16 --max-time-ms 300 >/dev/null 2>"/tmp/kj-logs/$id.err"
+      echo "$id: $(python3 -c "import time; print(round(time.time() - $t, 1))") s" | tee -a "$OUT/summary.txt"
+      grep -E "compiling|built before|judged" "/tmp/kj-logs/$id.err" | tee -a "$OUT/summary.txt"
+    done
+    "$kj" results --db "$OUT/kj.sqlite" --run collision-a --format json >/tmp/kj-logs/collision.json
+    python3 - /tmp/kj-logs/collision.json tests/fixtures/llm_style/manifest.json <<'PY' | tee -a "$OUT/summary.txt"
+import json, os, sys
+rows = json.load(open(sys.argv[1]))
+expect = {os.path.basename(c["file"]): c for c in json.load(open(sys.argv[2]))["candidates"] if "name_collision/cuda" in c["file"]}
+ok = 0
+for r in rows:
+    e = expect[os.path.basename(r["candidate"])]
+    good = r["verdict"] == e["compatible"] and (e["strict"] is None or r["strict_verdict"] == e["strict"])
+    ok += good
+    print(f'{"ok  " if good else "MISS"} {os.path.basename(r["candidate"])}: {r["verdict"]}/{r["strict_verdict"]} expected {e["compatible"]}/{e["strict"]} speedup {r["speedup"]}')
+print(f"name collisions: {ok} of {len(rows)} as the manifest expects")
+PY
     ;;
   baselines-gpu)
     log "ctest: the gpu baseline tests"
