@@ -248,27 +248,6 @@ std::vector<trajectory_record> store::trajectories(const std::string& run_uid) c
   return out;
 }
 
-std::optional<problem_record> store::get_problem(std::int64_t id) const {
-  auto get = m_impl->m_db.prepare("SELECT suite, kb_version, level, number, name, file_name, path, source, "
-                                  "source_hash, source_commit FROM problems WHERE id = ?",
-                                  fmt::format("read problem {}", id));
-  get.bind_all(id);
-  if (!get.step()) return std::nullopt;
-  return problem_record{get.column_text(0), get.column_text(1), get.column_int(2),  get.column_int(3),
-                        get.column_text(4), get.column_text(5), get.column_text(6), get.column_text(7),
-                        get.column_text(8), get.column_text(9)};
-}
-
-std::optional<candidate_record> store::get_candidate(std::int64_t id) const {
-  auto get = m_impl->m_db.prepare(
-      "SELECT problem_id, producer, sample, path, source, source_hash FROM candidates WHERE id = ?",
-      fmt::format("read candidate {}", id));
-  get.bind_all(id);
-  if (!get.step()) return std::nullopt;
-  return candidate_record{get.column_int64(0), get.column_text(1), get.column_int(2),
-                          get.column_text(3),  get.column_text(4), get.column_text(5)};
-}
-
 std::optional<tool_call_record> store::tool_call_of_evaluation(std::int64_t evaluation_id) const {
   auto get = m_impl->m_db.prepare(
       fmt::format("SELECT {} FROM agent_tool_calls WHERE evaluation_id = ? ORDER BY id LIMIT 1",

@@ -32,7 +32,12 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
       "(level_L_problem_N_sample_S_kernel.py or <problem file>.py), 'identity' (each problem's own "
       "Model, for calibration) or 'examples' (the built-in suite's examples; the default for it)");
   s->generation.add_to(*cmd, generation_use::run);
-  cmd->add_option("--timeout", s->options.timeout_s, "wall-clock limit per job in seconds (compile included)")
+  cmd->add_option("--timeout", s->options.timeout_s,
+                  "wall-clock limit in seconds for judging one candidate (its build has --build-timeout)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--build-timeout", s->options.build_timeout_s,
+                  "wall-clock limit in seconds for compiling one candidate's extensions")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--run-id", s->options.run_uid, "name of the run; an existing run with this id is resumed");

@@ -85,11 +85,6 @@ void add_timing_options(CLI::App& app, exec::timing_spec& t) {
                  "fraction of it")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  app.add_option("--input-sets", t.input_sets,
-                 "robust timing: timed calls rotate over this many input sets (fewer when device memory "
-                 "is short)")
-      ->check(CLI::Range(1, 16))
-      ->capture_default_str();
 }
 
 std::string default_db_path() {

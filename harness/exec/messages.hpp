@@ -55,7 +55,6 @@ struct timing_spec {
   double max_time_ms = 3000;
   int max_samples = 1000;
   double target_rel_ci = 0.005; // stop when the 95% CI of the median is within ±0.5% of it
-  int input_sets = 2; // robust: timed calls rotate over this many input sets (fewer if memory is short)
   int rounds =
       3; // robust: candidate and reference are timed in this many alternating rounds (drift hits both)
   bool check_outputs = true; // the outputs of timed calls are compared with the reference afterwards
@@ -64,8 +63,7 @@ struct timing_spec {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(timing_spec, enabled, method, warmup_min_calls, warmup_min_ms,
                                                 min_samples, min_time_ms, max_time_ms, max_samples,
-                                                target_rel_ci, input_sets, rounds, check_outputs, graphs,
-                                                floor)
+                                                target_rel_ci, rounds, check_outputs, graphs, floor)
 
 struct source_file {
   std::string path;

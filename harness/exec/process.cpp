@@ -1,8 +1,7 @@
 // Implements worker process management: fork/exec, a private report pipe, deadlines, process-group kills.
 #include "harness/exec/process.hpp"
 
-#include "adapters/llm/provider.hpp"
-
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -13,6 +12,9 @@
 #include <stdexcept>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
+
+namespace fs = std::filesystem;
 
 extern char** environ;
 
@@ -25,24 +27,59 @@ void on_signal(int) {
   g_interrupted = true;
 }
 
-// The command line of the worker: `kj worker --job FILE --result-fd 3`, after the wrapper when there is one
-// (which then needs kj's real path, not /proc/self/exe, and a lookup on PATH). Built before fork: the child of
-// a threaded process should not allocate.
-std::vector<std::string> worker_command(const worker_launch& launch) {
-  std::vector<std::string> command = launch.wrapper;
-  command.push_back(launch.wrapper.empty() ? "kj" : std::filesystem::read_symlink("/proc/self/exe").string());
-  for (const char* arg : {"worker", "--job"})
-    command.push_back(arg);
-  command.push_back(launch.job_file.string());
-  command.push_back("--result-fd");
-  command.push_back("3");
-  return command;
+// Everything the child needs is built before fork (kj has threads: after fork only async-signal-safe calls).
+struct prepared_exec {
+  std::string program; // /proc/self/exe, bwrap, or the wrapper
+  std::vector<std::string> args, env;
+  std::vector<char*> argv, envp;
+};
+
+// A program named without a folder, looked up on the worker's PATH (execve does no lookup).
+std::string find_program(const std::string& name, const std::map<std::string, std::string>& environment) {
+  if (name.find('/') != std::string::npos) return name;
+  const auto path = environment.find("PATH");
+  std::string folders = path == environment.end() ? "/usr/local/bin:/usr/bin:/bin" : path->second;
+  for (std::size_t start = 0; start <= folders.size();) {
+    const std::size_t end = std::min(folders.find(':', start), folders.size());
+    const fs::path candidate = fs::path(folders.substr(start, end - start)) / name;
+    if (end > start && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    start = end + 1;
+  }
+  return name; // execve fails: the worker exits 121, which the caller reports
 }
 
-[[noreturn]] void exec_worker(const worker_launch& launch, const std::vector<char*>& argv, int report_fd) {
+prepared_exec prepare(const worker_launch& launch) {
+  prepared_exec p;
+  // [bwrap ... --] [wrapper ...] kj worker ...: behind a launcher kj runs by its real path.
+  p.args = launch.sandbox_prefix;
+  p.args.insert(p.args.end(), launch.wrapper.begin(), launch.wrapper.end());
+  if (p.args.empty()) {
+    p.program = "/proc/self/exe";
+    p.args = {"kj"};
+  } else {
+    if (launch.sandbox_prefix.empty()) p.args.front() = find_program(p.args.front(), launch.environment);
+    p.program = p.args.front();
+    p.args.push_back(fs::read_symlink("/proc/self/exe").string());
+  }
+  for (const char* a : {"worker", "--job"})
+    p.args.emplace_back(a);
+  p.args.push_back(launch.job_file.string());
+  p.args.emplace_back("--result-fd");
+  p.args.emplace_back("3");
+  for (const auto& [key, value] : launch.environment)
+    p.env.push_back(key + "=" + value);
+  for (auto& a : p.args)
+    p.argv.push_back(a.data());
+  p.argv.push_back(nullptr);
+  for (auto& e : p.env)
+    p.envp.push_back(e.data());
+  p.envp.push_back(nullptr);
+  return p;
+}
+
+[[noreturn]] void exec_worker(const worker_launch& launch, const prepared_exec& p, int report_fd, int log_fd,
+                              int null_fd) {
   ::setpgid(0, 0);
-  const int log_fd = ::open(launch.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const int null_fd = ::open("/dev/null", O_RDONLY);
   if (log_fd < 0 || null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0 ||
       ::dup2(report_fd, 3) < 0)
     ::_exit(120);
@@ -50,17 +87,10 @@ std::vector<std::string> worker_command(const worker_launch& launch) {
   if (::close_range(4, ~0U, 0) != 0)
     for (int fd = 4; fd < 65536; ++fd)
       ::close(fd);
-  ::clearenv();
-  for (const auto& [key, value] : launch.environment)
-    ::setenv(key.c_str(), value.c_str(), 1);
-  for (const char* variable : llm::api_key_environment) // issue 13: candidate code never sees the LLM keys
-    ::unsetenv(variable);
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
-  if (launch.wrapper.empty())
-    ::execv("/proc/self/exe", argv.data());
-  else
-    ::execvp(argv[0], argv.data()); // PATH from the worker's environment, set above
+  if (launch.nice > 0) (void)::nice(launch.nice);
+  ::execve(p.program.c_str(), p.argv.data(), p.envp.data());
   ::_exit(121);
 }
 
@@ -85,14 +115,34 @@ bool has_secret_word(const std::string& name) {
 } // namespace
 
 bool passes_scrub(const std::string& name) {
-  static const char* const exact[] = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ",
-                                      "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV",
-                                      "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "MAX_JOBS",
-                                      "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                                      "XDG_CACHE_HOME", "SSL_CERT_FILE"};
-  static const char* const prefixes[] = {"LC_",    "KJ_",      "CUDA_",  "CUDNN_",        "CUBLAS_",
-                                         "NVIDIA_", "TORCH_",  "PYTORCH_", "TORCHINDUCTOR_", "TRITON_",
-                                         "HF_",     "TRANSFORMERS_", "NCCL_", "OMP_", "KMP_", "MKL_"};
+  static const char* const exact[] = {"PATH",
+                                      "HOME",
+                                      "USER",
+                                      "LOGNAME",
+                                      "LANG",
+                                      "LANGUAGE",
+                                      "TERM",
+                                      "TZ",
+                                      "TMPDIR",
+                                      "LD_LIBRARY_PATH",
+                                      "PYTHONPATH",
+                                      "PYTHONHOME",
+                                      "VIRTUAL_ENV",
+                                      "CC",
+                                      "CXX",
+                                      "CFLAGS",
+                                      "CXXFLAGS",
+                                      "LDFLAGS",
+                                      "MAX_JOBS",
+                                      "OMP_NUM_THREADS",
+                                      "MKL_NUM_THREADS",
+                                      "OPENBLAS_NUM_THREADS",
+                                      "XDG_CACHE_HOME",
+                                      "SSL_CERT_FILE"};
+  static const char* const prefixes[] = {"LC_",     "KJ_",           "CUDA_",    "CUDNN_",         "CUBLAS_",
+                                         "NVIDIA_", "TORCH_",        "PYTORCH_", "TORCHINDUCTOR_", "TRITON_",
+                                         "HF_",     "TRANSFORMERS_", "NCCL_",    "OMP_",           "KMP_",
+                                         "MKL_"};
   if (has_secret_word(name)) return false;
   for (const char* e : exact)
     if (name == e) return true;
@@ -127,19 +177,19 @@ void install_interrupt_handlers() {
 
 worker_outcome run_worker_process(const worker_launch& launch,
                                   const std::function<void(const nlohmann::json&)>& on_event) {
-  std::vector<std::string> command = worker_command(launch);
-  std::vector<char*> argv;
-  for (std::string& arg : command)
-    argv.push_back(arg.data());
-  argv.push_back(nullptr);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  const prepared_exec prepared = prepare(launch);
+  const int log_fd = ::open(launch.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) exec_worker(launch, argv, fds[1]);
+  if (pid == 0) exec_worker(launch, prepared, fds[1], log_fd, null_fd);
   ::setpgid(pid, pid); // also in the parent, so that killpg works even before the child ran
   ::close(fds[1]);
+  if (log_fd >= 0) ::close(log_fd);
+  if (null_fd >= 0) ::close(null_fd);
 
   worker_outcome outcome;
   std::string pending;

@@ -18,8 +18,11 @@ struct worker_launch {
   // The worker's whole environment: only what scrubbed_environment() lets through from kj's own, plus what
   // the launcher adds (build folder, device). Nothing else reaches a worker.
   std::map<std::string, std::string> environment;
-  // Runs `wrapper[0] wrapper[1..] <kj> worker ...` instead of the worker itself (a profiler that starts it;
-  // it must pass descriptor 3 on). wrapper[0] is looked up on the environment's PATH.
+  // A sandbox launcher (bwrap ... --) to start the worker under; empty: none (harness/exec/sandbox.hpp).
+  std::vector<std::string> sandbox_prefix;
+  int nice = 0; // > 0: a lower CPU priority (builds running beside timing)
+  // Runs `wrapper[0] wrapper[1..] <kj> worker ...` (after the sandbox launcher, if any): a profiler that
+  // starts the worker and passes descriptor 3 on. wrapper[0] is looked up on the environment's PATH.
   std::vector<std::string> wrapper;
 };
 
@@ -42,8 +45,9 @@ struct worker_outcome {
 };
 
 // Runs the worker in its own process group with descriptors 0-3 only (stdin /dev/null, stdout and stderr to
-// the log file, 3 the report pipe): nothing else kj holds open reaches it; on timeout or interrupt the whole group is killed. Leftover
-// processes of the group (threads are not a concern, child processes are) are killed when the worker exits.
+// the log file, 3 the report pipe): nothing else kj holds open reaches it; on timeout or interrupt the whole
+// group is killed. Leftover processes of the group (threads are not a concern, child processes are) are
+// killed when the worker exits.
 worker_outcome run_worker_process(const worker_launch& launch,
                                   const std::function<void(const nlohmann::json&)>& on_event = {});
 

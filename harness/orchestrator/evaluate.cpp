@@ -24,6 +24,7 @@ evaluation_context context_of(const evaluate_options& options, const nlohmann::j
           .overrides = options.overrides,
           .trace = options.trace,
           .timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
+          .build_timeout = std::chrono::milliseconds(static_cast<long long>(options.build_timeout_s * 1000)),
           .builds = &builds,
           .wrapper = options.wrapper};
 }
@@ -45,8 +46,7 @@ std::optional<exec::build_record> build(const kb::problem& problem, const adapte
   const exec::job_runner runner{cache_dir, false};
   return builds.build(
       runner, key, exec::build_job{job.problem, job.candidate, job.overrides},
-      {.name = fmt::format("build-L{}-{}-s{}", problem.level, problem.number, candidate.sample),
-       .timeout = ctx.timeout});
+      build_launch(ctx, fmt::format("build-L{}-{}-s{}", problem.level, problem.number, candidate.sample)));
 }
 
 scheduler::evaluation_result evaluate(const kb::problem& problem, const adapters::candidate& candidate,

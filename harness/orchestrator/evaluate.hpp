@@ -26,7 +26,8 @@ struct evaluate_options {
   bool strict = true;
   std::map<std::string, std::int64_t> overrides;
   exec::trace_policy trace;
-  double timeout_s = 600;
+  double timeout_s = 600;          // judging
+  double build_timeout_s = 600;    // compiling
   std::filesystem::path cache_dir; // default: exec::default_cache_dir()
   nlohmann::json env;              // the probe's environment; probed when null (a worker start)
   int gpu = 0;                     // cuda: the GPU the job runs on (CUDA_VISIBLE_DEVICES)

@@ -28,7 +28,8 @@ struct evaluation_context {
   bool strict = true;
   std::map<std::string, std::int64_t> overrides; // the user's --set
   exec::trace_policy trace;
-  std::chrono::milliseconds timeout{600'000};
+  std::chrono::milliseconds timeout{600'000};       // a judging job
+  std::chrono::milliseconds build_timeout{600'000}; // a candidate's build
   const exec::build_cache* builds = nullptr;
   std::vector<std::string> wrapper; // put before the evaluate job's worker command (a profiler); builds: none
 };
@@ -40,6 +41,10 @@ exec::evaluate_job evaluate_message(const evaluation_context& ctx, const kb::pro
 // The build key of a candidate's source under this context's stack.
 std::string candidate_build_key(const evaluation_context& ctx, const std::string& source,
                                 const std::map<std::string, std::int64_t>& overrides);
+
+// How a candidate's build job starts (kj run and the agent's compile tool alike): in the sandbox, with the
+// build timeout, at a lower priority on a GPU machine.
+exec::launch_spec build_launch(const evaluation_context& ctx, const std::string& name);
 
 // `record` comes with the ids, device, protocol, baselines and static findings filled in; the task fills
 // the rest and hands the result to `on_result` (called one at a time by the scheduler).

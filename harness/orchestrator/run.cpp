@@ -5,6 +5,7 @@
 #include "adapters/candidates.hpp"
 #include "adapters/generate/accounting.hpp"
 #include "baselines/baselines.hpp"
+#include "harness/exec/sandbox.hpp"
 #include "harness/orchestrator/evaluation_task.hpp"
 #include "harness/orchestrator/problem_sources.hpp"
 #include "harness/orchestrator/summary.hpp"
@@ -133,6 +134,7 @@ std::int64_t create_or_resume_run(db::store& store, const run_options& options, 
   const json config{{"device", device},
                     {"candidates", options.candidates},
                     {"timeout_s", options.timeout_s},
+                    {"build_timeout_s", options.build_timeout_s},
                     {"overrides", options.overrides},
                     {"timing", options.timing},
                     {"protocol", options.protocol},
@@ -142,6 +144,8 @@ std::int64_t create_or_resume_run(db::store& store, const run_options& options, 
                     {"precision", options.precision},
                     {"baselines", options.baselines},
                     {"gpus", options.gpus},
+                    {"sandbox", exec::sandbox_kind()},
+                    {"seccomp", exec::have_seccomp()},
                     {"kb_version", options.sources.kb_version}};
   return store.create_run(
       {run_uid, "", "running", device, options.command_line, version_string(), config.dump(), stack_id});
@@ -161,6 +165,7 @@ db::stack_record stack_from(json env, const std::string& device) {
   // number of visible devices) and fields that only exist on the other device.
   json identity = env;
   identity.erase("device_count");
+  identity.erase("python_paths"); // where the venv lies is not part of the stack
   identity.erase("cuda_available");
   if (device == "cpu")
     for (const char* gpu_only : {"gpu_uuid", "sm_count", "compute_capability", "gpu_memory_bytes", "l2_bytes",
@@ -226,6 +231,11 @@ int execute_run(const run_options& options) {
   db::store store = db::store::open(options.db_path);
 
   fmt::print(stderr, "kj: starting a worker to probe Python, torch and the device...\n");
+  if (const std::string sandbox = exec::sandbox_kind(); sandbox != "bwrap")
+    fmt::print(stderr,
+               "kj: warning: candidates run without a filesystem and network sandbox ({}); see "
+               "docs/security.md\n",
+               sandbox.substr(6));
   const json env = probe_environment(cache_dir);
   const std::string device = resolve_device(options.device, env);
   const std::vector<int> gpus = device == "cuda" ? resolve_gpus(options.gpus, env) : std::vector<int>{};
@@ -252,18 +262,19 @@ int execute_run(const run_options& options) {
                                     {stack_id, stack.stack_hash, stack.device_name}, device);
   if (exec::interrupt_requested()) return interrupted(store, run_id, run_uid, options.db_path);
 
-  evaluation_context ctx{.device = device,
-                         .env = env,
-                         .protocol = options.protocol,
-                         .precision = options.precision,
-                         .trials = options.trials,
-                         .timing = options.timing,
-                         .strict = options.strict,
-                         .overrides = options.overrides,
-                         .trace = options.trace,
-                         .timeout =
-                             std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
-                         .builds = &builds};
+  evaluation_context ctx{
+      .device = device,
+      .env = env,
+      .protocol = options.protocol,
+      .precision = options.precision,
+      .trials = options.trials,
+      .timing = options.timing,
+      .strict = options.strict,
+      .overrides = options.overrides,
+      .trace = options.trace,
+      .timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
+      .build_timeout = std::chrono::milliseconds(static_cast<long long>(options.build_timeout_s * 1000)),
+      .builds = &builds};
   scheduler::db_sink to_db(store);
   scheduler::progress_sink progress(!::isatty(STDERR_FILENO));
   scheduler::sink_set sinks({&to_db, &progress});
@@ -311,9 +322,13 @@ int execute_run(const run_options& options) {
     tasks.push_back(evaluation_task(ctx, p, c, std::move(record),
                                     [&sinks](scheduler::evaluation_result& r) { sinks.evaluation(r); }));
   }
-  std::size_t compiles = 0;
-  for (const auto& t : tasks)
+  std::size_t compiles = 0, reused = 0;
+  for (const auto& t : tasks) {
     compiles += t.builds.size();
+    reused += t.reused_builds;
+  }
+  if (reused)
+    fmt::print(stderr, "kj: {} candidates were built before (their cached builds are reused)\n", reused);
   if (compiles)
     fmt::print(stderr, "kj: compiling {} candidates ({} at a time){}...\n", compiles,
                options.build_jobs > 0 ? options.build_jobs : scheduler::default_build_jobs(),

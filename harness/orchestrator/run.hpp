@@ -21,8 +21,9 @@ struct run_options {
   kb::source_options sources;
   std::string candidates; // "" (the built-in examples), "identity", "examples" or a directory
   std::map<std::string, std::int64_t> overrides;
-  double timeout_s = 600;
-  std::string run_uid; // resume this run when it exists
+  double timeout_s = 600;       // a judging job
+  double build_timeout_s = 600; // a candidate's build
+  std::string run_uid;          // resume this run when it exists
   exec::timing_spec timing;
   std::filesystem::path cache_dir;
   bool keep_scratch = false;

@@ -42,6 +42,7 @@ struct device_done {
 struct task {
   std::string name;
   std::vector<build_step> builds; // run in parallel on the pool, before the device step
+  std::size_t reused_builds = 0;  // builds the cache already held (not in `builds`): for progress messages
   // Once the builds are done: the device step, or none (the task ends there, e.g. its build failed).
   std::function<std::optional<device_step>(const std::vector<build_done>&)> plan_device;
   // At the end, with the device step's outcome (null when none ran). It may return follow-up tasks.

@@ -134,6 +134,7 @@ void time_graphs(const exec::timing_spec& spec, py::object& session, runner_link
     channel.emit(
         {{"type", "graph_error"}, {"subject", "candidate_graph"}, {"error", reply.value("error", "")}});
   try {
+    const frozen_runner frozen(runner);
     py::object replay = session.attr("capture_graph")();
     const std::function<void()> call = [&] { replay(); };
     report_timing(channel, "reference_eager_graph", time_callable(call, device, spec));
@@ -155,6 +156,7 @@ void time_subjects(const exec::evaluate_job& job, py::object& session, runner_li
   std::vector<timing_result> candidate_rounds, reference_rounds;
   for (int r = 0; r < rounds; ++r) {
     candidate_rounds.push_back(candidate_round(job, round_spec, session, runner, channel));
+    const frozen_runner frozen(runner); // nothing of the candidate's runs beside the reference
     reference_rounds.push_back(reference_round(round_spec, session, device));
   }
   timing_result candidate = merge_rounds(std::move(candidate_rounds), spec);

@@ -19,9 +19,9 @@ struct arena_view {
 };
 
 // Taken before the candidate runs: C functions and types, which later monkeypatching cannot replace.
-struct trusted_handles {
-  pybind11::object to_dlpack;  // torch._C._to_dlpack
-  pybind11::object contiguous; // torch._C.TensorBase.contiguous
+struct [[gnu::visibility("hidden")]] trusted_handles { // hidden, as pybind11's types are
+  pybind11::object to_dlpack;                          // torch._C._to_dlpack
+  pybind11::object contiguous;                         // torch._C.TensorBase.contiguous
   pybind11::object tensor_type;
 };
 trusted_handles capture_trusted();

@@ -40,6 +40,7 @@ struct runner_spec {
   std::filesystem::path scratch; // the runner's own folder (its working directory, HOME and TMPDIR)
   std::chrono::steady_clock::time_point deadline; // the job's: no request waits past it
   runner_limits limits;
+  std::vector<std::filesystem::path> read_only; // what the sandbox exposes besides the system folders
 };
 
 class runner_link {
@@ -59,6 +60,9 @@ public:
   nlohmann::json request(const nlohmann::json& message);
 
   bool alive() const { return !m_dead; }
+  // Stops (SIGSTOP) or resumes the runner and everything it started, so that nothing of the candidate's runs
+  // while the judge times the reference: a thread or process it left behind cannot slow the reference down.
+  void freeze(bool stopped);
   // Starts a fresh runner (after a crash), loading the same problem and candidate; false when that fails.
   bool restart();
   // What the runner printed: its first and last bytes.
@@ -92,6 +96,18 @@ private:
   std::uint64_t m_arena_bytes = 0, m_arena_ptr = 0;
   std::filesystem::path m_arena_path;
   nlohmann::json m_arena_spec;
+};
+
+// While it lives, the runner is frozen (runner_link::freeze).
+class frozen_runner {
+public:
+  explicit frozen_runner(runner_link& runner) : m_runner(runner) { m_runner.freeze(true); }
+  ~frozen_runner() { m_runner.freeze(false); }
+  frozen_runner(const frozen_runner&) = delete;
+  frozen_runner& operator=(const frozen_runner&) = delete;
+
+private:
+  runner_link& m_runner;
 };
 
 // Every descendant of `root` (children, theirs, and orphans reparented to a subreaper root), read from /proc.

@@ -69,7 +69,6 @@ TEST_CASE("kj baselines measures the built-in suite once, then answers from the 
     CHECK(b.stack_id != 0);
     CHECK(b.problem_id != 0);
     const json params = json::parse(b.params_json);
-    CHECK(params["input_sets"].get<int>() >= 1);
     CHECK(params["matches_eager"]["passed"] == true);
     if (b.mode == "compile-default") {
       CHECK(b.compile_s.value_or(0) > 0);      // the cold compile of the parallel pass

@@ -53,7 +53,7 @@ TEST_CASE("the cache key changes with every field a baseline depends on") {
   CHECK(changed([](key_fields& k) { k.stack_hash = "stack-2"; }));
   CHECK(changed([](key_fields& k) { k.timing.method = "kernelbench"; }));
   CHECK(changed([](key_fields& k) { k.timing.max_time_ms = 1000; }));
-  CHECK(changed([](key_fields& k) { k.timing.input_sets = 1; }));
+  CHECK(changed([](key_fields& k) { k.timing.min_samples = 7; }));
   CHECK(changed([](key_fields& k) { k.timing.target_rel_ci = 0.01; }));
 }
 

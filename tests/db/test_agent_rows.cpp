@@ -1,5 +1,5 @@
 // Schema v6: the built-in agent's trajectories, turns and tool calls round-trip through the store, a resumed
-// run finds finished trajectories only, and `kj results` leaves in-loop evaluations out.
+// run finds finished trajectories only, and reports read results, not in-loop evaluations.
 #include "db/migrations.hpp"
 #include "db_fixtures.hpp"
 #include "tests/support/catch_compat.hpp"
@@ -38,7 +38,7 @@ kdb::trajectory_record make_trajectory(const agent_fixture& f) {
 
 } // namespace
 
-TEST_CASE("a trajectory, its turns and tool calls round-trip, results() leaves in-loop evaluations out") {
+TEST_CASE("a trajectory, its turns and tool calls round-trip, reports read results only") {
   agent_fixture f;
   kdb::trajectory_record t = make_trajectory(f);
   t.id = f.store.insert_trajectory(t);
@@ -88,6 +88,7 @@ TEST_CASE("a trajectory, its turns and tool calls round-trip, results() leaves i
                               .seconds = 4.5}});
   t.status = "submitted";
   t.turns = 1;
+  t.input_tokens = 100;
   t.cost_usd = 0.5;
   t.selected_candidate_id = t.final_candidate_id = f.candidate;
   t.selected_evaluation_id = t.final_evaluation_id = in_loop;
@@ -114,9 +115,13 @@ TEST_CASE("a trajectory, its turns and tool calls round-trip, results() leaves i
   CHECK(f.store.get_problem(f.problem)->file_name == "2_Problem_2.py");
   CHECK(f.store.get_candidate(f.candidate)->producer == "directory");
 
-  const auto rows = f.store.results("agent-run");
-  REQUIRE(rows.size() == 1); // the re-measurement, not the in-loop evaluation
+  // Reports read results only: the re-measurement, not the in-loop evaluations, with the trajectory's usage.
+  const auto rows = f.store.evaluation_rows({.run_uid = "agent-run"});
+  REQUIRE(rows.size() == 1);
   CHECK(rows[0].evaluation_id == remeasured);
+  CHECK(rows[0].input_tokens == 100);
+  CHECK(rows[0].cost_usd == 0.5);
+  CHECK(f.store.runs().back().evaluations == 1);
   CHECK(count_rows(f.dir / "kj.sqlite", "agent_tool_calls") == 2);
 }
 

@@ -1,0 +1,72 @@
+// The checks the hostile corpus's manifest asks for (tests/fixtures/hostile/manifest.json, its "schema").
+#pragma once
+
+#include "tests/support/paths.hpp"
+
+#include <atomic>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace kj::test::hostile {
+
+std::filesystem::path root();
+nlohmann::json manifest();
+
+// The files of `device` ("cpu" or "cuda") to run. On the CPU, what a CI run can afford: one attack or two for
+// every item of the trust issue (KJ_HOSTILE_ALL=1: every attack that compiles no extension), and the
+// bystanders (two of them compile one each); on CUDA every file. fork_bomb and host_oom run with their caps
+// on.
+std::vector<std::string> select(const nlohmann::json& manifest, const std::string& device);
+
+// Runs `kj run --device DEVICE` over the selection beside a listener, with the planted secrets, and checks
+// everything the manifest asks. Returns kj's result (for a caller that skips when there is no GPU).
+command_result run_and_check(const std::string& device);
+
+// A TCP listener on 127.0.0.1 that counts connections (the network attacks' target).
+class listener {
+public:
+  listener();
+  ~listener();
+  listener(const listener&) = delete;
+  listener& operator=(const listener&) = delete;
+  int port() const { return m_port; }
+  int connections() const { return m_connections.load(); }
+
+private:
+  int m_fd = -1;
+  int m_port = 0;
+  std::atomic<bool> m_stop{false};
+  std::atomic<int> m_connections{0};
+  std::thread m_thread;
+};
+
+// The attacks' environment for the run: planted keys, the listener's port, HOME, short guard delays; restored
+// when it goes.
+class environment {
+public:
+  environment(const nlohmann::json& manifest, const std::filesystem::path& home,
+              const std::filesystem::path& cache, int port);
+  ~environment();
+  environment(const environment&) = delete;
+  environment& operator=(const environment&) = delete;
+
+private:
+  std::vector<std::pair<std::string, std::string>> m_saved; // name, old value ("\x01" when unset)
+};
+
+void remove_markers(const nlohmann::json& manifest, const std::vector<std::string>& files,
+                    const std::filesystem::path& home, const std::filesystem::path& cwd,
+                    const std::filesystem::path& cache);
+int check_after_s(const nlohmann::json& manifest, const std::vector<std::string>& files);
+
+void check_row(const nlohmann::json& entry, const std::string& file, const nlohmann::json& rows);
+void check_leftovers(const nlohmann::json& entry, const std::string& file, const std::filesystem::path& home,
+                     const std::filesystem::path& cwd, const std::filesystem::path& cache);
+void check_no_secret(const nlohmann::json& manifest, const std::vector<std::filesystem::path>& places,
+                     const std::string& printed);
+void check_db(const std::filesystem::path& db, double max_mb);
+
+} // namespace kj::test::hostile

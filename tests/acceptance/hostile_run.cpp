@@ -1,0 +1,70 @@
+// One run of the hostile corpus through the real `kj`, on the CPU or on CUDA, and every check of its
+// manifest.
+#include "tests/acceptance/hostile_checks.hpp"
+#include "tests/support/catch_compat.hpp"
+#include "tests/support/corpus.hpp"
+
+#include <chrono>
+#include <thread>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kj::test::hostile {
+
+command_result run_and_check(const std::string& device) {
+  const json manifest = hostile::manifest();
+  scratch_dir dir;
+  const fs::path home = dir / "home", cwd = dir / "cwd", candidates = dir / "candidates";
+  for (const auto& d : {home, cwd, candidates})
+    fs::create_directories(d);
+  const std::vector<std::string> files = select(manifest, device);
+  for (const auto& f : files)
+    fs::copy_file(root() / f, candidates / fs::path(f).filename());
+  listener listener;
+  const fs::path cache = dir / "cache"; // its own: the cache attacks must not reach other tests
+  environment env(manifest, home, cache, listener.port());
+  remove_markers(manifest, files, home, cwd, cache);
+
+  const fs::path db = dir / "kj.sqlite";
+  const auto r = run_kj({"run",
+                         "--device",
+                         device,
+                         "--builtin",
+                         "--candidates",
+                         candidates.string(),
+                         "--db",
+                         db.string(),
+                         "--cache-dir",
+                         cache.string(),
+                         "--build-jobs",
+                         device == "cuda" ? "8" : "2",
+                         "--timeout",
+                         "60",
+                         "--build-timeout",
+                         "600",
+                         "--max-time-ms",
+                         "200",
+                         "--run-id",
+                         "hostile"},
+                        cwd);
+  if (no_cuda_device(r)) return r;
+  INFO(r.err.substr(r.err.size() > 6000 ? r.err.size() - 6000 : 0));
+  REQUIRE(r.exit_code == 0); // run_completes
+  std::this_thread::sleep_for(std::chrono::seconds(check_after_s(manifest, files)));
+
+  const auto results = run_kj({"results", "--db", db.string(), "--run", "hostile", "--format", "json"});
+  REQUIRE(results.exit_code == 0);
+  const json rows = json::parse(results.out);
+  CHECK(rows.size() == files.size());
+  for (const auto& f : files)
+    check_row(manifest.at("files").at(f), f, rows);
+  for (const auto& f : files)
+    check_leftovers(manifest.at("files").at(f), f, home, cwd, cache);
+  check_no_secret(manifest, {db, cache, fs::path("/tmp")}, r.out + r.err + results.out);
+  CHECK(listener.connections() == 0);
+  check_db(db, 20);
+  return r;
+}
+
+} // namespace kj::test::hostile
