@@ -73,10 +73,11 @@ scheduler::evaluation_result judge::verify(const kb::problem& problem, const ada
   return run(problem, candidate, options);
 }
 
-scheduler::evaluation_result judge::profile(const kb::problem& problem,
-                                            const adapters::candidate& candidate) {
+scheduler::evaluation_result judge::profile(const kb::problem& problem, const adapters::candidate& candidate,
+                                            bool strict) {
   orchestrator::evaluate_options options = m_settings.evaluate;
   options.timing.enabled = true;
+  options.strict = options.strict && strict;
   return run(problem, candidate, options);
 }
 

@@ -5,6 +5,7 @@
 #include "adapters/generate/accounting.hpp"
 #include "agent/transcript.hpp"
 #include "baselines/baselines.hpp"
+#include "harness/exec/sandbox.hpp"
 #include "harness/orchestrator/problem_sources.hpp"
 #include "harness/orchestrator/run.hpp"
 #include "harness/orchestrator/summary.hpp"
@@ -89,6 +90,8 @@ std::int64_t open_run(db::store& store, const agent_options& o, const std::strin
                     {"baselines", o.baselines},
                     {"context_tokens", o.context.window_tokens},
                     {"overrides", o.overrides},
+                    {"sandbox", exec::sandbox_kind()},
+                    {"seccomp", exec::have_seccomp()},
                     {"kb_version", o.sources.kb_version}};
   return store.create_run(
       {run_uid, "", "running", device, o.command_line, version_string(), config.dump(), stack_id});
@@ -207,6 +210,7 @@ judge_settings judge_settings_of(const agent_options& o, const std::string& devi
   j.evaluate.overrides = o.overrides;
   j.evaluate.trace = o.trace;
   j.evaluate.timeout_s = o.timeout_s;
+  j.evaluate.build_timeout_s = o.build_timeout_s;
   j.evaluate.cache_dir = o.cache_dir.empty() ? exec::default_cache_dir() : o.cache_dir;
   j.gpus = gpus;
   if (device == "cuda") j.ncu = find_ncu(o.ncu);
@@ -240,6 +244,10 @@ int execute_agent(const agent_options& o) {
   db::store store = db::store::open(o.db_path);
 
   fmt::print(stderr, "kj: starting a worker to probe Python, torch and the device...\n");
+  if (const std::string sandbox = exec::sandbox_kind(); sandbox != "bwrap")
+    fmt::print(stderr,
+               "kj: warning: the agent's candidates run without a filesystem and network sandbox ({})\n",
+               sandbox.substr(6));
   const json env = orchestrator::probe_environment(cache_dir);
   const std::string device = orchestrator::resolve_device(o.device, env);
   const std::vector<int> gpus =

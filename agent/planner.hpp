@@ -36,7 +36,8 @@ struct agent_options {
   std::string protocol = "kernelbench";
   std::string precision = "fp32";
   exec::trace_policy trace;
-  double timeout_s = 600; // per job of a tool (compile, verify, profile)
+  double timeout_s = 600;       // per verify or profile job
+  double build_timeout_s = 600; // per compile (a build job)
   // Compiled baselines: "cached" (those `kj baselines` measured), "none", or modes to measure first.
   std::string baselines = "cached";
   std::string ncu = "auto"; // auto (ncu on PATH, on a GPU), off, or a path

@@ -175,7 +175,7 @@ tool_outcome toolbox::profile(int turn) {
   tool_outcome out;
   if (!current) { // the reference alone: the problem's own Model as the candidate
     const adapters::candidate identity = adapters::identity_candidates({m_problem}).front();
-    scheduler::evaluation_result r = m_judge.profile(m_problem, identity);
+    scheduler::evaluation_result r = m_judge.profile(m_problem, identity, false);
     facts.record = &r.record;
     facts.ncu = m_judge.nsight(m_problem, identity);
     out.text = profile_text(facts);

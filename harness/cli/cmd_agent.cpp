@@ -57,7 +57,10 @@ void add_budget_options(CLI::App& cmd, agent_state& s) {
 
 void add_engine_options(CLI::App& cmd, agent_state& s) {
   agent::agent_options& o = s.options;
-  cmd.add_option("--timeout", o.timeout_s, "wall-clock limit of one compile, verify or profile job [s]")
+  cmd.add_option("--timeout", o.timeout_s, "wall-clock limit of one verify or profile job [s]")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--build-timeout", o.build_timeout_s, "wall-clock limit of one compile (a build job) [s]")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd.add_option("--protocol", o.protocol, "rules of the compatible verdict: kernelbench or cuda-agent")
