@@ -280,6 +280,8 @@ public:
   std::vector<trajectory_record> trajectories(const std::string& run_uid) const;
   // The tool call that made an evaluation in a trajectory's loop, if one did.
   std::optional<tool_call_record> tool_call_of_evaluation(std::int64_t evaluation_id) const;
+  // The trajectory whose re-measurement (its reported result) an evaluation is, if one is.
+  std::optional<std::int64_t> trajectory_of_result(std::int64_t evaluation_id) const;
 
 private:
   struct impl;

@@ -258,4 +258,13 @@ std::optional<tool_call_record> store::tool_call_of_evaluation(std::int64_t eval
   return read_call(get);
 }
 
+std::optional<std::int64_t> store::trajectory_of_result(std::int64_t evaluation_id) const {
+  auto get = m_impl->m_db.prepare(
+      "SELECT id FROM agent_trajectories WHERE result_evaluation_id = ? ORDER BY id LIMIT 1",
+      fmt::format("find the trajectory of evaluation {}", evaluation_id));
+  get.bind_all(evaluation_id);
+  if (!get.step()) return std::nullopt;
+  return get.column_int64(0);
+}
+
 } // namespace kj::db

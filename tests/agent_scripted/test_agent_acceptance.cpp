@@ -151,6 +151,16 @@ TEST_CASE("kj agent --adapter openai runs the scripted model on L1 1-3 end to en
   REQUIRE(listed.exit_code == 0);
   CHECK(std::count(listed.out.begin(), listed.out.end(), '\n') == 5); // header, 3 rows, the note
 
+  // kj report: the result's page carries the trajectory behind it.
+  const auto report =
+      run_kj({"report", "--db", db, "--run", "acc", "-o", (dir / "report").string(), "--replicates", "100"});
+  INFO(report.err);
+  REQUIRE(report.exit_code == 0);
+  const std::string page =
+      read_file(dir / "report" / "e" / (std::to_string(gelu.result_evaluation_id) + ".html"));
+  for (const char* part : {"Agent trajectory", "<h3>turn 10</h3>", "compile_error", "selection inflated it"})
+    CHECK(page.find(part) != std::string::npos);
+
   const auto costs = run_kj({"costs", "--db", db, "--run", "acc", "--format", "json"});
   REQUIRE(costs.exit_code == 0);
   const json cost = json::parse(costs.out)["models"];
