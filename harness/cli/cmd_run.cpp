@@ -4,6 +4,7 @@
 #include "harness/cli/generation_flags.hpp"
 #include "harness/orchestrator/run.hpp"
 
+#include <fmt/core.h>
 #include <memory>
 
 namespace kj::cli {
@@ -16,6 +17,7 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
     std::string cache_dir;
     bool no_timing = false;
     bool no_strict = false;
+    std::string shard;
     generation_flags generation;
   };
   auto s = std::make_shared<state>();
@@ -25,6 +27,11 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
   cmd->add_option("--device", s->options.device, "auto (cuda when torch sees a GPU, else cpu), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
+  cmd->add_option("--gpus", s->options.gpus,
+                  "CUDA: the GPUs to judge on, one device slot (and worker at a time) each, e.g. 0,1 "
+                  "(default: every GPU torch sees)")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
   s->sources.add_to(*cmd);
   cmd->add_option(
       "--candidates", s->options.candidates,
@@ -35,7 +42,18 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
   cmd->add_option("--timeout", s->options.timeout_s, "wall-clock limit per job in seconds (compile included)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--run-id", s->options.run_uid, "name of the run; an existing run with this id is resumed");
+  cmd->add_option("--run-id", s->options.run_uid,
+                  "name of the run; an existing run with this id is resumed: the candidates it already "
+                  "judged are kept, the others run (also after Ctrl-C or kill -9)");
+  cmd->add_option("--shard", s->shard,
+                  "judge only shard I of N (e.g. 2/4): a fixed partition of the candidates by a hash of "
+                  "problem, candidate source and sample; each shard writes its own DB, kj merge combines "
+                  "them (docs/scaling.md)");
+  cmd->add_option("--progress", s->options.progress,
+                  "a progress line per judged candidate on stderr (tallies, throughput, ETA): auto (when "
+                  "stderr is a terminal), always (e.g. into a batch job's log) or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
   cmd->add_option("--cache-dir", s->cache_dir,
                   "build cache and scratch folder (default: $KJ_CACHE_DIR or ~/.cache/kerneljudge)");
   cmd->add_flag("--keep-scratch", s->options.keep_scratch,
@@ -102,6 +120,13 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
     s->options.generation = s->generation.resolve();
     if (s->options.generation.active() && !s->options.candidates.empty())
       throw usage_error("--candidates and --adapter both name where candidates come from: give one");
+    if (!s->shard.empty()) s->options.part = orchestrator::parse_shard(s->shard);
+    if (s->options.part.partial() && s->options.generation.active() &&
+        s->options.generation.adapter != "replay")
+      throw usage_error(fmt::format(
+          "--shard {} with --adapter {}: every shard would ask the model for every problem; generate once "
+          "(kj generate), then judge in shards with --adapter replay --from RUN_ID or --candidates DIR",
+          s->shard, s->options.generation.adapter));
     (void)cmd;
     return orchestrator::execute_run(s->options);
   };

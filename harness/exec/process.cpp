@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdexcept>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,8 +26,12 @@ void on_signal(int) {
   g_interrupted = true;
 }
 
-[[noreturn]] void exec_worker(const worker_launch& launch, int report_fd) {
+[[noreturn]] void exec_worker(const worker_launch& launch, int report_fd, pid_t kj) {
   ::setpgid(0, 0);
+  // The worker dies with kj, even with a kill -9 of kj that runs no handler: nobody would read its report,
+  // and a resumed run must not find it still building into the same folder or holding the GPU.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != kj) ::_exit(122); // kj was gone before the prctl
   const int log_fd = ::open(launch.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   const int null_fd = ::open("/dev/null", O_RDONLY);
   if (log_fd < 0 || null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0 ||
@@ -115,9 +120,10 @@ worker_outcome run_worker_process(const worker_launch& launch,
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   const auto start = std::chrono::steady_clock::now();
+  const pid_t kj = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) exec_worker(launch, fds[1]);
+  if (pid == 0) exec_worker(launch, fds[1], kj);
   ::setpgid(pid, pid); // also in the parent, so that killpg works even before the child ran
   ::close(fds[1]);
 

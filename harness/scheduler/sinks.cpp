@@ -2,6 +2,7 @@
 #include "harness/scheduler/sinks.hpp"
 
 #include <fmt/core.h>
+#include <unistd.h>
 
 namespace kj::scheduler {
 
@@ -26,11 +27,13 @@ void sink_set::end(bool interrupted) {
 }
 
 void db_sink::evaluation(evaluation_result& result) {
+  db::store::batch batch(m_store); // the build and the evaluation: both or neither, even under kill -9
   if (result.build && result.record.candidate_id != 0)
     m_store.upsert_build({result.record.candidate_id, result.build->key, result.record.device,
                           result.build->status, result.build->seconds, result.build->log,
                           result.build->created_at});
   result.evaluation_id = m_store.insert_evaluation(result.record);
+  batch.commit();
 }
 
 void db_sink::baseline(baseline_result& result) {
@@ -38,6 +41,12 @@ void db_sink::baseline(baseline_result& result) {
 }
 
 progress_sink::progress_sink(bool quiet) : m_quiet(quiet), m_start(std::chrono::steady_clock::now()) {}
+
+bool progress_sink::quiet_for(const std::string& mode) {
+  if (mode == "always") return false;
+  if (mode == "never") return true;
+  return ::isatty(STDERR_FILENO) == 0;
+}
 
 void progress_sink::begin(std::size_t planned, std::size_t skipped) {
   m_planned = planned;

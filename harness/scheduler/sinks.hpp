@@ -87,11 +87,15 @@ private:
   db::store& m_store;
 };
 
-// The console view on stderr: a line per finished job with the verdict tallies, throughput and ETA; on a
-// terminal only (`quiet` otherwise), except the final tally.
+// The console view on stderr: a line per finished job with the verdict tallies, throughput and ETA (unless
+// `quiet`), and the final tally. Stderr, not stdout: stdout carries the results table, which scripts capture
+// (`kj run ... > table.txt` still shows progress on the terminal).
 class progress_sink final : public result_sink {
 public:
   explicit progress_sink(bool quiet);
+  // --progress: "always", "never", or "auto": the lines show when stderr is a terminal (quiet in a log file,
+  // a pipe, a batch job).
+  static bool quiet_for(const std::string& mode);
   void begin(std::size_t planned, std::size_t skipped) override;
   void evaluation(evaluation_result& result) override;
   void end(bool interrupted) override;
