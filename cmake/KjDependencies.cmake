@@ -36,6 +36,15 @@ find_package(CLI11 REQUIRED)
 find_package(SQLite3 REQUIRED) # -DSQLite3_INCLUDE_DIR=<prefix>/usr/include where the headers are unpacked by hand
 find_package(CURL REQUIRED)
 find_package(Threads REQUIRED)
+# libseccomp (optional): the filter candidate processes install; without it they run unfiltered (docs/security.md).
+find_package(PkgConfig QUIET)
+set(KJ_HAVE_SECCOMP OFF)
+if(PkgConfig_FOUND)
+  pkg_check_modules(SECCOMP QUIET IMPORTED_TARGET libseccomp)
+  if(SECCOMP_FOUND)
+    set(KJ_HAVE_SECCOMP ON)
+  endif()
+endif()
 
 if(KJ_BUILD_TESTS)
   find_package(Catch2 REQUIRED)
@@ -92,4 +101,4 @@ if(NOT KJ_WITH_CUDA STREQUAL "OFF")
   endif()
 endif()
 message(STATUS "kerneljudge: python=${KJ_PYTHON_EXECUTABLE} cuda=${KJ_HAVE_CUDA} cupti=${KJ_HAVE_CUPTI} "
-               "nvml=${KJ_HAVE_NVML} catch2=${Catch2_VERSION} httplib=${KJ_HAVE_HTTPLIB}")
+               "nvml=${KJ_HAVE_NVML} seccomp=${KJ_HAVE_SECCOMP} catch2=${Catch2_VERSION} httplib=${KJ_HAVE_HTTPLIB}")

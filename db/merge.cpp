@@ -169,7 +169,7 @@ INSERT INTO temp.map_{0} SELECT src, dst FROM temp.new_{0};
         what);
 }
 
-// The parts of each run the source touched (schema v7): an output run that existed before and had no parts
+// The parts of each run the source touched (run_parts): an output run that existed before and had no parts
 // gets its own row as its first part; then each source run's parts (its own run_parts when it was merged
 // before, else itself). A part seen again is updated when it has grown or finished since.
 void merge_run_parts(connection& db, const fs::path& output, const fs::path& source) {

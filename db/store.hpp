@@ -2,6 +2,7 @@
 #pragma once
 
 #include "db/llm_records.hpp"
+#include "db/rows.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -23,7 +24,7 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int schema_version = 7;
+inline constexpr int schema_version = 6;
 
 struct run_record {
   std::string run_uid;      // user-visible id, e.g. "r20261120-235959-1a2b"
@@ -36,7 +37,7 @@ struct run_record {
   std::int64_t stack_id = 0;
 };
 
-// One part of a merged run (schema v7): a shard's run (or a whole run) that `kj merge` combined into it.
+// One part of a merged run (table run_parts): a shard's run (or a whole run) that `kj merge` combined into it.
 struct run_part_record {
   std::string shard;      // "i/N" (kj run --shard), "" when the part was not sharded
   std::string created_at; // the part's own runs.created_at: which run of that shard (with its resumptions)
@@ -188,44 +189,6 @@ struct baseline_record {
   std::optional<double> headline_ms() const;
 };
 
-// One row of `kj results`: an evaluation joined with its problem, candidate and timing summaries.
-struct result_row {
-  std::int64_t evaluation_id = 0;
-  std::string run_uid;
-  std::string suite;
-  int level = 0;
-  int number = 0;
-  std::string problem_name;
-  std::string candidate_path;
-  std::string producer;
-  int sample = 0;
-  std::string device;
-  std::string verdict;
-  std::string error;
-  // [ms] each timing's headline statistic: the median (method robust) or the mean (kernelbench, cuda-agent)
-  std::optional<double> candidate_median_ms;
-  std::optional<double> reference_median_ms;
-  std::optional<double> speedup; // reference / candidate
-  std::string strict_verdict;
-  std::string strict_failed;
-  std::string findings; // kinds, comma-separated
-  std::string degenerate;
-  std::optional<double> library_share; // GPU: share of the candidate's kernel time in library kernels
-  // GPU: the candidate's busy kernel time per call (its trace) over its headline time; well below 1 (under
-  // ~0.9) the forward is host-bound in part, and its time follows the host's speed (docs/methodology.md)
-  std::optional<double> gpu_busy_share;
-  // Schema v3: [ms] each baseline's headline by mode: "eager" is the run's own paired reference timing, the
-  // others the cached baselines the evaluation names; speedups against each and against the fastest.
-  std::vector<std::pair<std::string, double>> baseline_ms;
-  std::string best_baseline; // the fastest baseline's mode
-  std::optional<double> speedup_best;
-  std::optional<double> speedup_vs(const std::string& mode) const;
-  // Schema v4: the tokens (four buckets) and cost of the exchange that generated the candidate; none when an
-  // LLM adapter did not produce it (or the cost: when the model has no price).
-  std::optional<std::int64_t> input_tokens, cache_read_tokens, cache_write_tokens, output_tokens;
-  std::optional<double> cost_usd;
-};
-
 struct db_info {
   std::filesystem::path path;
   int schema_version = 0;
@@ -296,7 +259,14 @@ public:
   // (ascending).
   std::optional<evaluation_record> get_evaluation(std::int64_t evaluation_id) const;
 
-  std::vector<result_row> results(const std::string& run_uid) const;
+  // Reads for reports (rows as stored; reports/metrics.hpp derives speedups and intervals from them).
+  // Evaluations matching the filter, ordered by suite, level, number, producer, sample, run creation, id.
+  std::vector<evaluation_row> evaluation_rows(const evaluation_filter& filter) const;
+  // Every run, oldest first, with its stack hash and evaluation count.
+  std::vector<run_row> runs() const;
+  std::optional<stack_record> get_stack(std::int64_t stack_id) const;
+  std::optional<problem_record> get_problem(std::int64_t problem_id) const;
+  std::optional<candidate_record> get_candidate(std::int64_t candidate_id) const;
 
   // Builds (schema v5): the first row of a (candidate, key) is kept; its id is returned either way.
   std::int64_t upsert_build(const build_row& build);

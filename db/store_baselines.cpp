@@ -19,13 +19,6 @@ std::optional<double> baseline_record::headline_ms() const {
   return headline == "mean" ? mean_ms : median_ms;
 }
 
-std::optional<double> result_row::speedup_vs(const std::string& mode) const {
-  if (!candidate_median_ms || *candidate_median_ms <= 0) return std::nullopt;
-  for (const auto& [m, ms] : baseline_ms)
-    if (m == mode) return ms / *candidate_median_ms;
-  return std::nullopt;
-}
-
 namespace {
 
 constexpr const char* baseline_columns =

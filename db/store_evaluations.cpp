@@ -1,5 +1,4 @@
-// Evaluations with their trials, timings and raw samples: the transactional insert, read-back, results and
-// info.
+// Evaluations with their trials, timings and raw samples: the transactional insert, read-back and info.
 #include "db/migrations.hpp"
 #include "db/store.hpp"
 #include "db/store_impl.hpp"
@@ -87,36 +86,6 @@ void insert_children(connection& db, std::int64_t evaluation_id, const evaluatio
                  what + ": link a baseline");
   for (const std::int64_t id : evaluation.baseline_ids)
     baseline.bind_all(evaluation_id, id).run();
-}
-
-// Each row's baselines: its own eager reference (paired, same run) first, then the cached baselines it names
-// whose method and clock match the candidate's; the fastest is the best baseline.
-void add_baselines(const connection& db, const std::string& run_uid, std::vector<result_row>& rows) {
-  auto linked = db.prepare(R"sql(
-SELECT b.mode, CASE json_extract(b.params_json, '$.headline') WHEN 'mean' THEN b.mean_ms ELSE b.median_ms END
-FROM evaluation_baselines eb
-JOIN baselines b ON b.id = eb.baseline_id
-JOIN timings ct ON ct.evaluation_id = eb.evaluation_id AND ct.subject = 'candidate'
-WHERE eb.evaluation_id = ? AND b.status = 'ok' AND b.method = ct.method AND b.clock = ct.clock
-GROUP BY b.id ORDER BY b.mode
-)sql",
-                           fmt::format("read the baselines of run '{}'", run_uid));
-  for (result_row& row : rows) {
-    if (row.reference_median_ms && row.speedup)
-      row.baseline_ms.emplace_back("eager", *row.reference_median_ms);
-    linked.bind_all(row.evaluation_id);
-    while (linked.step())
-      if (!linked.is_null(1) && linked.column_text(0) != "eager")
-        row.baseline_ms.emplace_back(linked.column_text(0), linked.column_double(1));
-    linked.reset();
-    const std::pair<std::string, double>* best = nullptr;
-    for (const auto& b : row.baseline_ms)
-      if (!best || b.second < best->second) best = &b;
-    if (best && row.candidate_median_ms && *row.candidate_median_ms > 0) {
-      row.best_baseline = best->first;
-      row.speedup_best = best->second / *row.candidate_median_ms;
-    }
-  }
 }
 
 } // namespace
@@ -273,77 +242,6 @@ std::optional<evaluation_record> store::get_evaluation(std::int64_t evaluation_i
   }
   read_strict_children(db, evaluation_id, what, e);
   return e;
-}
-
-std::vector<result_row> store::results(const std::string& run_uid) const {
-  // The candidate's first timing, and the first eager-reference timing, preferring one taken with the same
-  // method and clock; a speedup is only reported when the two were measured the same way.
-  auto rows = m_impl->m_db.prepare(R"sql(
-WITH picked AS (
-  SELECT e.id, (SELECT t.id FROM timings t WHERE t.evaluation_id = e.id AND t.subject = 'candidate'
-                ORDER BY t.id LIMIT 1) AS candidate_timing
-  FROM evaluations e JOIN runs r ON r.id = e.run_id
-  WHERE r.run_uid = ?
-), paired AS (
-  SELECT picked.*, (SELECT t.id FROM timings t LEFT JOIN timings c ON c.id = picked.candidate_timing
-                    WHERE t.evaluation_id = picked.id AND t.subject = 'reference_eager'
-                    ORDER BY (t.method IS c.method AND t.clock IS c.clock) DESC, t.id LIMIT 1) AS reference_timing
-  FROM picked
-)
-SELECT e.id, r.run_uid, p.suite, p.level, p.number, p.name, c.path, c.producer, c.sample, e.device, e.verdict,
-       e.error,
-       CASE json_extract(ct.params_json, '$.headline') WHEN 'mean' THEN ct.mean_ms ELSE ct.median_ms END,
-       CASE json_extract(rt.params_json, '$.headline') WHEN 'mean' THEN rt.mean_ms ELSE rt.median_ms END,
-       ct.method = rt.method AND ct.clock = rt.clock,
-       e.strict_verdict, e.strict_failed, e.degenerate,
-       (SELECT group_concat(kind, ',') FROM (SELECT DISTINCT kind FROM static_findings f
-                                             WHERE f.evaluation_id = e.id ORDER BY kind)),
-       json_extract(ct.params_json, '$.trace.library_share'),
-       json_extract(ct.params_json, '$.trace.busy_ms_per_call')
-FROM paired
-JOIN evaluations e ON e.id = paired.id
-JOIN runs r ON r.id = e.run_id
-JOIN problems p ON p.id = e.problem_id
-JOIN candidates c ON c.id = e.candidate_id
-LEFT JOIN timings ct ON ct.id = paired.candidate_timing
-LEFT JOIN timings rt ON rt.id = paired.reference_timing
-ORDER BY p.suite, p.level, p.number, c.sample, e.id
-)sql",
-                                   fmt::format("read the results of run '{}'", run_uid));
-  rows.bind_all(run_uid);
-  std::vector<result_row> out;
-  while (rows.step()) {
-    result_row row{.evaluation_id = rows.column_int64(0),
-                   .run_uid = rows.column_text(1),
-                   .suite = rows.column_text(2),
-                   .level = rows.column_int(3),
-                   .number = rows.column_int(4),
-                   .problem_name = rows.column_text(5),
-                   .candidate_path = rows.column_text(6),
-                   .producer = rows.column_text(7),
-                   .sample = rows.column_int(8),
-                   .device = rows.column_text(9),
-                   .verdict = rows.column_text(10),
-                   .error = rows.column_text(11),
-                   .candidate_median_ms = rows.column_optional_double(12),
-                   .reference_median_ms = rows.column_optional_double(13),
-                   .speedup = std::nullopt};
-    row.strict_verdict = rows.column_text(15);
-    row.strict_failed = rows.column_text(16);
-    row.degenerate = rows.column_text(17);
-    row.findings = rows.is_null(18) ? "" : rows.column_text(18);
-    row.library_share = rows.column_optional_double(19);
-    const bool comparable = !rows.is_null(14) && rows.column_int64(14) != 0;
-    if (comparable && row.candidate_median_ms && row.reference_median_ms && *row.candidate_median_ms > 0)
-      row.speedup = *row.reference_median_ms / *row.candidate_median_ms;
-    if (const auto busy = rows.column_optional_double(20);
-        busy && row.candidate_median_ms && *row.candidate_median_ms > 0)
-      row.gpu_busy_share = *busy / *row.candidate_median_ms;
-    out.push_back(std::move(row));
-  }
-  add_baselines(m_impl->m_db, run_uid, out);
-  add_llm_usage(m_impl->m_db, out);
-  return out;
 }
 
 db_info store::info() const {

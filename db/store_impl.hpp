@@ -21,6 +21,6 @@ inline std::optional<std::int64_t> id_or_null(std::int64_t id) {
 }
 
 // Fills the tokens and cost of the rows whose candidate an LLM adapter generated (db/store_llm.cpp).
-void add_llm_usage(const sqlite::connection& db, std::vector<result_row>& rows);
+void add_llm_usage(const sqlite::connection& db, std::vector<evaluation_row>& rows);
 
 } // namespace kj::db

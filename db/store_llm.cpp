@@ -196,14 +196,14 @@ FROM used u GROUP BY u.provider, u.model ORDER BY u.provider, u.model
   return out;
 }
 
-void add_llm_usage(const connection& db, std::vector<result_row>& rows) {
+void add_llm_usage(const connection& db, std::vector<evaluation_row>& rows) {
   auto usage = db.prepare(
       "SELECT x.input_tokens, x.cache_read_tokens, x.cache_write_tokens, x.output_tokens, x.cost_usd "
       "FROM evaluations e JOIN candidate_origins o ON o.candidate_id = e.candidate_id AND o.run_id = "
       "e.run_id "
       "JOIN llm_exchanges x ON x.id = o.exchange_id WHERE e.id = ?",
       "read the tokens and cost of generated candidates");
-  for (result_row& row : rows) {
+  for (evaluation_row& row : rows) {
     usage.bind_all(row.evaluation_id);
     if (usage.step()) {
       row.input_tokens = usage.column_int64(0);

@@ -6,8 +6,14 @@
 #include "kernelbench/problems.hpp"
 
 #include <fmt/core.h>
+#include <string_view>
+#include <sys/prctl.h>
 
 int main(int argc, char** argv) {
+  // kj and its judge workers hold what candidates must not read (API keys in the environment, the DB open):
+  // not dumpable, so that processes of the same user without CAP_SYS_PTRACE cannot read /proc/<pid>/environ,
+  // mem or fd. The runner (the candidate's own process) is exempt: it holds nothing.
+  if (argc < 2 || std::string_view(argv[1]) != "runner") ::prctl(PR_SET_DUMPABLE, 0);
   CLI::App app{"kerneljudge: verify and time GPU kernels against KernelBench references", "kj"};
   app.set_version_flag("--version", "kj " + kj::version_string());
   app.require_subcommand(1);
@@ -15,6 +21,9 @@ int main(int argc, char** argv) {
   auto baselines = kj::cli::add_baselines_command(app);
   auto problems = kj::cli::add_problems_command(app);
   auto results = kj::cli::add_results_command(app);
+  auto report = kj::cli::add_report_command(app);
+  auto compare = kj::cli::add_compare_command(app);
+  auto history = kj::cli::add_history_command(app);
   auto db = kj::cli::add_db_command(app);
   auto worker = kj::cli::add_worker_command(app);
   auto runner = kj::cli::add_runner_command(app);
@@ -38,6 +47,9 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("baselines")) return baselines();
     if (app.got_subcommand("problems")) return problems();
     if (app.got_subcommand("results")) return results();
+    if (app.got_subcommand("report")) return report();
+    if (app.got_subcommand("compare")) return compare();
+    if (app.got_subcommand("history")) return history();
     if (app.got_subcommand("db")) return db();
     if (app.got_subcommand("worker")) return worker();
     if (app.got_subcommand("runner")) return runner();

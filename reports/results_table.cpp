@@ -9,6 +9,8 @@
 namespace kj::reports {
 namespace {
 
+using nlohmann::json;
+
 std::string first_line(const std::string& text, std::size_t width) {
   std::string line = text.substr(0, text.find('\n'));
   // Tracebacks say most in their last line.
@@ -24,8 +26,8 @@ std::string ms(const std::optional<double>& v) {
   return v ? fmt::format("{:.4g}", *v) : "";
 }
 
-std::string candidate_label(const db::result_row& r) {
-  if (r.candidate_path.empty()) return fmt::format("{} s{}", r.producer, r.sample); // generated: which sample
+std::string candidate_label(const result_row& r) {
+  if (r.candidate_path.empty()) return r.producer;
   const std::size_t slash = r.candidate_path.rfind('/');
   return slash == std::string::npos ? r.candidate_path : r.candidate_path.substr(slash + 1);
 }
@@ -34,20 +36,21 @@ std::string candidate_label(const db::result_row& r) {
 const char* const compiled_modes[] = {"compile-default", "max-autotune", "max-autotune-no-cudagraphs",
                                       "reduce-overhead"};
 
-std::string best_text(const db::result_row& r) {
+std::string best_text(const result_row& r) {
   return r.speedup_best ? fmt::format("{:.3f}x {}", *r.speedup_best, r.best_baseline) : "";
 }
 
-// Schema v4: the generating call's tokens (all input buckets / output) and cost, for LLM candidates.
-std::string tokens_text(const db::result_row& r) {
+// The generating call's tokens (all input buckets / output), for LLM candidates.
+std::string tokens_text(const result_row& r) {
   if (!r.output_tokens) return "";
-  return fmt::format("{}/{}", *r.input_tokens + *r.cache_read_tokens + *r.cache_write_tokens,
+  return fmt::format("{}/{}",
+                     r.input_tokens.value_or(0) + r.cache_read_tokens.value_or(0) +
+                         r.cache_write_tokens.value_or(0),
                      *r.output_tokens);
 }
 
-void write_table(const std::vector<db::result_row>& rows, std::ostream& out) {
-  const bool llm =
-      std::any_of(rows.begin(), rows.end(), [](const db::result_row& r) { return r.output_tokens; });
+void write_table(const std::vector<result_row>& rows, std::ostream& out) {
+  const bool llm = std::any_of(rows.begin(), rows.end(), [](const result_row& r) { return r.output_tokens; });
   out << fmt::format(
       "{:>2} {:>4} {:<30} {:<40} {:<14} {:<26} {:>9} {:>9} {:>8} {:<24}  {}\n", "L", "id", "problem",
       "candidate", "verdict", "strict", "cand ms", "ref ms", "speedup", "vs best baseline",
@@ -56,23 +59,148 @@ void write_table(const std::vector<db::result_row>& rows, std::ostream& out) {
     std::string strict = r.strict_verdict == "fail" ? "fail: " + r.strict_failed : r.strict_verdict;
     if (!r.degenerate.empty()) strict += " (degenerate)";
     std::string note = first_line(r.error, 60);
+    if (note.empty() && !r.untrusted.empty()) note = "time not trusted: " + first_line(r.untrusted, 40);
     if (note.empty() && !r.findings.empty()) note = "findings: " + r.findings;
+    if (llm)
+      note = fmt::format("{:>13} {:>8}  {}", tokens_text(r),
+                         r.cost_usd ? fmt::format("{:.4f}", *r.cost_usd) : "", note);
     out << fmt::format("{:>2} {:>4} {:<30} {:<40} {:<14} {:<26} {:>9} {:>9} {:>8} {:<24}  {}\n", r.level,
                        r.number, r.problem_name.substr(0, 30), candidate_label(r).substr(0, 40), r.verdict,
                        strict.substr(0, 26), ms(r.candidate_median_ms), ms(r.reference_median_ms),
-                       r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "", best_text(r),
-                       llm ? fmt::format("{:>13} {:>8}  {}", tokens_text(r),
-                                         r.cost_usd ? fmt::format("{:.4f}", *r.cost_usd) : "", note)
-                           : note);
+                       r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "", best_text(r), note);
   }
 }
 
-nlohmann::json optional_json(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json();
+json optional_json(const std::optional<double>& v) {
+  return v ? json(*v) : json();
 }
 
-nlohmann::json optional_int(const std::optional<std::int64_t>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json();
+json optional_count(const std::optional<std::int64_t>& v) {
+  return v ? json(*v) : json();
+}
+
+json interval_json(const stats::interval& i) {
+  return i.valid() ? json::array({i.low, i.high}) : json();
+}
+
+// One timing's provenance and precision: its DB row, statistic, sample count and interval.
+json measured_json(const measured& m) {
+  return {{"table", m.table},
+          {"row_id", m.row_id},
+          {"method", m.method},
+          {"clock", m.clock},
+          {"origin", m.origin},
+          {"statistic", stats::statistic_name(m.statistic)},
+          {"ms", m.ms},
+          {"samples", m.samples_ms.size()},
+          {"ci_ms", interval_json(m.ci_ms)},
+          {"ci_coverage", m.ci_coverage}};
+}
+
+} // namespace
+
+json result_json(const result_row& r) {
+  json baselines = json::object(), speedups = json::object(), speedups_ci = json::object();
+  json timings = json::object();
+  for (const auto& b : r.baselines) {
+    baselines[b.mode] = b.baseline.ms;
+    speedups[b.mode] = b.speedup;
+    speedups_ci[b.mode] = interval_json(b.ci);
+    if (b.mode != "eager") timings[b.mode] = measured_json(b.baseline);
+  }
+  if (r.candidate) timings["candidate"] = measured_json(*r.candidate);
+  if (r.reference) timings["reference_eager"] = measured_json(*r.reference);
+  const auto count = [](const std::optional<measured>& m) { return m ? json(m->samples_ms.size()) : json(); };
+  const auto ci = [](const std::optional<measured>& m) { return m ? interval_json(m->ci_ms) : json(); };
+  return {{"format_version", results_format_version},
+          {"evaluation_id", r.evaluation_id},
+          {"run", r.run_uid},
+          {"suite", r.suite},
+          {"level", r.level},
+          {"problem_id", r.number},
+          {"problem", r.problem_name},
+          {"candidate", r.candidate_path},
+          {"producer", r.producer},
+          {"sample", r.sample},
+          {"device", r.device},
+          {"verdict", r.verdict},
+          {"error", r.error},
+          {"candidate_median_ms", optional_json(r.candidate_median_ms)},
+          {"reference_median_ms", optional_json(r.reference_median_ms)},
+          {"speedup", optional_json(r.speedup)},
+          {"strict_verdict", r.strict_verdict},
+          {"strict_failed", r.strict_failed},
+          {"findings", r.findings},
+          {"degenerate", r.degenerate},
+          {"library_share", optional_json(r.library_share)},
+          {"gpu_busy_share", optional_json(r.gpu_busy_share)},
+          {"baseline_ms", baselines},
+          {"speedups", speedups},
+          {"best_baseline", r.best_baseline},
+          {"speedup_best", optional_json(r.speedup_best)},
+          {"candidate_samples", count(r.candidate)},
+          {"candidate_ci_ms", ci(r.candidate)},
+          {"reference_samples", count(r.reference)},
+          {"reference_ci_ms", ci(r.reference)},
+          {"speedup_ci", interval_json(r.speedup_ci)},
+          {"speedups_ci", speedups_ci},
+          {"speedup_best_ci", interval_json(r.speedup_best_ci)},
+          {"timings", timings},
+          {"stack", r.stack_hash},
+          {"protocol", r.protocol},
+          {"dtype", r.dtype},
+          {"untrusted", r.untrusted},
+          {"input_tokens", optional_count(r.input_tokens)},
+          {"cache_read_tokens", optional_count(r.cache_read_tokens)},
+          {"cache_write_tokens", optional_count(r.cache_write_tokens)},
+          {"output_tokens", optional_count(r.output_tokens)},
+          {"cost_usd", optional_json(r.cost_usd)}};
+}
+
+namespace {
+
+std::string number(const std::optional<double>& v) {
+  return v ? fmt::format("{}", *v) : "";
+}
+
+std::string bound(const stats::interval& i, bool high) {
+  return i.valid() ? fmt::format("{}", high ? i.high : i.low) : "";
+}
+
+std::string measured_csv(const std::optional<measured>& m) {
+  if (!m) return ",,";
+  return fmt::format("{},{},{}", m->samples_ms.size(), bound(m->ci_ms, false), bound(m->ci_ms, true));
+}
+
+void write_csv(const std::vector<result_row>& rows, std::ostream& out) {
+  out << "evaluation_id,run,suite,level,problem_id,problem,candidate,producer,sample,device,verdict,error,"
+         "candidate_median_ms,reference_median_ms,speedup,strict_verdict,strict_failed,findings,degenerate,"
+         "library_share,best_baseline,speedup_best";
+  for (const char* mode : compiled_modes)
+    out << ",speedup_" << mode;
+  out << ",candidate_samples,candidate_ci_low_ms,candidate_ci_high_ms,reference_samples,reference_ci_low_ms,"
+         "reference_ci_high_ms,speedup_ci_low,speedup_ci_high,speedup_best_ci_low,speedup_best_ci_high,"
+         "gpu_busy_share,stack,protocol,dtype,input_tokens,cache_read_tokens,cache_write_tokens,output_"
+         "tokens,"
+         "cost_usd,format_version\n";
+  for (const auto& r : rows) {
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", r.evaluation_id,
+                       csv_field(r.run_uid), csv_field(r.suite), r.level, r.number, csv_field(r.problem_name),
+                       csv_field(r.candidate_path), csv_field(r.producer), r.sample, r.device, r.verdict,
+                       csv_field(r.error), number(r.candidate_median_ms), number(r.reference_median_ms),
+                       number(r.speedup), r.strict_verdict, csv_field(r.strict_failed), csv_field(r.findings),
+                       csv_field(r.degenerate), number(r.library_share), r.best_baseline,
+                       number(r.speedup_best));
+    for (const char* mode : compiled_modes)
+      out << "," << number(r.speedup_vs(mode));
+    const auto count = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : ""; };
+    out << fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", measured_csv(r.candidate),
+                       measured_csv(r.reference), bound(r.speedup_ci, false), bound(r.speedup_ci, true),
+                       bound(r.speedup_best_ci, false), bound(r.speedup_best_ci, true),
+                       number(r.gpu_busy_share), r.stack_hash, csv_field(r.protocol), r.dtype,
+                       count(r.input_tokens), count(r.cache_read_tokens), count(r.cache_write_tokens),
+                       count(r.output_tokens), number(r.cost_usd), results_format_version);
+  }
 }
 
 } // namespace
@@ -92,73 +220,13 @@ std::string csv_field(const std::string& text) {
   return quoted + "\"";
 }
 
-void write_results(const std::vector<db::result_row>& rows, results_format format, std::ostream& out) {
+void write_results(const std::vector<result_row>& rows, results_format format, std::ostream& out) {
   if (format == results_format::table) return write_table(rows, out);
-  if (format == results_format::json) {
-    auto array = nlohmann::json::array();
-    for (const auto& r : rows) {
-      nlohmann::json baselines = nlohmann::json::object(), speedups = nlohmann::json::object();
-      for (const auto& [mode, ms] : r.baseline_ms) {
-        baselines[mode] = ms;
-        speedups[mode] = optional_json(r.speedup_vs(mode));
-      }
-      array.push_back({{"evaluation_id", r.evaluation_id},
-                       {"run", r.run_uid},
-                       {"suite", r.suite},
-                       {"level", r.level},
-                       {"problem_id", r.number},
-                       {"problem", r.problem_name},
-                       {"candidate", r.candidate_path},
-                       {"producer", r.producer},
-                       {"sample", r.sample},
-                       {"device", r.device},
-                       {"verdict", r.verdict},
-                       {"error", r.error},
-                       {"candidate_median_ms", optional_json(r.candidate_median_ms)},
-                       {"reference_median_ms", optional_json(r.reference_median_ms)},
-                       {"speedup", optional_json(r.speedup)},
-                       {"strict_verdict", r.strict_verdict},
-                       {"strict_failed", r.strict_failed},
-                       {"findings", r.findings},
-                       {"degenerate", r.degenerate},
-                       {"library_share", optional_json(r.library_share)},
-                       {"gpu_busy_share", optional_json(r.gpu_busy_share)},
-                       {"baseline_ms", baselines},
-                       {"speedups", speedups},
-                       {"best_baseline", r.best_baseline},
-                       {"speedup_best", optional_json(r.speedup_best)},
-                       {"input_tokens", optional_int(r.input_tokens)},
-                       {"cache_read_tokens", optional_int(r.cache_read_tokens)},
-                       {"cache_write_tokens", optional_int(r.cache_write_tokens)},
-                       {"output_tokens", optional_int(r.output_tokens)},
-                       {"cost_usd", optional_json(r.cost_usd)}});
-    }
-    out << array.dump(2) << "\n";
-    return;
-  }
-  out << "evaluation_id,run,suite,level,problem_id,problem,candidate,producer,sample,device,verdict,error,"
-         "candidate_median_ms,reference_median_ms,speedup,strict_verdict,strict_failed,findings,degenerate,"
-         "library_share,best_baseline,speedup_best";
-  for (const char* mode : compiled_modes)
-    out << ",speedup_" << mode;
-  out << ",input_tokens,cache_read_tokens,cache_write_tokens,output_tokens,cost_usd\n";
-  const auto number = [](const std::optional<double>& v) { return v ? fmt::format("{}", *v) : ""; };
-  for (const auto& r : rows) {
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", r.evaluation_id,
-                       csv_field(r.run_uid), csv_field(r.suite), r.level, r.number, csv_field(r.problem_name),
-                       csv_field(r.candidate_path), csv_field(r.producer), r.sample, r.device, r.verdict,
-                       csv_field(r.error),
-                       r.candidate_median_ms ? fmt::format("{}", *r.candidate_median_ms) : "",
-                       r.reference_median_ms ? fmt::format("{}", *r.reference_median_ms) : "",
-                       r.speedup ? fmt::format("{}", *r.speedup) : "", r.strict_verdict,
-                       csv_field(r.strict_failed), csv_field(r.findings), csv_field(r.degenerate),
-                       number(r.library_share), r.best_baseline, number(r.speedup_best));
-    for (const char* mode : compiled_modes)
-      out << "," << number(r.speedup_vs(mode));
-    const auto count = [](const std::optional<std::int64_t>& v) { return v ? fmt::format("{}", *v) : ""; };
-    out << "," << count(r.input_tokens) << "," << count(r.cache_read_tokens) << ","
-        << count(r.cache_write_tokens) << "," << count(r.output_tokens) << "," << number(r.cost_usd) << "\n";
-  }
+  if (format == results_format::csv) return write_csv(rows, out);
+  auto array = json::array();
+  for (const auto& r : rows)
+    array.push_back(result_json(r));
+  out << array.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
 }
 
 } // namespace kj::reports

@@ -1,8 +1,9 @@
-// Writers for `kj results`: an aligned table for people, JSON and CSV for scripts.
+// Writers for `kj results`: an aligned table for people, JSON and CSV (versioned) for scripts.
 #pragma once
 
-#include "db/store.hpp"
+#include "reports/metrics.hpp"
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -14,7 +15,15 @@ enum class results_format { table, json, csv };
 // Throws std::invalid_argument for anything but "table", "json" or "csv".
 results_format parse_results_format(const std::string& name);
 
-void write_results(const std::vector<db::result_row>& rows, results_format format, std::ostream& out);
+// The version of the JSON and CSV layouts: each JSON record and each CSV row carries it. 1: the fields before
+// versioning; 2: adds, per timing, the sample count and the headline's interval, speedup intervals, stack,
+// protocol and dtype (docs/reports.md lists them).
+inline constexpr int results_format_version = 2;
+
+void write_results(const std::vector<result_row>& rows, results_format format, std::ostream& out);
+
+// One record of the JSON format (also the per-problem records of `kj report`'s report.json).
+nlohmann::json result_json(const result_row& row);
 
 // RFC 4180 quoting of one CSV field.
 std::string csv_field(const std::string& text);

@@ -33,7 +33,7 @@ action add_results_command(CLI::App& app) {
     } else if (!store.find_run(run)) {
       throw usage_error(fmt::format("no run '{}' in {}", run, s->db));
     }
-    reports::write_results(store.results(run), reports::parse_results_format(s->format), std::cout);
+    reports::write_results(reports::results(store, run), reports::parse_results_format(s->format), std::cout);
     return 0;
   };
 }

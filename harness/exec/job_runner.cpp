@@ -57,6 +57,21 @@ worker_outcome job_runner::run(const job& message, const launch_spec& launch, st
   worker.environment["PYTHONDONTWRITEBYTECODE"] = "1";
   for (const auto& [key, value] : launch.environment)
     worker.environment[key] = value;
+  worker.nice = launch.nice;
+  if (launch.sandbox) {
+    sandbox_policy policy = *launch.sandbox;
+    policy.scratch = scratch;
+    if (!launch.build_dir.empty()) policy.writable.push_back(launch.build_dir);
+    policy.read_only.push_back(fs::read_symlink("/proc/self/exe").parent_path());
+    worker.sandbox_prefix = plan_sandbox(policy).argv_prefix;
+    // Nothing of the user's home is needed, or visible; the user's TMPDIR and caches are outside the sandbox.
+    fs::create_directories(scratch / "tmp");
+    worker.environment["HOME"] = scratch.string();
+    worker.environment["TMPDIR"] = (scratch / "tmp").string();
+    worker.environment["XDG_CACHE_HOME"] = (scratch / "cache").string();
+    worker.environment["TRITON_CACHE_DIR"] = (scratch / "triton").string();
+    worker.environment["TORCHINDUCTOR_CACHE_DIR"] = (scratch / "inductor").string();
+  }
   {
     std::ofstream out(worker.job_file);
     out << to_json(message).dump();

@@ -3,11 +3,13 @@
 
 #include "harness/exec/messages.hpp"
 #include "harness/exec/process.hpp"
+#include "harness/exec/sandbox.hpp"
 
 #include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace kj::exec {
@@ -22,6 +24,10 @@ struct launch_spec {
   // Empty: the job compiles nothing (or compiles into the shared folder of jobs without a candidate).
   std::filesystem::path build_dir;
   std::size_t log_tail_bytes = 4000; // how much of the end of the worker's output run() hands back
+  // Jobs that run candidate code (builds): the worker starts in this sandbox, with the scratch folder and the
+  // build folder writable (see harness/exec/sandbox.hpp); nullopt for trusted jobs.
+  std::optional<sandbox_policy> sandbox;
+  int nice = 0; // > 0: a lower CPU priority (builds that run beside timing)
 };
 
 struct job_runner {

@@ -1,8 +1,6 @@
 // Implements worker process management: fork/exec, a private report pipe, deadlines, process-group kills.
 #include "harness/exec/process.hpp"
 
-#include "adapters/llm/provider.hpp"
-
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -14,6 +12,9 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
+
+namespace fs = std::filesystem;
 
 extern char** environ;
 
@@ -26,14 +27,47 @@ void on_signal(int) {
   g_interrupted = true;
 }
 
-[[noreturn]] void exec_worker(const worker_launch& launch, int report_fd, pid_t kj) {
+// Everything the child needs is built before fork (kj has threads: after fork only async-signal-safe calls).
+struct prepared_exec {
+  std::string program; // /proc/self/exe, or bwrap
+  std::vector<std::string> args, env;
+  std::vector<char*> argv, envp;
+};
+
+prepared_exec prepare(const worker_launch& launch) {
+  prepared_exec p;
+  if (!launch.sandbox_prefix.empty()) {
+    p.program = launch.sandbox_prefix.front();
+    p.args = launch.sandbox_prefix;
+    p.args.push_back(fs::read_symlink("/proc/self/exe").string()); // bwrap runs it by its path in the sandbox
+  } else {
+    p.program = "/proc/self/exe";
+    p.args = {"kj"};
+  }
+  for (const char* a : {"worker", "--job"})
+    p.args.emplace_back(a);
+  p.args.push_back(launch.job_file.string());
+  p.args.emplace_back("--result-fd");
+  p.args.emplace_back("3");
+  for (const auto& [key, value] : launch.environment)
+    p.env.push_back(key + "=" + value);
+  for (auto& a : p.args)
+    p.argv.push_back(a.data());
+  p.argv.push_back(nullptr);
+  for (auto& e : p.env)
+    p.envp.push_back(e.data());
+  p.envp.push_back(nullptr);
+  return p;
+}
+
+[[noreturn]] void exec_worker(const worker_launch& launch, const prepared_exec& p, int report_fd, int log_fd,
+                              int null_fd, pid_t kj) {
   ::setpgid(0, 0);
   // The worker dies with kj, even with a kill -9 of kj that runs no handler: nobody would read its report,
-  // and a resumed run must not find it still building into the same folder or holding the GPU.
+  // and a resumed run must not find it still building into the same folder or holding the GPU. (A sandboxed
+  // worker is bwrap, which passes it on with --die-with-parent.)
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != kj) ::_exit(122); // kj was gone before the prctl
-  const int log_fd = ::open(launch.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const int null_fd = ::open("/dev/null", O_RDONLY);
   if (log_fd < 0 || null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0 ||
       ::dup2(report_fd, 3) < 0)
     ::_exit(120);
@@ -41,16 +75,10 @@ void on_signal(int) {
   if (::close_range(4, ~0U, 0) != 0)
     for (int fd = 4; fd < 65536; ++fd)
       ::close(fd);
-  ::clearenv();
-  for (const auto& [key, value] : launch.environment)
-    ::setenv(key.c_str(), value.c_str(), 1);
-  for (const char* variable : llm::api_key_environment) // issue 13: candidate code never sees the LLM keys
-    ::unsetenv(variable);
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
-  const std::string job = launch.job_file.string();
-  const char* argv[] = {"kj", "worker", "--job", job.c_str(), "--result-fd", "3", nullptr};
-  ::execv("/proc/self/exe", const_cast<char* const*>(argv));
+  if (launch.nice > 0) (void)::nice(launch.nice);
+  ::execve(p.program.c_str(), p.argv.data(), p.envp.data());
   ::_exit(121);
 }
 
@@ -75,14 +103,34 @@ bool has_secret_word(const std::string& name) {
 } // namespace
 
 bool passes_scrub(const std::string& name) {
-  static const char* const exact[] = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ",
-                                      "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV",
-                                      "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "MAX_JOBS",
-                                      "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                                      "XDG_CACHE_HOME", "SSL_CERT_FILE"};
-  static const char* const prefixes[] = {"LC_",    "KJ_",      "CUDA_",  "CUDNN_",        "CUBLAS_",
-                                         "NVIDIA_", "TORCH_",  "PYTORCH_", "TORCHINDUCTOR_", "TRITON_",
-                                         "HF_",     "TRANSFORMERS_", "NCCL_", "OMP_", "KMP_", "MKL_"};
+  static const char* const exact[] = {"PATH",
+                                      "HOME",
+                                      "USER",
+                                      "LOGNAME",
+                                      "LANG",
+                                      "LANGUAGE",
+                                      "TERM",
+                                      "TZ",
+                                      "TMPDIR",
+                                      "LD_LIBRARY_PATH",
+                                      "PYTHONPATH",
+                                      "PYTHONHOME",
+                                      "VIRTUAL_ENV",
+                                      "CC",
+                                      "CXX",
+                                      "CFLAGS",
+                                      "CXXFLAGS",
+                                      "LDFLAGS",
+                                      "MAX_JOBS",
+                                      "OMP_NUM_THREADS",
+                                      "MKL_NUM_THREADS",
+                                      "OPENBLAS_NUM_THREADS",
+                                      "XDG_CACHE_HOME",
+                                      "SSL_CERT_FILE"};
+  static const char* const prefixes[] = {"LC_",     "KJ_",           "CUDA_",    "CUDNN_",         "CUBLAS_",
+                                         "NVIDIA_", "TORCH_",        "PYTORCH_", "TORCHINDUCTOR_", "TRITON_",
+                                         "HF_",     "TRANSFORMERS_", "NCCL_",    "OMP_",           "KMP_",
+                                         "MKL_"};
   if (has_secret_word(name)) return false;
   for (const char* e : exact)
     if (name == e) return true;
@@ -119,13 +167,18 @@ worker_outcome run_worker_process(const worker_launch& launch,
                                   const std::function<void(const nlohmann::json&)>& on_event) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  const prepared_exec prepared = prepare(launch);
+  const int log_fd = ::open(launch.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const auto start = std::chrono::steady_clock::now();
   const pid_t kj = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) exec_worker(launch, fds[1], kj);
+  if (pid == 0) exec_worker(launch, prepared, fds[1], log_fd, null_fd, kj);
   ::setpgid(pid, pid); // also in the parent, so that killpg works even before the child ran
   ::close(fds[1]);
+  if (log_fd >= 0) ::close(log_fd);
+  if (null_fd >= 0) ::close(null_fd);
 
   worker_outcome outcome;
   std::string pending;

@@ -18,6 +18,9 @@ struct worker_launch {
   // The worker's whole environment: only what scrubbed_environment() lets through from kj's own, plus what
   // the launcher adds (build folder, device). Nothing else reaches a worker.
   std::map<std::string, std::string> environment;
+  // A sandbox launcher (bwrap ... --) to start the worker under; empty: none (harness/exec/sandbox.hpp).
+  std::vector<std::string> sandbox_prefix;
+  int nice = 0; // > 0: a lower CPU priority (builds running beside timing)
 };
 
 // The variables of kj's environment a worker may see: an allowlist of what Python, torch, compilers and CUDA
@@ -39,8 +42,9 @@ struct worker_outcome {
 };
 
 // Runs the worker in its own process group with descriptors 0-3 only (stdin /dev/null, stdout and stderr to
-// the log file, 3 the report pipe): nothing else kj holds open reaches it; on timeout or interrupt the whole group is killed. Leftover
-// processes of the group (threads are not a concern, child processes are) are killed when the worker exits.
+// the log file, 3 the report pipe): nothing else kj holds open reaches it; on timeout or interrupt the whole
+// group is killed. Leftover processes of the group (threads are not a concern, child processes are) are
+// killed when the worker exits.
 worker_outcome run_worker_process(const worker_launch& launch,
                                   const std::function<void(const nlohmann::json&)>& on_event = {});
 

@@ -91,7 +91,13 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
     if (auto cached = ctx.builds->lookup(key)) {
       result->build = *cached; // re-judging an unchanged source never compiles it again
     } else {
+      // The build runs the candidate's module code: sandboxed, at a lower priority when it runs beside
+      // timing.
       exec::launch_spec launch{.name = "build-" + name, .timeout = ctx.timeout};
+      launch.sandbox = exec::sandbox_policy{};
+      for (const auto& p : ctx.env.value("python_paths", std::vector<std::string>{}))
+        launch.sandbox->read_only.emplace_back(p);
+      if (ctx.device == "cuda") launch.nice = 10;
       task.builds.push_back({exec::build_job{job->problem, job->candidate, job->overrides}, launch, key});
     }
   }

@@ -5,6 +5,7 @@
 #include "adapters/candidates.hpp"
 #include "adapters/generate/accounting.hpp"
 #include "baselines/baselines.hpp"
+#include "harness/exec/sandbox.hpp"
 #include "harness/orchestrator/evaluation_task.hpp"
 #include "harness/orchestrator/problem_sources.hpp"
 #include "harness/orchestrator/summary.hpp"
@@ -146,6 +147,8 @@ std::int64_t create_or_resume_run(db::store& store, const run_options& options, 
                     {"precision", options.precision},
                     {"baselines", options.baselines},
                     {"gpus", options.gpus},
+                    {"sandbox", exec::sandbox_kind()},
+                    {"seccomp", exec::have_seccomp()},
                     {"kb_version", options.sources.kb_version},
                     {"shard", options.part.label()}};
   return store.create_run(
@@ -166,6 +169,7 @@ db::stack_record stack_from(json env, const std::string& device) {
   // number of visible devices) and fields that only exist on the other device.
   json identity = env;
   identity.erase("device_count");
+  identity.erase("python_paths"); // where the venv lies is not part of the stack
   identity.erase("cuda_available");
   if (device == "cpu")
     for (const char* gpu_only : {"gpu_uuid", "sm_count", "compute_capability", "gpu_memory_bytes", "l2_bytes",
@@ -233,6 +237,11 @@ int execute_run(const run_options& options) {
   db::store store = db::store::open(options.db_path);
 
   fmt::print(stderr, "kj: starting a worker to probe Python, torch and the device...\n");
+  if (const std::string sandbox = exec::sandbox_kind(); sandbox != "bwrap")
+    fmt::print(stderr,
+               "kj: warning: candidates run without a filesystem and network sandbox ({}); see "
+               "docs/security.md\n",
+               sandbox.substr(6));
   const json env = probe_environment(cache_dir);
   const std::string device = resolve_device(options.device, env);
   const std::vector<int> gpus = device == "cuda" ? resolve_gpus(options.gpus, env) : std::vector<int>{};

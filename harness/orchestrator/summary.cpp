@@ -11,7 +11,7 @@ namespace kj::orchestrator {
 
 void print_run_summary(const db::store& store, const std::string& run_uid,
                        const std::filesystem::path& db_path) {
-  const auto rows = store.results(run_uid);
+  const auto rows = reports::results(store, run_uid);
   reports::write_results(rows, reports::results_format::table, std::cout);
   std::map<std::string, int> counts;
   for (const auto& row : rows)

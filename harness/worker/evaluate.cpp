@@ -67,8 +67,10 @@ void report_findings(const exec::evaluate_job& job, runner_link& runner, result_
                   {"excerpt", "ModelNew.forward ran PyTorch ops: " + ops.substr(0, 300)}});
 }
 
-runner_spec spec_of(const exec::evaluate_job& job) {
+runner_spec spec_of(const exec::evaluate_job& job, py::module_& runtime) {
   runner_spec spec;
+  for (const auto& p : runtime.attr("sandbox_paths")().cast<std::vector<std::string>>())
+    spec.read_only.emplace_back(p);
   spec.device = job.device;
   spec.problem = job.problem;
   spec.candidate = job.candidate;
@@ -108,7 +110,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 void build(const exec::build_job& job, py::module_& runtime, result_channel& channel) {
   try {
-    py::object session = py::module_::import("kj_runner").attr("RunnerSession")("cpu", py::dict());
+    py::object session = py::module_::import("kj_runner").attr("RunnerSession")("cpu", py::dict(), false);
     session.attr("import_candidate")(job.candidate.path, job.candidate.source, job.overrides);
     channel.emit({{"type", "built"}});
   } catch (py::error_already_set& e) {
@@ -130,7 +132,8 @@ void evaluate(const exec::evaluate_job& job, py::module_& runtime, result_channe
 
     phase = "load_candidate";
     std::string plugin_error;
-    runner_link runner(spec_of(job), job.device == "cuda" ? shared_cuda_plugin(plugin_error) : nullptr);
+    runner_link runner(spec_of(job, runtime),
+                       job.device == "cuda" ? shared_cuda_plugin(plugin_error) : nullptr);
     if (!runner.load().value("ok", false))
       throw runner_failure(runner.load().value("kind", "crashed"), runner.load().value("error", ""));
     session.attr("remote") =

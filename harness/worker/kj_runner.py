@@ -12,8 +12,42 @@ from kj_runtime import (DTYPES, KjError, Problem, _EMPTY, _is_build_failure, app
                         set_seed, to_device, torch_ops_of)
 
 
+class _NoBaton:
+    """torch's build lock, not needed: the build folder is read-only here and nothing is built."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def try_acquire(self):
+        return True
+
+    def release(self):
+        pass
+
+    def wait(self):
+        pass
+
+
+def use_prebuilt_extensions():
+    """The candidate's extensions were compiled by the build step, in its own content-addressed folder, which the
+    runner sees read-only: torch.utils.cpp_extension loads them from there (its versioning and import as usual)
+    but neither locks nor runs ninja. An extension the build step did not produce is a compile error."""
+    import os
+
+    from torch.utils import cpp_extension
+
+    def prebuilt_only(name, build_directory, **_):
+        library = os.path.join(build_directory, f"{name}.so")
+        if not os.path.exists(library):
+            raise RuntimeError(f"Error building extension '{name}': it was not compiled by the build step (an "
+                               "extension whose source is decided while the model runs cannot be judged)")
+
+    cpp_extension.FileBaton = _NoBaton
+    cpp_extension._write_ninja_file_and_build_library = prebuilt_only
+
+
 class RunnerSession:
-    def __init__(self, device, protocol):
+    def __init__(self, device, protocol, prebuilt=True):
         self.device = torch.device(device)
         self.protocol = dict(protocol or {})
         precision = self.protocol.get("precision", "fp32")
@@ -23,6 +57,8 @@ class RunnerSession:
         self.problems = {}
         self.retained = {}
         self.graphs = []
+        if prebuilt:  # the runner loads what the build step compiled; the build step itself compiles
+            use_prebuilt_extensions()
 
     # ---- loading ----
     def load(self, problem_path, problem_source, candidate_path, candidate_source, overrides, seed):

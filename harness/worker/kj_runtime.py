@@ -62,6 +62,14 @@ def _nvidia_driver():
     return next((w for w in words if w.count(".") >= 1 and w.replace(".", "").isdigit()), "")
 
 
+def sandbox_paths():
+    """The folders Python and torch are loaded from (prefixes, sys.path entries that exist): what a sandbox must
+    expose read-only for the embedded interpreter to start."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.dirname(torch.__file__))}
+    paths.update(p for p in sys.path if p and os.path.isabs(p))
+    return sorted(p for p in paths if os.path.isdir(p))
+
+
 def environment():
     """The stack fingerprint: everything that can change a verdict or a timing, except clocks and temperatures
     (those are per-measurement NVML snapshots). The orchestrator hashes it into the stack id."""
@@ -81,6 +89,7 @@ def environment():
         "cpu_count": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "backend_flags": backend_flags(),
+        "python_paths": sandbox_paths(),
         "env": {k: v for k, v in sorted(os.environ.items())
                 if k.startswith(("TORCHINDUCTOR_", "TORCH_", "PYTORCH_", "CUDA_", "CUBLAS_", "CUDNN_", "NVIDIA_TF32"))
                 and k not in ("CUDA_VISIBLE_DEVICES", "TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR")},  # GPU, caches

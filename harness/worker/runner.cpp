@@ -3,6 +3,7 @@
 #include "harness/worker/runner.hpp"
 
 #include "harness/exec/messages.hpp"
+#include "harness/exec/sandbox.hpp"
 #include "harness/worker/line_socket.hpp"
 #include "harness/worker/output_export.hpp"
 #include "harness/worker/python_env.hpp"
@@ -223,7 +224,14 @@ int run_runner(const runner_options& options) {
         failure("crashed", fmt::format("the runner could not start Python with torch: {}", e.what())));
     return 2;
   }
-  socket.send({{"ok", true}, {"ready", true}, {"pid", ::getpid()}});
+  // From here on the candidate's code may run: the filter goes on first (harness/exec/sandbox.hpp).
+  std::string seccomp_error;
+  const bool filtered = exec::install_candidate_seccomp(seccomp_error);
+  socket.send({{"ok", true},
+               {"ready", true},
+               {"pid", ::getpid()},
+               {"seccomp", filtered},
+               {"seccomp_error", seccomp_error}});
   std::string line;
   while (socket.receive(line, std::chrono::hours(24)) == line_socket::status::line) {
     json reply;

@@ -3,6 +3,7 @@
 #include "harness/worker/runner_link.hpp"
 
 #include "harness/exec/process.hpp"
+#include "harness/exec/sandbox.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -136,6 +137,7 @@ void runner_link::start() {
   env["TMPDIR"] = (m_spec.scratch / "tmp").string();
   env["KJ_SCRATCH_DIR"] = m_spec.scratch.string();
   env["TRITON_CACHE_DIR"] = (m_spec.scratch / "triton").string();
+  env["TORCHINDUCTOR_CACHE_DIR"] = (m_spec.scratch / "inductor").string();
   std::vector<std::string> env_text;
   for (const auto& [k, v] : env)
     env_text.push_back(k + "=" + v);
@@ -144,7 +146,22 @@ void runner_link::start() {
     envp.push_back(e.data());
   envp.push_back(nullptr);
   const std::string device = m_spec.device, dir = m_spec.scratch.string();
-  const char* argv[] = {"kj", "runner", "--socket", "3", "--device", device.c_str(), nullptr};
+  exec::sandbox_policy policy{
+      .scratch = m_spec.scratch, .read_only = m_spec.read_only, .gpu = device == "cuda"};
+  const std::string exe = fs::read_symlink("/proc/self/exe").string();
+  policy.read_only.push_back(fs::path(exe).parent_path());
+  if (const auto it = env.find("TORCH_EXTENSIONS_DIR"); it != env.end())
+    policy.read_only.emplace_back(it->second);
+  std::vector<std::string> args = exec::plan_sandbox(policy).argv_prefix;
+  const std::string program = args.empty() ? "/proc/self/exe" : args.front();
+  args.push_back(args.empty() ? "kj" : exe);
+  for (const char* a : {"runner", "--socket", "3", "--device"})
+    args.emplace_back(a);
+  args.push_back(device);
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
@@ -162,7 +179,7 @@ void runner_link::start() {
     ::setrlimit(RLIMIT_CORE, &core);
     ::setrlimit(RLIMIT_NOFILE, &files);
     ::setrlimit(RLIMIT_FSIZE, &fsize);
-    ::execve("/proc/self/exe", const_cast<char* const*>(argv), envp.data());
+    ::execve(program.c_str(), argv.data(), envp.data());
     ::_exit(121);
   }
   ::close(null_fd);

@@ -40,6 +40,7 @@ struct runner_spec {
   std::filesystem::path scratch; // the runner's own folder (its working directory, HOME and TMPDIR)
   std::chrono::steady_clock::time_point deadline; // the job's: no request waits past it
   runner_limits limits;
+  std::vector<std::filesystem::path> read_only; // what the sandbox exposes besides the system folders
 };
 
 class runner_link {

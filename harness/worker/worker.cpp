@@ -2,6 +2,7 @@
 #include "harness/worker/worker.hpp"
 
 #include "harness/exec/messages.hpp"
+#include "harness/exec/sandbox.hpp"
 #include "harness/worker/baseline.hpp"
 #include "harness/worker/channel.hpp"
 #include "harness/worker/evaluate.hpp"
@@ -93,7 +94,12 @@ int run_worker(const worker_options& options) {
         if constexpr (std::is_same_v<T, exec::describe_job>) describe_problems(message, runtime, channel);
         if constexpr (std::is_same_v<T, exec::read_parquet_job>) read_parquet(message, runtime, channel);
         if constexpr (std::is_same_v<T, exec::baseline_job>) run_baseline(message, runtime, channel);
-        if constexpr (std::is_same_v<T, exec::build_job>) build(message, runtime, channel);
+        if constexpr (std::is_same_v<T, exec::build_job>) {
+          std::string error; // the build imports the candidate: its module code runs here
+          if (!exec::install_candidate_seccomp(error))
+            channel.emit({{"type", "warning"}, {"message", error}});
+          build(message, runtime, channel);
+        }
         if constexpr (std::is_same_v<T, exec::evaluate_job>) evaluate(message, runtime, channel);
       },
       job);

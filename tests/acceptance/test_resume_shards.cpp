@@ -53,7 +53,10 @@ std::vector<std::string> run_args(const scratch_dir& dir, const std::string& db,
 std::map<std::string, std::string> verdicts(const fs::path& db, const std::string& run_id) {
   const auto store = kj::db::store::open_read_only(db);
   std::map<std::string, std::string> out;
-  for (const auto& row : store.results(run_id)) {
+  kj::db::evaluation_filter filter;
+  filter.run_uid = run_id;
+  filter.samples = false;
+  for (const auto& row : store.evaluation_rows(filter)) {
     const std::string key = fmt::format("L{}/{} {} s{}", row.level, row.number, row.producer, row.sample);
     INFO(key);
     CHECK(out.emplace(key, row.verdict).second);

@@ -86,6 +86,34 @@ inline kj::db::evaluation_record make_evaluation(std::int64_t run_id, std::int64
   return e;
 }
 
+// A measured baseline of problem 1_Problem_1.py with three samples around median_ms.
+inline kj::db::baseline_record make_baseline(const std::string& key, const std::string& mode,
+                                             double median_ms, std::int64_t problem_id,
+                                             std::int64_t stack_id) {
+  kj::db::baseline_record b;
+  b.cache_key = key;
+  b.key_json = R"({"mode":")" + mode + R"("})";
+  b.problem_id = problem_id;
+  b.stack_id = stack_id;
+  b.level = 1;
+  b.file_name = "1_Problem_1.py";
+  b.mode = mode;
+  b.device = "cuda";
+  b.precision = "fp32";
+  b.method = "host-median";
+  b.clock = "host";
+  b.params_json = R"({"headline":"median"})";
+  b.samples_ms = {median_ms * 1.1, median_ms, median_ms * 0.9};
+  b.median_ms = median_ms;
+  b.mean_ms = median_ms;
+  b.min_ms = median_ms * 0.9;
+  b.max_ms = median_ms * 1.1;
+  b.stdev_ms = median_ms * 0.1;
+  b.compile_s = 12.5;
+  b.hardware = "NVIDIA H100 80GB HBM3";
+  return b;
+}
+
 // A store with one stack, one run on it, and problems/candidates created on demand.
 struct populated_store {
   kj::test::scratch_dir dir;

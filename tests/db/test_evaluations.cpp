@@ -1,4 +1,5 @@
-// Tests evaluations: the transactional insert and its read-back, duplicates, rollback, and the results join.
+// Tests evaluations: the transactional insert and its read-back, duplicates, rollback, and the rows reports
+// read.
 #include "tests/db/db_fixtures.hpp"
 #include "tests/support/catch_compat.hpp"
 
@@ -152,7 +153,8 @@ TEST_CASE("a failed insert_evaluation leaves no row behind") {
   CHECK(count_rows(s.path, "timing_samples") == 3);
 }
 
-TEST_CASE("results joins problems, candidates and timing medians, in suite/level/number/sample order") {
+TEST_CASE(
+    "evaluation_rows joins problems, candidates, timings and samples, in suite/level/number/sample order") {
   populated_store s;
   // Inserted out of order on purpose.
   const auto p2 = s.db.upsert_problem(make_problem(2, 1));
@@ -180,7 +182,9 @@ TEST_CASE("results joins problems, candidates and timing medians, in suite/level
   const auto other_run = s.db.create_run(make_run("r-other", s.stack_id));
   s.db.insert_evaluation(make_evaluation(other_run, p2, c2, s.stack_id));
 
-  const auto rows = s.db.results("r-test-1");
+  kj::db::evaluation_filter filter;
+  filter.run_uid = "r-test-1";
+  const auto rows = s.db.evaluation_rows(filter);
   REQUIRE(rows.size() == 4);
   CHECK(rows[0].number == 3);
   CHECK(rows[0].sample == 0);
@@ -192,35 +196,45 @@ TEST_CASE("results joins problems, candidates and timing medians, in suite/level
   const auto& t = rows[3];
   CHECK(t.run_uid == "r-test-1");
   CHECK(t.suite == "kernelbench");
+  CHECK(t.kb_version == "main");
   CHECK(t.number == 1);
   CHECK(t.problem_name == "Problem_1");
+  CHECK(t.problem_file == "1_Problem_1.py");
   CHECK(t.candidate_path == "/candidates/0.py");
   CHECK(t.producer == "directory");
   CHECK(t.device == "cuda");
   CHECK(t.verdict == "correct");
-  REQUIRE(t.candidate_median_ms.has_value());
-  REQUIRE(t.reference_median_ms.has_value());
-  REQUIRE(t.speedup.has_value());
-  CHECK(*t.candidate_median_ms == 1.5);
-  CHECK(*t.reference_median_ms == 3.0);
-  CHECK(*t.speedup == Approx(2.0));
+  CHECK(t.protocol == "kernelbench-main");
+  CHECK(t.stack_hash == "stack-a");
+  CHECK(t.duration_s == 2.5);
+  // Timings in insertion order, with their raw samples in measurement order.
+  REQUIRE(t.timings.size() == 2);
+  CHECK(t.timings[0].subject == "reference_eager");
+  CHECK(t.timings[0].median_ms == 3.0);
+  CHECK(t.timings[1].subject == "candidate");
+  CHECK(t.timings[1].method == "host-median");
+  CHECK(t.timings[1].samples_ms == std::vector<double>{1.5 * 1.1, 1.5, 1.5 * 0.9});
 
   CHECK(rows[2].verdict == "incorrect");
   CHECK(rows[2].error == "output mismatch");
-  CHECK_FALSE(rows[2].candidate_median_ms.has_value());
-  CHECK(rows[2].reference_median_ms == 2.0);
-  CHECK_FALSE(rows[2].speedup.has_value());
+  REQUIRE(rows[2].timings.size() == 1);
+  CHECK(rows[1].timings[0].method == "robust");
+  CHECK(rows[0].timings.empty());
 
-  CHECK(rows[1].candidate_median_ms == 1.0);
-  CHECK(rows[1].reference_median_ms == 2.0);
-  CHECK_FALSE(rows[1].speedup.has_value());
-
-  CHECK_FALSE(rows[0].candidate_median_ms.has_value());
-  CHECK_FALSE(rows[0].reference_median_ms.has_value());
-  CHECK_FALSE(rows[0].speedup.has_value());
-
-  CHECK(s.db.results("r-other").size() == 1);
-  CHECK(s.db.results("r-unknown").empty());
+  filter.run_uid = "r-other";
+  CHECK(s.db.evaluation_rows(filter).size() == 1);
+  filter.run_uid = "r-unknown";
+  CHECK(s.db.evaluation_rows(filter).empty());
+  // Filters by problem, level and stack, across runs.
+  filter.run_uid.clear();
+  filter.level = 2;
+  CHECK(s.db.evaluation_rows(filter).size() == 2);
+  filter.level.reset();
+  filter.problem = "3_Problem_3.py";
+  CHECK(s.db.evaluation_rows(filter).size() == 2);
+  filter.problem.clear();
+  filter.stack_hash = "stack-b";
+  CHECK(s.db.evaluation_rows(filter).empty());
 
   const auto info = s.db.info();
   CHECK(info.path == s.path);

@@ -93,8 +93,10 @@ TEST_CASE(
   REQUIRE(replayed.size() == 1);
   CHECK((replayed[0].calls == 3 && replayed[0].replayed_calls == 3 && replayed[0].solved == 0));
 
-  // kj results shows each evaluation's generating call.
-  const auto results = store.results("live");
+  // kj results shows each evaluation's generating call (read with the evaluation rows).
+  kj::db::evaluation_filter filter;
+  filter.run_uid = "live";
+  const auto results = store.evaluation_rows(filter);
   REQUIRE(results.size() == 3);
   CHECK((results[0].input_tokens == 100 && results[0].output_tokens == 50 && results[0].cost_usd == 1.0));
   // An origin written again is replaced, not duplicated.

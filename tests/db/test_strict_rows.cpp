@@ -4,7 +4,7 @@
 
 using namespace kj::test::db;
 
-TEST_CASE("strict cases and findings are written with the evaluation and summarized in results") {
+TEST_CASE("strict cases and findings are written with the evaluation and read back for reports") {
   populated_store s;
   const auto problem = s.db.upsert_problem(make_problem(1, 19));
   const auto candidate = s.db.upsert_candidate(make_candidate(problem, 0));
@@ -47,11 +47,13 @@ TEST_CASE("strict cases and findings are written with the evaluation and summari
 
   CHECK(count_rows(s.path, "verification_cases") == 3);
   CHECK(count_rows(s.path, "static_findings") == 3);
-  const auto rows = s.db.results("r-test-1");
+  kj::db::evaluation_filter filter;
+  filter.run_uid = "r-test-1";
+  const auto rows = s.db.evaluation_rows(filter);
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].strict_verdict == "fail");
   CHECK(rows[0].strict_failed == "nan,inputs");
-  CHECK(rows[0].findings == "precision,threads"); // distinct kinds, sorted
+  CHECK(rows[0].finding_kinds == std::vector<std::string>{"precision", "threads"}); // distinct, sorted
   CHECK(rows[0].degenerate.empty());
 
   auto db = kj::db::sqlite::connection::open(s.path, kj::db::sqlite::connection::open_mode::read_only);

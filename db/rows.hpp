@@ -1,0 +1,105 @@
+// Plain rows that the store reads back for reports: evaluations with their timings, raw samples and linked
+// baselines, exactly as stored. Everything derived from them (speedups, best baseline, shares, intervals) is
+// computed in reports/metrics.hpp, not here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kj::db {
+
+// One `timings` row with its raw samples (in measurement order).
+struct timing_row {
+  std::int64_t id = 0; // timings.id
+  std::string subject; // candidate, reference_eager, empty_forward, ...
+  std::string method;
+  std::string clock;
+  std::string params_json;
+  std::optional<double> median_ms, mean_ms, min_ms, max_ms, stdev_ms; // [ms], NULL as nullopt
+  std::vector<double> samples_ms;                                     // [ms]; empty unless asked for
+};
+
+// One cached baseline an evaluation names (`evaluation_baselines` → `baselines`), whatever its status.
+struct linked_baseline_row {
+  std::int64_t id = 0; // baselines.id
+  std::string mode;
+  std::string origin; // measured, imported
+  std::string status;
+  std::string method;
+  std::string clock;
+  std::string params_json;
+  std::string hardware;
+  std::int64_t stack_id = 0; // 0: none (imported)
+  std::optional<double> median_ms, mean_ms, min_ms, max_ms, stdev_ms;
+  std::vector<double> samples_ms; // baseline_samples; empty for imported rows or unless asked for
+};
+
+// One evaluation joined with its run, problem, candidate and stack, plus its timings and linked baselines.
+struct evaluation_row {
+  std::int64_t evaluation_id = 0;
+  std::int64_t run_id = 0;
+  std::string run_uid;
+  std::string run_created_at;
+  std::string precision; // the run's config_json.precision ("" when absent)
+  std::int64_t problem_id = 0;
+  std::string suite;
+  std::string kb_version;
+  int level = 0;
+  int number = 0;
+  std::string problem_name;
+  std::string problem_file;
+  std::string problem_hash;
+  std::int64_t candidate_id = 0;
+  std::string candidate_path;
+  std::string producer;
+  int sample = 0;
+  std::string candidate_hash;
+  std::int64_t stack_id = 0;
+  std::string stack_hash;
+  std::string device;
+  std::string protocol;
+  std::string verdict;
+  std::string error;
+  std::string strict_verdict;
+  std::string strict_failed;
+  std::string degenerate;
+  std::string finished_at;
+  std::optional<double> duration_s;
+  std::vector<std::string> finding_kinds;     // distinct, sorted
+  std::vector<timing_row> timings;            // by id
+  std::vector<linked_baseline_row> baselines; // by id
+  // Schema v4: the tokens (four buckets) and cost of the LLM exchange that generated the candidate in this run;
+  // none when no LLM adapter produced it (cost none also when the model has no price).
+  std::optional<std::int64_t> input_tokens, cache_read_tokens, cache_write_tokens, output_tokens;
+  std::optional<double> cost_usd;
+};
+
+// Which evaluations `store::evaluation_rows` returns; empty fields match everything.
+struct evaluation_filter {
+  std::string run_uid;
+  std::string producer;
+  std::string stack_hash; // a prefix of stacks.stack_hash
+  std::optional<int> level;
+  std::optional<int> number;
+  std::string problem; // problems.file_name or problems.name
+  bool samples = true; // read the raw samples of timings and baselines
+};
+
+// A run with the stack it measured on and how many evaluations it holds.
+struct run_row {
+  std::int64_t id = 0;
+  std::string run_uid;
+  std::string created_at;
+  std::string status;
+  std::string device;
+  std::string command_line;
+  std::string kj_version;
+  std::string config_json;
+  std::int64_t stack_id = 0;
+  std::string stack_hash;
+  std::int64_t evaluations = 0;
+};
+
+} // namespace kj::db

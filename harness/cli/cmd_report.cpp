@@ -1,0 +1,73 @@
+// `kj report`: the HTML/CSV/JSON report of one or more runs, from the DB alone.
+#include "db/store.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/cli/common.hpp"
+#include "harness/version.hpp"
+#include "reports/report.hpp"
+
+#include <filesystem>
+#include <fmt/core.h>
+#include <memory>
+
+namespace kj::cli {
+
+action add_report_command(CLI::App& app) {
+  auto* cmd =
+      app.add_subcommand("report", "Write an HTML report (leaderboard, the paper's Table 1, per-problem "
+                                   "table) with CSV and JSON, from the DB alone");
+  struct state {
+    std::string db = default_db_path();
+    std::vector<std::string> runs;
+    bool all_runs = false;
+    std::string producer;
+    std::string out;
+    std::string chartjs;
+    int replicates = 2000;
+  };
+  auto s = std::make_shared<state>();
+  cmd->add_option("--db", s->db, "SQLite file to read")->capture_default_str();
+  cmd->add_option("--run", s->runs, "run id (repeatable; default: the latest run)");
+  cmd->add_flag("--all-runs", s->all_runs,
+                "every run in the DB (the newest evaluation of each producer, problem and sample counts)");
+  cmd->add_option("--producer", s->producer, "only this producer's candidates");
+  cmd->add_option("-o,--out", s->out, "folder to write index.html, e/*.html, *.csv and report.json into")
+      ->required();
+  cmd->add_option(
+      "--chartjs", s->chartjs,
+      "Chart.js file (UMD build) to inline; default: $KJ_CHARTJS, then Debian/Ubuntu's libjs-chart.js");
+  cmd->add_option("--replicates", s->replicates, "bootstrap replicates of every interval")
+      ->check(CLI::Range(100, 100000))
+      ->capture_default_str();
+  return [s] {
+    if (s->all_runs && !s->runs.empty()) throw usage_error("--run and --all-runs exclude each other");
+    if (!s->chartjs.empty() && !std::filesystem::is_regular_file(s->chartjs))
+      throw usage_error(fmt::format("--chartjs {}: no such file", s->chartjs));
+    const db::store store = db::store::open_read_only(s->db);
+    reports::report_options options;
+    options.runs = s->runs;
+    options.all_runs = s->all_runs;
+    options.producer = s->producer;
+    options.out_dir = s->out;
+    options.chartjs = s->chartjs;
+    options.kj_version = version_string();
+    options.metrics.bootstrap.replicates = s->replicates;
+    reports::report_data data;
+    try {
+      data = reports::build_report(store, options);
+    } catch (const std::invalid_argument& e) {
+      throw usage_error(e.what());
+    }
+    if (data.rows.empty()) throw usage_error(fmt::format("no evaluations to report in {}", s->db));
+    const auto output = reports::write_report(store, data, options);
+    fmt::print("report of {} evaluations ({} runs) written to {} ({} files)\n", data.rows.size(),
+               data.runs.size(), (std::filesystem::path(s->out) / "index.html").string(),
+               output.files.size());
+    if (output.chartjs.empty())
+      fmt::print("charts left out: Chart.js not found (install libjs-chart.js or pass --chartjs FILE)\n");
+    else
+      fmt::print("charts: Chart.js inlined from {}\n", output.chartjs.string());
+    return 0;
+  };
+}
+
+} // namespace kj::cli

@@ -1,0 +1,42 @@
+// The sandbox of processes that run candidate code (the runner, the build worker): a private filesystem view
+// and no network through bubblewrap where the machine allows it, and a seccomp filter the process installs
+// itself. docs/security.md says what each layer stops and what runs when a layer is missing.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kj::exec {
+
+struct sandbox_policy {
+  std::filesystem::path scratch;                // read-write; the working directory
+  std::vector<std::filesystem::path> writable;  // read-write besides scratch (a build folder, for builds)
+  std::vector<std::filesystem::path> read_only; // exposed read-only (Python's prefixes, a build folder, ...)
+  bool gpu = false;                             // expose /dev/nvidia* (and nothing else of /dev)
+};
+
+// How to start a process under the policy: argv_prefix goes before the program's own argv (empty: no
+// namespace sandbox); `kind` is "bwrap" or "none", and `why_none` says why there is none.
+struct sandbox_plan {
+  std::vector<std::string> argv_prefix;
+  std::string kind = "none";
+  std::string why_none;
+};
+
+// bwrap when it is installed and works here (checked once per process), unless KJ_SANDBOX=none.
+sandbox_plan plan_sandbox(const sandbox_policy& policy);
+
+// What plan_sandbox would use on this machine, for the run's record: "bwrap", or "none: <why>".
+std::string sandbox_kind();
+
+// Installs the seccomp filter of candidate processes (no-op without libseccomp; `error` then says so):
+// no ptrace or process_vm_* (no reaching into other processes), signals only to itself or its own group (the
+// orchestrator and the judge cannot be killed or stopped), no IPv4/IPv6/packet sockets, no mount, namespace,
+// module, keyring, bpf or clock calls. Returns false (with `error`) when it could not be installed.
+bool install_candidate_seccomp(std::string& error);
+
+// Whether kj was built with libseccomp.
+bool have_seccomp();
+
+} // namespace kj::exec

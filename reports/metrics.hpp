@@ -1,0 +1,116 @@
+// Derived metrics of one evaluation, computed from the rows the DB stores: which timings pair up, speedups
+// against each baseline and the best one, their bootstrap intervals, library and GPU-busy shares. The one
+// place `kj results`, `kj report`, `kj compare` and `kj history` take these numbers from.
+#pragma once
+
+#include "db/rows.hpp"
+#include "db/store.hpp"
+#include "reports/stats.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kj::reports {
+
+// A headline timing with its provenance: the DB row, how it was measured, its samples and interval.
+struct measured {
+  std::string table;       // "timings" or "baselines"
+  std::int64_t row_id = 0; // timings.id or baselines.id
+  std::string name;        // the subject (candidate, reference_eager) or the baseline's mode
+  std::string method;
+  std::string clock;
+  std::string origin = "measured"; // baselines: measured or imported
+  stats::statistic statistic = stats::statistic::median;
+  double ms = 0;                  // [ms] the headline as stored (median_ms or mean_ms)
+  std::vector<double> samples_ms; // [ms] the finite raw samples
+  // [ms] interval of the headline: the distribution-free order-statistic interval of the median (its
+  // coverage in ci_coverage), or a bootstrap interval of the mean; invalid without samples.
+  stats::interval ci_ms;
+  double ci_coverage = 0;
+};
+
+// The candidate's speedup against one baseline: baseline headline / candidate headline.
+struct baseline_speedup {
+  std::string mode; // "eager" (the run's paired reference) or a cached baseline's mode
+  measured baseline;
+  double speedup = 0;
+  stats::interval ci; // bootstrap interval from both sides' raw samples; invalid when a side has none
+};
+
+struct metric_options {
+  bool intervals = true; // bootstrap intervals of speedups (off: point values only)
+  stats::bootstrap_options bootstrap;
+};
+
+// One evaluation with everything derived from it (`kj results` prints one per line).
+struct result_row {
+  std::int64_t evaluation_id = 0;
+  std::string run_uid;
+  std::string run_created_at;
+  std::string suite;
+  std::string kb_version;
+  int level = 0;
+  int number = 0;
+  std::string problem_name;
+  std::string problem_file;
+  std::string problem_hash;
+  std::int64_t candidate_id = 0;
+  std::string candidate_path;
+  std::string candidate_hash;
+  std::string producer;
+  int sample = 0;
+  std::string device;
+  std::string protocol;
+  std::string dtype; // the run's precision (fp32, fp16, bf16)
+  std::int64_t stack_id = 0;
+  std::string stack_hash;
+  std::string verdict;
+  std::string error;
+  std::string strict_verdict;
+  std::string strict_failed;
+  std::string findings; // kinds, comma-separated
+  std::string degenerate;
+
+  std::optional<measured> candidate; // the candidate's first timing
+  std::optional<measured> reference; // its eager reference, same method and clock preferred
+  // [ms] the two headlines (kept under their historical names; the mean for kernelbench/cuda-agent methods)
+  std::optional<double> candidate_median_ms;
+  std::optional<double> reference_median_ms;
+  std::optional<double> speedup; // vs the paired eager reference, when measured the same way
+  stats::interval speedup_ci;
+  // Every baseline measured the candidate's way: eager (paired) first, then linked cached ones by mode.
+  std::vector<baseline_speedup> baselines;
+  std::string best_baseline; // the fastest baseline's mode
+  std::optional<double> speedup_best;
+  stats::interval speedup_best_ci;
+  std::optional<double> library_share;  // GPU: share of the candidate's kernel time in library kernels
+  std::optional<double> gpu_busy_share; // GPU: trace busy time per call over the candidate's headline
+  // Why the candidate's time is not trusted (its kernel trace saw work the timer missed): no speedup is
+  // derived.
+  std::string untrusted;
+  // The generating LLM call's tokens (four buckets) and cost, when an LLM adapter produced the candidate.
+  std::optional<std::int64_t> input_tokens, cache_read_tokens, cache_write_tokens, output_tokens;
+  std::optional<double> cost_usd;
+
+  // The speedup against a mode, or against the best baseline for "best".
+  std::optional<double> speedup_vs(const std::string& mode) const;
+  stats::interval speedup_ci_vs(const std::string& mode) const;
+  const baseline_speedup* baseline(const std::string& mode) const;
+  // Compatible verdict correct and the strict verdict not failed: what rates and geomeans count.
+  bool counted_correct() const;
+  std::string problem_key() const; // suite/kb_version/level/file name
+  std::string key() const;         // problem_key()/producer/sample, to match rows across runs
+};
+
+result_row derive(const db::evaluation_row& row, const metric_options& options = {});
+
+// `kj results`: the evaluations of one run, derived.
+std::vector<result_row> results(const db::store& store, const std::string& run_uid,
+                                const metric_options& options = {});
+
+// The dtype of a run: its precision, else the protocol's suffix (-fp16, -bf16), else fp32.
+std::string dtype_of(const std::string& precision, const std::string& protocol);
+
+} // namespace kj::reports

@@ -1,0 +1,162 @@
+// One page per evaluation (e/<id>.html): verdicts, timings with the DB rows they came from, speedups, strict
+// cases, findings, the kernel trace and the escaped sources. A page is a list of sections, so that agent
+// trajectories (turns, tool calls, tool results; issue 16) are one more entry in evaluation_sections().
+#include "reports/html.hpp"
+#include "reports/report.hpp"
+
+#include <fmt/format.h>
+#include <functional>
+
+namespace kj::reports::detail {
+
+namespace {
+
+using nlohmann::json;
+
+struct page_context {
+  const report_data& data;
+  const result_row& row;
+  const db::evaluation_record& evaluation;
+  const std::optional<db::candidate_record>& candidate;
+  const std::optional<db::problem_record>& problem;
+};
+
+struct page_section {
+  std::string id;
+  std::string title;
+  std::function<std::string(const page_context&)> body; // "" leaves the section out
+};
+
+std::string pre(const std::string& text) {
+  return "<pre>" + html::escape(text) + "</pre>\n";
+}
+
+std::string summary(const page_context& c) {
+  const result_row& r = c.row;
+  return fmt::format(
+      "<table><tr><th class=\"l\">problem</th><td class=\"l\">L{} {} {} <span "
+      "class=\"ci\">{}</span></td></tr>"
+      "<tr><th class=\"l\">candidate</th><td class=\"l\">{} sample {} <code>{}</code></td></tr>"
+      "<tr><th class=\"l\">compatible verdict</th><td class=\"l\">{}</td></tr>"
+      "<tr><th class=\"l\">strict verdict</th><td class=\"l\">{} {}</td></tr>"
+      "<tr><th class=\"l\">findings</th><td class=\"l\">{}</td></tr>"
+      "<tr><th class=\"l\">run, stack</th><td class=\"l\">{}, <code>{}</code></td></tr>"
+      "<tr><th class=\"l\">protocol, dtype, device</th><td class=\"l\">{}, {}, {}</td></tr></table>\n{}",
+      r.level, r.number, html::escape(r.problem_name), html::escape(r.problem_key()),
+      html::escape(r.producer), r.sample, html::escape(r.candidate_path), html::escape(r.verdict),
+      html::escape(r.strict_verdict), html::escape(r.strict_failed), html::escape(r.findings),
+      html::escape(r.run_uid), html::escape(r.stack_hash), html::escape(r.protocol), html::escape(r.dtype),
+      html::escape(r.device), r.error.empty() ? "" : "<h3>error</h3>" + pre(r.error));
+}
+
+std::string measured_row(const std::string& label, const measured& m) {
+  return fmt::format("<tr><td class=\"l\">{}</td><td class=\"l\">{} #{}</td><td class=\"l\">{} / {}</td>"
+                     "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>\n",
+                     html::escape(label), m.table, m.row_id, html::escape(m.method), html::escape(m.clock),
+                     stats::statistic_name(m.statistic), html::ms(m.ms), m.samples_ms.size(),
+                     html::interval(m.ci_ms), html::escape(m.origin));
+}
+
+std::string timings(const page_context& c) {
+  std::string out = "<table><tr><th class=\"l\">what</th><th class=\"l\">DB row</th><th class=\"l\">method / "
+                    "clock</th><th>statistic</th><th>headline</th><th>samples</th><th>95% interval [ms]</th>"
+                    "<th class=\"l\">origin</th></tr>\n";
+  if (c.row.candidate) out += measured_row("candidate", *c.row.candidate);
+  for (const auto& b : c.row.baselines)
+    out += measured_row(b.mode == "eager" ? "reference (eager, same run)" : "baseline " + b.mode, b.baseline);
+  out += "</table>\n<table><tr><th class=\"l\">speedup vs</th><th>value</th><th>95% bootstrap "
+         "interval</th></tr>\n";
+  for (const auto& b : c.row.baselines)
+    out += fmt::format("<tr><td class=\"l\">{}{}</td><td>{}</td><td>{}</td></tr>\n", html::escape(b.mode),
+                       b.mode == c.row.best_baseline ? " (best)" : "", html::ratio(b.speedup),
+                       html::interval(b.ci));
+  out += "</table>\n";
+  if (!c.row.counted_correct() && !c.row.baselines.empty())
+    out += "<p class=\"bad\">Not counted: the candidate is not correct under the strict verdict.</p>\n";
+  out += "<details><summary>timing parameters as stored (params_json)</summary>";
+  for (const auto& t : c.evaluation.timings)
+    out += fmt::format("<h4>{} ({} / {})</h4>", html::escape(t.subject), html::escape(t.method),
+                       html::escape(t.clock)) +
+           pre(t.params_json);
+  return out + "</details>\n";
+}
+
+std::string cases(const page_context& c) {
+  if (c.evaluation.cases.empty()) return "";
+  std::string out =
+      "<table><tr><th class=\"l\">class</th><th>#</th><th>seed</th><th class=\"l\">status</th>"
+      "<th>max abs err</th><th>max rel err</th><th>mismatches</th><th class=\"l\">message</th></tr>\n";
+  for (const auto& k : c.evaluation.cases)
+    out += fmt::format(
+        "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td class=\"l {}\">{}</td><td>{:.3g}</td>"
+        "<td>{:.3g}</td><td>{}</td><td class=\"l\">{}</td></tr>\n",
+        html::escape(k.case_class), k.index, k.seed, k.status == "fail" ? "bad" : "", html::escape(k.status),
+        k.max_abs_err, k.max_rel_err, k.mismatches, html::escape(k.message));
+  return out + "</table>\n";
+}
+
+std::string findings(const page_context& c) {
+  if (c.evaluation.findings.empty()) return "";
+  std::string out = "<table><tr><th class=\"l\">kind</th><th>line</th><th class=\"l\">excerpt</th></tr>\n";
+  for (const auto& f : c.evaluation.findings)
+    out += fmt::format("<tr><td class=\"l\">{}</td><td>{}</td><td class=\"l\"><code>{}</code></td></tr>\n",
+                       html::escape(f.kind), f.line, html::escape(f.excerpt));
+  return out + "</table>\n";
+}
+
+std::string trace(const page_context& c) {
+  for (const auto& t : c.evaluation.timings) {
+    if (t.subject != "candidate") continue;
+    try {
+      const json params = json::parse(t.params_json);
+      if (params.is_object() && params.contains("trace"))
+        return pre(params["trace"].dump(2, ' ', false, json::error_handler_t::replace));
+    } catch (const json::exception&) {
+    }
+  }
+  return "<p class=\"muted\">No kernel trace: traces are taken on CUDA only (CUPTI).</p>\n";
+}
+
+std::string source(const page_context& c) {
+  return c.candidate ? pre(c.candidate->source) : "<p class=\"muted\">not in the DB</p>\n";
+}
+
+std::string problem_source(const page_context& c) {
+  return c.problem ? pre(c.problem->source) : "<p class=\"muted\">not in the DB</p>\n";
+}
+
+const std::vector<page_section>& evaluation_sections() {
+  static const std::vector<page_section> sections{
+      {"summary", "Verdicts", summary},
+      {"timings", "Timings and speedups (with their DB rows)", timings},
+      {"cases", "Strict verification cases", cases},
+      {"findings", "Static findings", findings},
+      {"trace", "Kernel trace", trace},
+      {"source", "Candidate source", source},
+      {"problem", "Problem source", problem_source},
+  };
+  return sections;
+}
+
+} // namespace
+
+std::string evaluation_page(const db::store& store, const report_data& data, const result_row& row) {
+  const auto evaluation = store.get_evaluation(row.evaluation_id);
+  const auto candidate = store.get_candidate(row.candidate_id);
+  const auto problem = evaluation ? store.get_problem(evaluation->problem_id) : std::nullopt;
+  const db::evaluation_record empty;
+  const page_context context{data, row, evaluation ? *evaluation : empty, candidate, problem};
+  std::string out = html::page_begin(fmt::format("evaluation {}", row.evaluation_id), html::new_nonce());
+  out += fmt::format("<p><a href=\"../index.html\">report</a></p><h1>Evaluation {}: L{} {} {} by {}</h1>\n"
+                     "<p class=\"prov\">From <code>{}</code>, table <code>evaluations</code> id {}.</p>\n",
+                     row.evaluation_id, row.level, row.number, html::escape(row.problem_name),
+                     html::escape(row.producer), html::escape(data.db_path.string()), row.evaluation_id);
+  for (const auto& section : evaluation_sections()) {
+    const std::string body = section.body(context);
+    if (!body.empty())
+      out += fmt::format("<h2 id=\"{}\">{}</h2>\n{}", section.id, html::escape(section.title), body);
+  }
+  return out + html::page_end();
+}
+
+} // namespace kj::reports::detail

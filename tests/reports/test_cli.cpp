@@ -1,0 +1,129 @@
+// The real `kj compare`, `kj compare --calibrate`, `kj history` and `kj report` on a DB of synthetic runs:
+// exit codes, outputs and errors.
+#include "tests/reports/synthetic.hpp"
+#include "tests/support/catch_compat.hpp"
+#include "tests/support/paths.hpp"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+using namespace kj::test;
+using namespace kj::test::reports;
+using nlohmann::json;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Runs aa-1 and aa-2 (unchanged kernels, realistic noise) and slow (problems 3, 8, 13, 18, 23 10% slower).
+std::string synthetic_db(const scratch_dir& dir) {
+  const std::string path = (dir / "kj.sqlite").string();
+  auto store = kj::db::store::open(path);
+  store_synthetic(store, synthetic_rows(30, 11, "aa-1", "stack-a"), "aa-1");
+  store_synthetic(store, synthetic_rows(30, 12, "aa-2", "stack-a"), "aa-2");
+  std::map<int, double> slowed;
+  for (int i : {2, 7, 12, 17, 22})
+    slowed[i] = 0.10;
+  store_synthetic(store, synthetic_rows(30, 13, "slow", "stack-a", slowed), "slow");
+  return path;
+}
+
+} // namespace
+
+TEST_CASE("kj compare: exit 0 on an A/A pair, exit 1 naming exactly the slowed problems") {
+  scratch_dir dir;
+  const std::string db = synthetic_db(dir);
+  const auto aa = run_kj({"compare", "aa-1", "aa-2", "--db", db, "--markdown", (dir / "aa.md").string(),
+                          "--json", (dir / "aa.json").string(), "--html", (dir / "aa.html").string()});
+  INFO(aa.out << aa.err);
+  CHECK(aa.exit_code == 0);
+  CHECK(contains(aa.out, "no regression"));
+  CHECK(contains(read_file(dir / "aa.md"), "### kj compare: no regression"));
+  CHECK(json::parse(read_file(dir / "aa.json"))["regression"] == false);
+  CHECK(contains(read_file(dir / "aa.html"), "no regression"));
+
+  const auto slow = run_kj({"compare", "run=aa-1", "run=slow", "--db", db, "--format", "json"});
+  CHECK(slow.exit_code == 1);
+  const json report = json::parse(slow.out);
+  std::set<int> regressed;
+  for (const auto& row : report["rows"])
+    if (row["class"] == "regressed") regressed.insert(row["problem_id"].get<int>());
+  CHECK(regressed == std::set<int>{3, 8, 13, 18, 23});
+  CHECK(report["base"]["runs"][0] == "aa-1");
+  CHECK(report["rows"][0]["base"]["timing_id"].get<int>() > 0); // every ratio names its DB rows
+
+  // Two DB files: BASE from one, HEAD from the other.
+  std::filesystem::copy_file(db, dir / "other.sqlite");
+  const auto two = run_kj({"compare", "aa-1", "slow", "--base-db", db, "--head-db",
+                           (dir / "other.sqlite").string(), "--format", "markdown"});
+  CHECK(two.exit_code == 1);
+  CHECK(contains(two.out, "| regressed |"));
+}
+
+TEST_CASE("kj compare --calibrate reports the false-alarm and detection rates of an A/A pair") {
+  scratch_dir dir;
+  const std::string db = synthetic_db(dir);
+  const auto r =
+      run_kj({"compare", "aa-1", "aa-2", "--db", db, "--calibrate", "--json", (dir / "cal.json").string()});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "false-alarm rate 0.0%"));
+  CHECK(contains(r.out, "calibration PASSED"));
+  const json cal = json::parse(read_file(dir / "cal.json"));
+  CHECK(cal["eligible"] == 30);
+  CHECK(cal["injections"][0]["injected"] == 30);
+  CHECK(cal["injections"][0]["detection_rate"].get<double>() >= 0.9);
+}
+
+TEST_CASE("kj history lists a problem's timings across runs with the change against the previous one") {
+  scratch_dir dir;
+  const std::string db = synthetic_db(dir);
+  const auto r = run_kj({"history", "3_Problem_3.py", "--db", db, "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json entries = json::parse(r.out);
+  REQUIRE(entries.size() == 3);
+  CHECK(entries[0]["run"] == "aa-1");
+  CHECK_FALSE(entries[0].contains("change"));
+  CHECK(entries[2]["run"] == "slow");
+  CHECK(entries[2]["change"]["class"] == "regressed"); // slow after aa-2
+  const auto table = run_kj({"history", "3:3", "--db", db});
+  CHECK(table.exit_code == 0);
+  CHECK(contains(table.out, "regressed"));
+  const auto by_name = run_kj({"history", "Problem_3", "--db", db, "--format", "csv"});
+  CHECK(by_name.exit_code == 0);
+  CHECK(contains(by_name.out, "change_class"));
+}
+
+TEST_CASE("kj compare, history and report reject bad input with exit code 2 and a clear message") {
+  scratch_dir dir;
+  const std::string db = synthetic_db(dir);
+  const auto unknown_run = run_kj({"compare", "nosuch", "aa-1", "--db", db});
+  CHECK(unknown_run.exit_code == 2);
+  CHECK(contains(unknown_run.err, "no run 'nosuch'"));
+  const auto bad_key = run_kj({"compare", "flavour=x", "aa-1", "--db", db});
+  CHECK(bad_key.exit_code == 2);
+  CHECK(contains(bad_key.err, "unknown key 'flavour'"));
+  const auto no_match = run_kj({"compare", "producer=nobody", "aa-1", "--db", db});
+  CHECK(no_match.exit_code == 2);
+  CHECK(contains(no_match.err, "matches no evaluation"));
+  const auto history = run_kj({"history", "99:99", "--db", db});
+  CHECK(history.exit_code == 2);
+  CHECK(contains(history.err, "no evaluation of problem '99:99'"));
+  const auto report = run_kj({"report", "--db", db, "--run", "nosuch", "-o", (dir / "r").string()});
+  CHECK(report.exit_code == 2);
+  CHECK(contains(report.err, "no run 'nosuch'"));
+  const auto both = run_kj({"report", "--db", db, "--run", "aa-1", "--all-runs", "-o", (dir / "r").string()});
+  CHECK(both.exit_code == 2);
+  const auto missing_db = run_kj({"compare", "a", "b", "--db", (dir / "absent.sqlite").string()});
+  CHECK(missing_db.exit_code == 2);
+  CHECK(contains(missing_db.err, "absent.sqlite"));
+  for (const char* cmd : {"report", "compare", "history"}) {
+    const auto help = run_kj({cmd, "--help"});
+    INFO(cmd);
+    CHECK(help.exit_code == 0);
+  }
+}

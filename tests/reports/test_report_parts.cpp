@@ -1,0 +1,71 @@
+// Parts of the report that the fixture run does not reach: the note instead of charts without Chart.js,
+// token and cost columns once a producer records usage, escaping and the JSON data island.
+#include "reports/html.hpp"
+#include "reports/leaderboard.hpp"
+#include "reports/report_sections.hpp"
+#include "tests/reports/report_fixture.hpp"
+#include "tests/support/catch_compat.hpp"
+
+using namespace kj::test::reports;
+
+namespace {
+
+kj::reports::report_data fixture_report(const kj::test::scratch_dir& dir) {
+  build_report_db(dir / "kj.sqlite");
+  const auto store = kj::db::store::open_read_only(dir / "kj.sqlite");
+  kj::reports::report_options options;
+  options.metrics.bootstrap.replicates = 200;
+  return kj::reports::build_report(store, options);
+}
+
+} // namespace
+
+TEST_CASE("without Chart.js the report says so and names the package instead of drawing") {
+  kj::test::scratch_dir dir;
+  const auto data = fixture_report(dir);
+  const std::string html = kj::reports::detail::charts_section(data, "", {"/nowhere/chart.umd.js"}, "n0nce");
+  CHECK(html.find("libjs-chart.js") != std::string::npos);
+  CHECK(html.find("/nowhere/chart.umd.js") != std::string::npos);
+  CHECK(html.find("<canvas") == std::string::npos);
+  CHECK(html.find("<script") == std::string::npos);
+  const std::string drawn = kj::reports::detail::charts_section(data, "/* chart.js */", {}, "n0nce");
+  CHECK(drawn.find("<canvas id=\"kj-fastp\"") != std::string::npos);
+  CHECK(drawn.find("<script nonce=\"n0nce\">") != std::string::npos);
+  // A requested file that is missing is reported as tried, not silently replaced.
+  const auto found = kj::reports::html::find_chartjs((dir / "absent.js").string());
+  CHECK(found.path.empty());
+  REQUIRE(found.tried.size() == 1);
+}
+
+TEST_CASE("tokens and cost per solved problem appear when candidates have usage") {
+  kj::test::scratch_dir dir;
+  const auto data = fixture_report(dir);
+  kj::reports::usage_map usage;
+  for (const auto& r : data.rows)
+    if (r.producer == "claude") usage[r.candidate_id] = {1000, 500, 0.02};
+  const auto board = kj::reports::leaderboard(data.rows, usage);
+  for (const auto& row : board) {
+    INFO(row.producer << " " << row.level);
+    if (row.producer == "claude" && row.level == kj::reports::all_levels) {
+      // 7 candidates of 1500 tokens and $0.02 each; 5 counted correct.
+      CHECK(row.with_usage == 7);
+      CHECK(*row.tokens_per_solved == Approx(7 * 1500.0 / 5));
+      CHECK(*row.cost_per_solved == Approx(7 * 0.02 / 5));
+    }
+    if (row.producer == "agent") {
+      CHECK_FALSE(row.tokens_per_solved.has_value());
+      CHECK_FALSE(row.cost_per_solved.has_value());
+    }
+  }
+}
+
+TEST_CASE("html escaping and the JSON island keep model text inert") {
+  using kj::reports::html::escape;
+  CHECK(escape(payload) == "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;");
+  CHECK(escape("a\"b'c&d") == "a&quot;b&#39;c&amp;d");
+  const std::string island = kj::reports::html::json_island({{"name", payload + "<!--"}}, "x");
+  CHECK(island.find("</script><script>") == std::string::npos);
+  CHECK(island.find("<!--") == std::string::npos);
+  CHECK(island.find("\\u003c/script\\u003e") != std::string::npos);
+  CHECK(island.rfind("</script>") == island.size() - std::string("</script>\n").size()); // only the real end
+}
