@@ -66,8 +66,10 @@ void print_run(const db::store& out, const std::string& run_uid) {
 
 action add_merge_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "merge", "Merge databases (the shards of a run, runs from other machines) into one; merging a file "
-               "again adds nothing");
+      "merge",
+      "Merge databases (the shards of a run, runs from other machines) into one: runs with the same id "
+      "become one run, every evaluation keeps its own stack; inputs need this kj's schema version (kj "
+      "db migrate); merging a file again adds nothing");
   struct state {
     std::vector<std::string> inputs;
     std::string output;

@@ -39,7 +39,8 @@ action add_results_command(CLI::App& app) {
 }
 
 action add_db_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("db", "Inspect the database");
+  auto* cmd = app.add_subcommand(
+      "db", "Inspect the database (info), bring it to this kj's schema (migrate), copy it safely (copy)");
   cmd->require_subcommand(1);
   auto* info = cmd->add_subcommand("info", "Schema version and row counts");
   auto db_path = std::make_shared<std::string>(default_db_path());

@@ -5,6 +5,7 @@
 #include "harness/orchestrator/run.hpp"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <memory>
 
 namespace kj::cli {
@@ -28,8 +29,8 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--gpus", s->options.gpus,
-                  "CUDA: the GPUs to judge on, one device slot (and worker at a time) each, e.g. 0,1 "
-                  "(default: every GPU torch sees)")
+                  "CUDA: the GPUs to judge on, e.g. 0,1: one device slot each, which judges one candidate "
+                  "at a time with CUDA_VISIBLE_DEVICES set to its GPU (default: every GPU torch sees)")
       ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
   s->sources.add_to(*cmd);
@@ -58,9 +59,10 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
                   "build cache and scratch folder (default: $KJ_CACHE_DIR or ~/.cache/kerneljudge)");
   cmd->add_flag("--keep-scratch", s->options.keep_scratch,
                 "keep each job's scratch folder (job.json, worker.log)");
-  cmd->add_option(
-      "--build-jobs", s->options.build_jobs,
-      "compile this many candidates at once before timing starts (default: one per core, at most 8)");
+  cmd->add_option("-j,--jobs,--build-jobs", s->options.build_jobs,
+                  "candidates compiled at once (default: one per core, at most 8): on CUDA while the GPUs "
+                  "judge earlier candidates, on the CPU all before the first is judged")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--protocol", s->options.protocol,
                   "rules of the compatible verdict: kernelbench (KernelBench's eval, per --kb-version) or "
                   "cuda-agent (weights copied by load_state_dict, eval mode, cloned inputs, assert_close "
@@ -120,6 +122,9 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
     s->options.generation = s->generation.resolve();
     if (s->options.generation.active() && !s->options.candidates.empty())
       throw usage_error("--candidates and --adapter both name where candidates come from: give one");
+    if (s->options.device == "cpu" && !s->options.gpus.empty())
+      throw usage_error(fmt::format("--gpus {} with --device cpu: --gpus picks CUDA devices",
+                                    fmt::join(s->options.gpus, ",")));
     if (!s->shard.empty()) s->options.part = orchestrator::parse_shard(s->shard);
     if (s->options.part.partial() && s->options.generation.active() &&
         s->options.generation.adapter != "replay")

@@ -192,6 +192,11 @@ std::string resolve_device(const std::string& requested, const json& env) {
 
 std::vector<int> resolve_gpus(const std::vector<int>& requested, const json& env) {
   const int visible = env.value("device_count", 0);
+  // Two slots on one GPU would time two candidates on it at once.
+  for (std::size_t i = 0; i < requested.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (requested[i] == requested[j])
+        throw kb::source_error(fmt::format("--gpus: GPU {} is listed twice (one slot per GPU)", requested[i]));
   for (int g : requested)
     if (g < 0 || g >= visible)
       throw kb::source_error(
@@ -244,6 +249,10 @@ int execute_run(const run_options& options) {
                sandbox.substr(6));
   const json env = probe_environment(cache_dir);
   const std::string device = resolve_device(options.device, env);
+  if (device != "cuda" && !options.gpus.empty())
+    throw kb::source_error(fmt::format("--gpus {}: the run is on the CPU ({}); --gpus picks CUDA devices",
+                                       fmt::join(options.gpus, ","),
+                                       options.device == "cpu" ? "--device cpu" : "torch sees no GPU"));
   const std::vector<int> gpus = device == "cuda" ? resolve_gpus(options.gpus, env) : std::vector<int>{};
 
   const db::stack_record stack = stack_from(env, device);
