@@ -260,6 +260,24 @@ void check_source(const connection& db, const fs::path& source, const fs::path& 
   }
 }
 
+// Every foreign key of the schema must be a column the plan maps through its table's ids: a migration that
+// adds one to an existing table would otherwise copy the source's ids unmapped, pointing at other rows.
+void check_plan(const connection& db) {
+  for (const table_copy& t : copy_plan()) {
+    auto keys = db.prepare(
+        fmt::format("SELECT \"from\", \"table\" FROM pragma_foreign_key_list('{}', 'main')", t.table),
+        fmt::format("read the foreign keys of {}", t.table));
+    while (keys.step()) {
+      const std::string column = keys.column_text(0);
+      if (std::none_of(t.references.begin(), t.references.end(),
+                       [&](const reference& r) { return column == r.column; }))
+        throw db_error(
+            fmt::format("kj merge does not map {}.{} (a reference to {}): db/merge.cpp must learn it",
+                        t.table, column, keys.column_text(1)));
+    }
+  }
+}
+
 // DETACH runs outside the transaction: declared before it, destroyed after it. The connection is closed
 // right after, which detaches as well, so a failure here is not worth an exception from a destructor.
 struct attachment {
@@ -316,6 +334,7 @@ merge_report merge_database(const fs::path& output, const fs::path& source) {
       .run();
   const attachment attached{db};
   check_source(db, source, output);
+  check_plan(db);
 
   merge_report report;
   report.source = source;

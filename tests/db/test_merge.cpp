@@ -295,3 +295,14 @@ TEST_CASE("merge knows every table of the schema") {
   CHECK(schema == std::set<std::string>(merged.begin(), merged.end()));
   CHECK(std::set<std::string>(counted.begin(), counted.end()) == schema);
 }
+
+TEST_CASE("merge refuses to copy a reference it does not map") {
+  shards f;
+  { // what a migration that forgot db/merge.cpp would leave: a new column naming another table's ids
+    auto raw =
+        kj::db::sqlite::connection::open(f.out, kj::db::sqlite::connection::open_mode::read_write_create);
+    raw.exec("ALTER TABLE evaluations ADD COLUMN baseline_run INTEGER REFERENCES runs(id)", "add a column");
+  }
+  const std::string error = db_error_of([&] { kj::db::merge_database(f.out, f.a); });
+  CHECK(contains(error, "does not map evaluations.baseline_run (a reference to runs)"));
+}
