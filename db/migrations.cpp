@@ -302,13 +302,35 @@ CREATE TABLE builds (
 ALTER TABLE evaluations ADD COLUMN build_key TEXT NOT NULL DEFAULT '';
 )sql";
 
-constexpr std::array<migration, 5> all_migrations{{
+// Version 6: the parts a merged run was combined from (kj merge). A sharded run writes one DB per shard under
+// the same run_uid; merging them makes one run whose parts say which shards (and which resumptions of them)
+// it holds, with each part's status and evaluation count, so that a missing or unfinished shard is visible.
+// (Named for what it holds, not its number: the built-in agent's branch also adds a migration, and when both
+// land one of them is renumbered by changing its line in the list below.)
+constexpr const char* schema_run_parts = R"sql(
+CREATE TABLE run_parts (
+  id           INTEGER PRIMARY KEY,
+  run_id       INTEGER NOT NULL REFERENCES runs(id),
+  shard        TEXT NOT NULL,
+  created_at   TEXT NOT NULL,
+  status       TEXT NOT NULL,
+  command_line TEXT NOT NULL,
+  source_file  TEXT NOT NULL,
+  evaluations  INTEGER NOT NULL,
+  merged_at    TEXT NOT NULL,
+  UNIQUE (run_id, shard, created_at)
+);
+)sql";
+
+// Sized by its entries: a new migration is one line here and the schema_version bump in store.hpp.
+constexpr auto all_migrations = std::to_array<migration>({
     {1, "runs, stacks, problems, candidates, evaluations, trials, timings, timing_samples", schema_v1},
     {2, "strict verdict: verification_cases, static_findings, evaluation columns", schema_v2},
     {3, "baselines: measured and imported, their samples, the ones each evaluation used", schema_v3},
     {4, "LLM adapters: llm_exchanges, candidate_origins, llm_generations", schema_v4},
     {5, "content-addressed builds: builds, evaluations.build_key", schema_v5},
-}};
+    {6, "merged runs: run_parts", schema_run_parts},
+});
 static_assert(all_migrations.back().version == schema_version,
               "add a migration for every schema_version bump");
 

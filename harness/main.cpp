@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   auto runner = kj::cli::add_runner_command(app);
   auto generate = kj::cli::add_generate_command(app, argc, argv);
   auto costs = kj::cli::add_costs_command(app);
+  auto merge = kj::cli::add_merge_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("runner")) return runner();
     if (app.got_subcommand("generate")) return generate();
     if (app.got_subcommand("costs")) return costs();
+    if (app.got_subcommand("merge")) return merge();
   } catch (const kj::cli::usage_error& e) {
     fmt::print(stderr, "kj: {}\n", e.what());
     return 2;
