@@ -1,4 +1,4 @@
-// Records of the built-in agent's tables (schema v6): trajectories, their turns and tool calls.
+// Records of the built-in agent's tables (schema v7): trajectories, their turns and tool calls.
 #pragma once
 
 #include <cstdint>

@@ -302,7 +302,27 @@ CREATE TABLE builds (
 ALTER TABLE evaluations ADD COLUMN build_key TEXT NOT NULL DEFAULT '';
 )sql";
 
-// Version 6: the built-in agent. A trajectory is one attempt at one problem (settings, prompts, budget use,
+// Version 6: the parts a merged run was combined from (kj merge). A sharded run writes one DB per shard under
+// the same run_uid; merging them makes one run whose parts say which shards (and which resumptions of them)
+// it holds, with each part's status and evaluation count, so that a missing or unfinished shard is visible.
+// (Named for what it holds, not its number: the built-in agent's branch also adds a migration, and when both
+// land one of them is renumbered by changing its line in the list below.)
+constexpr const char* schema_run_parts = R"sql(
+CREATE TABLE run_parts (
+  id           INTEGER PRIMARY KEY,
+  run_id       INTEGER NOT NULL REFERENCES runs(id),
+  shard        TEXT NOT NULL,
+  created_at   TEXT NOT NULL,
+  status       TEXT NOT NULL,
+  command_line TEXT NOT NULL,
+  source_file  TEXT NOT NULL,
+  evaluations  INTEGER NOT NULL,
+  merged_at    TEXT NOT NULL,
+  UNIQUE (run_id, shard, created_at)
+);
+)sql";
+
+// Version 7: the built-in agent. A trajectory is one attempt at one problem (settings, prompts, budget use,
 // how it ended, the selected and final candidates and the fresh re-measurement that is its result); a turn is
 // one call to the model (what kj added before it, what the model said, usage and cost); a tool call is one
 // action of a turn and what it returned. In-loop evaluations are ordinary evaluation rows named by their tool
@@ -312,8 +332,8 @@ ALTER TABLE evaluations ADD COLUMN build_key TEXT NOT NULL DEFAULT '';
 // evaluations gets a purpose, and (run, candidate) stays unique among results only. SQLite drops a table
 // constraint only by rebuilding the table (migrate() turns foreign keys off while it runs, so that dropping
 // the old table does not cascade into trials, timings and cases, and checks them before the commit).
-constexpr const char* schema_v6 = R"sql(
-CREATE TABLE evaluations_v6 (
+constexpr const char* schema_agent = R"sql(
+CREATE TABLE evaluations_v7 (
   id             INTEGER PRIMARY KEY,
   run_id         INTEGER NOT NULL REFERENCES runs(id),
   problem_id     INTEGER NOT NULL REFERENCES problems(id),
@@ -336,7 +356,7 @@ CREATE TABLE evaluations_v6 (
   purpose        TEXT NOT NULL DEFAULT 'result' CHECK (purpose IN ('result', 'agent_loop')),
   FOREIGN KEY (candidate_id, problem_id) REFERENCES candidates(id, problem_id)
 );
-INSERT INTO evaluations_v6 (id, run_id, problem_id, candidate_id, stack_id, device, overrides_json, protocol,
+INSERT INTO evaluations_v7 (id, run_id, problem_id, candidate_id, stack_id, device, overrides_json, protocol,
                             verdict, error, started_at, finished_at, duration_s, strict_verdict, strict_failed,
                             degenerate, compatible_s, strict_s, build_key)
   SELECT id, run_id, problem_id, candidate_id, stack_id, device, overrides_json, protocol, verdict, error,
@@ -344,7 +364,7 @@ INSERT INTO evaluations_v6 (id, run_id, problem_id, candidate_id, stack_id, devi
          build_key
   FROM evaluations;
 DROP TABLE evaluations;
-ALTER TABLE evaluations_v6 RENAME TO evaluations;
+ALTER TABLE evaluations_v7 RENAME TO evaluations;
 CREATE UNIQUE INDEX evaluations_result ON evaluations(run_id, candidate_id) WHERE purpose = 'result';
 CREATE INDEX evaluations_problem_id ON evaluations(problem_id);
 CREATE INDEX evaluations_candidate_id ON evaluations(candidate_id, problem_id);
@@ -426,14 +446,17 @@ CREATE INDEX agent_trajectories_run ON agent_trajectories(run_id, problem_id, at
 CREATE INDEX agent_tool_calls_evaluation ON agent_tool_calls(evaluation_id);
 )sql";
 
-constexpr std::array<migration, 6> all_migrations{{
+// Sized by its entries: a new migration is one line here and the schema_version bump in store.hpp.
+constexpr auto all_migrations = std::to_array<migration>({
     {1, "runs, stacks, problems, candidates, evaluations, trials, timings, timing_samples", schema_v1},
     {2, "strict verdict: verification_cases, static_findings, evaluation columns", schema_v2},
     {3, "baselines: measured and imported, their samples, the ones each evaluation used", schema_v3},
     {4, "LLM adapters: llm_exchanges, candidate_origins, llm_generations", schema_v4},
     {5, "content-addressed builds: builds, evaluations.build_key", schema_v5},
-    {6, "built-in agent: evaluations.purpose, agent_trajectories, agent_turns, agent_tool_calls", schema_v6},
-}};
+    {6, "merged runs: run_parts", schema_run_parts},
+    {7, "built-in agent: evaluations.purpose, agent_trajectories, agent_turns, agent_tool_calls",
+     schema_agent},
+});
 static_assert(all_migrations.back().version == schema_version,
               "add a migration for every schema_version bump");
 

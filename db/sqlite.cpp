@@ -18,11 +18,16 @@ constexpr int busy_timeout_ms =
 
 connection connection::open(const std::filesystem::path& path, open_mode mode) {
   const std::string name = path.string();
-  const int flags =
+  int flags =
       (mode == open_mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
       SQLITE_OPEN_NOMUTEX;
+  std::string uri_name = name;
+  if (mode == open_mode::read_write_attach) {
+    flags |= SQLITE_OPEN_URI;
+    if (uri_name.starts_with("file:")) uri_name = "./" + uri_name; // the path itself stays a path
+  }
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(name.c_str(), &db, flags, nullptr);
+  const int rc = sqlite3_open_v2(uri_name.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
     // sqlite3_open_v2 allocates a handle even on failure, so that the message can be read from it.
     const std::string reason = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
@@ -30,7 +35,7 @@ connection connection::open(const std::filesystem::path& path, open_mode mode) {
     throw db_error(fmt::format("cannot open database '{}': {}", name, reason));
   }
   // SQLite silently falls back to read-only for a file it may not write; a writer must fail here instead.
-  if (mode == open_mode::read_write_create && sqlite3_db_readonly(db, "main") == 1) {
+  if (mode != open_mode::read_only && sqlite3_db_readonly(db, "main") == 1) {
     sqlite3_close_v2(db);
     throw db_error(fmt::format("cannot open database '{}': the file is not writable", name));
   }
@@ -190,17 +195,19 @@ std::string statement::column_text(int column) const {
   return std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, column)));
 }
 
-transaction::transaction(connection& db) : m_db(db) {
-  m_db.exec("BEGIN IMMEDIATE", "begin transaction");
+transaction::transaction(connection& db) : m_db(db), m_nested(db.in_transaction()) {
+  m_db.exec(m_nested ? "SAVEPOINT kj_nested" : "BEGIN IMMEDIATE", "begin transaction");
 }
 
 transaction::~transaction() {
   // Some errors (SQLITE_FULL, SQLITE_IOERR) already rolled the transaction back; ROLLBACK would then fail.
-  if (!m_done && m_db.in_transaction()) sqlite3_exec(m_db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+  if (m_done || !m_db.in_transaction()) return;
+  sqlite3_exec(m_db.handle(), m_nested ? "ROLLBACK TO kj_nested; RELEASE kj_nested" : "ROLLBACK", nullptr,
+               nullptr, nullptr);
 }
 
 void transaction::commit() {
-  m_db.exec("COMMIT", "commit transaction");
+  m_db.exec(m_nested ? "RELEASE kj_nested" : "COMMIT", "commit transaction");
   m_done = true;
 }
 

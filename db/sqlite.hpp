@@ -18,7 +18,9 @@ class statement;
 // One open database handle. Every error it throws is a db_error naming the database file.
 class connection {
 public:
-  enum class open_mode { read_write_create, read_only };
+  // read_write_attach: read_write_create, and ATTACH takes `file:` URIs (kj merge attaches its inputs with
+  // mode=ro, so that merging never writes to them).
+  enum class open_mode { read_write_create, read_only, read_write_attach };
 
   // Throws db_error "cannot open database '<path>': <sqlite's reason>".
   static connection open(const std::filesystem::path& path, open_mode mode);
@@ -99,7 +101,9 @@ private:
   std::string m_what;
 };
 
-// BEGIN IMMEDIATE on construction; ROLLBACK on destruction unless commit() succeeded. Not nestable.
+// BEGIN IMMEDIATE on construction; ROLLBACK on destruction unless commit() succeeded. Inside another
+// transaction it is a SAVEPOINT instead, released by commit() and rolled back to on destruction, so that the
+// store's own multi-row writes can be grouped into a larger one (store::batch).
 class transaction {
 public:
   explicit transaction(connection& db);
@@ -110,6 +114,7 @@ public:
 
 private:
   connection& m_db;
+  bool m_nested = false;
   bool m_done = false;
 };
 

@@ -53,6 +53,32 @@ store store::open_read_only(const fs::path& path) {
   return store(std::make_unique<impl>(impl{std::move(db), path}));
 }
 
+store::batch::batch(store& s) : m_tx(std::make_unique<sqlite::transaction>(s.m_impl->m_db)) {}
+store::batch::~batch() = default;
+void store::batch::commit() {
+  m_tx->commit();
+}
+
+int store::file_version(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw db_error(fmt::format("cannot open database '{}': no such file", path.string()));
+  return read_user_version(connection::open(path, connection::open_mode::read_only));
+}
+
+void store::copy_to(const fs::path& destination) const {
+  const fs::path tmp = destination.string() + ".tmp";
+  std::error_code ec;
+  fs::remove(tmp, ec);
+  m_impl->m_db.prepare("VACUUM INTO ?", fmt::format("copy to '{}'", tmp.string()))
+      .bind_all(tmp.string())
+      .run();
+  fs::rename(tmp, destination, ec);
+  if (ec)
+    throw db_error(fmt::format("database '{}': cannot move the copy '{}' to '{}': {}",
+                               m_impl->m_path.string(), tmp.string(), destination.string(), ec.message()));
+}
+
 int store::user_version() const {
   return read_user_version(m_impl->m_db);
 }
@@ -175,6 +201,19 @@ void store::set_run_stack(std::int64_t run_id, std::int64_t stack_id) {
   const std::string what = fmt::format("set the stack of run {} to {}", run_id, stack_id);
   db.prepare("UPDATE runs SET stack_id = ? WHERE id = ?", what).bind_all(id_or_null(stack_id), run_id).run();
   if (db.changes() != 1) db.fail(what, "no such run");
+}
+
+std::vector<run_part_record> store::run_parts(std::int64_t run_id) const {
+  auto rows =
+      m_impl->m_db.prepare("SELECT shard, created_at, status, command_line, source_file, evaluations, "
+                           "merged_at FROM run_parts WHERE run_id = ? ORDER BY shard, created_at",
+                           fmt::format("read the parts of run {}", run_id));
+  rows.bind_all(run_id);
+  std::vector<run_part_record> parts;
+  while (rows.step())
+    parts.push_back({rows.column_text(0), rows.column_text(1), rows.column_text(2), rows.column_text(3),
+                     rows.column_text(4), rows.column_int64(5), rows.column_text(6)});
+  return parts;
 }
 
 std::string sha256_hex(const std::string& text) {

@@ -15,13 +15,17 @@
 
 namespace kj::db {
 
+namespace sqlite {
+class transaction;
+}
+
 // Thrown for any database failure; the message names the database path and what was being done.
 class db_error : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int schema_version = 6;
+inline constexpr int schema_version = 7;
 
 struct run_record {
   std::string run_uid;      // user-visible id, e.g. "r20261120-235959-1a2b"
@@ -32,6 +36,18 @@ struct run_record {
   std::string kj_version;   // "0.1.0+<git sha>"
   std::string config_json;  // the resolved run options as JSON
   std::int64_t stack_id = 0;
+};
+
+// One part of a merged run (table run_parts): a shard's run (or a whole run) that `kj merge` combined into
+// it.
+struct run_part_record {
+  std::string shard;      // "i/N" (kj run --shard), "" when the part was not sharded
+  std::string created_at; // the part's own runs.created_at: which run of that shard (with its resumptions)
+  std::string status;     // the part's status when it was merged
+  std::string command_line;
+  std::string source_file;      // the database it was merged from
+  std::int64_t evaluations = 0; // its evaluations in that file
+  std::string merged_at;
 };
 
 struct stack_record {
@@ -131,7 +147,7 @@ struct evaluation_record {
   std::vector<finding_record> findings;
   std::vector<std::int64_t> baseline_ids; // schema v3: the cached baselines this evaluation is compared with
   std::string build_key;                  // schema v5: the content-addressed build it ran ("" when none)
-  // Schema v6: "result" (kj run's evaluations, the agent's re-measurements: what reports count; one per run
+  // Schema v7: "result" (kj run's evaluations, the agent's re-measurements: what reports count; one per run
   // and candidate) or "agent_loop" (a built-in agent's verify or profile while it worked: any number).
   std::string purpose = "result";
 };
@@ -190,12 +206,33 @@ public:
   static store open(const std::filesystem::path& path);
   // Opens read-only without migrating; throws db_error if the file is missing or has another schema version.
   static store open_read_only(const std::filesystem::path& path);
+  // The schema version of an existing database file (0: not a kerneljudge database), read without changing
+  // it.
+  static int file_version(const std::filesystem::path& path);
 
   store(store&&) noexcept;
   store& operator=(store&&) noexcept;
   ~store();
 
+  // Groups several writes into one transaction: all of them are in the file, or (after a crash, a kill -9,
+  // or an exception before commit()) none. The store's own multi-row writes nest inside it.
+  class batch {
+  public:
+    explicit batch(store& s);
+    batch(const batch&) = delete;
+    batch& operator=(const batch&) = delete;
+    ~batch(); // rolls back unless committed
+    void commit();
+
+  private:
+    std::unique_ptr<sqlite::transaction> m_tx;
+  };
+
   int user_version() const;
+  // Writes a consistent copy of the database to `destination` (SQLite's VACUUM INTO, committed rows only,
+  // readable while another process writes), through a temporary file renamed over it: a reader of
+  // `destination` sees the old copy or the new one.
+  void copy_to(const std::filesystem::path& destination) const;
   const std::filesystem::path& path() const;
 
   // Rows are deduplicated by their natural key; the existing id is returned when the row is already there
@@ -212,7 +249,11 @@ public:
   std::optional<std::string> latest_run_uid() const;
   void set_run_status(std::int64_t run_id, const std::string& status);
   void set_run_stack(std::int64_t run_id, std::int64_t stack_id);
+  // The parts of a merged run by shard and creation time; none for a run that was never merged.
+  std::vector<run_part_record> run_parts(std::int64_t run_id) const;
 
+  // How many result evaluations the run holds (not the built-in agent's in-loop ones).
+  std::int64_t evaluation_count(std::int64_t run_id) const;
   // Whether this run already holds an evaluation of this candidate (for resuming a run).
   bool has_evaluation(std::int64_t run_id, std::int64_t candidate_id) const;
   // Writes the evaluation with its trials, timings and raw samples in one transaction. stack_id 0 means the
@@ -264,7 +305,7 @@ public:
   // Per provider and model, the exchanges the run used and what they solved, ordered by provider, model.
   std::vector<llm_cost_row> llm_costs(const std::string& run_uid) const;
 
-  // The built-in agent (schema v6, db/store_agent.cpp). insert_trajectory writes a new row (its id is
+  // The built-in agent (schema v7, db/store_agent.cpp). insert_trajectory writes a new row (its id is
   // returned), update_trajectory rewrites every field of the row with `t.id` but run, problem and attempt;
   // insert_turn writes a turn with its tool calls in one transaction. finished_trajectory finds a trajectory
   // of (run, problem, attempt) that ended (not running or interrupted): a resumed run skips those.

@@ -1,4 +1,4 @@
-// The built-in agent's rows (schema v6): trajectories, turns and tool calls.
+// The built-in agent's rows (schema v7): trajectories, turns and tool calls.
 #include "db/store_impl.hpp"
 
 #include <fmt/format.h>

@@ -90,6 +90,15 @@ void insert_children(connection& db, std::int64_t evaluation_id, const evaluatio
 
 } // namespace
 
+std::int64_t store::evaluation_count(std::int64_t run_id) const {
+  auto count =
+      m_impl->m_db.prepare("SELECT count(*) FROM evaluations WHERE run_id = ? AND purpose = 'result'",
+                           fmt::format("count the evaluations of run {}", run_id));
+  count.bind_all(run_id);
+  count.step();
+  return count.column_int64(0);
+}
+
 bool store::has_evaluation(std::int64_t run_id, std::int64_t candidate_id) const {
   auto find = m_impl->m_db.prepare(
       "SELECT 1 FROM evaluations WHERE run_id = ? AND candidate_id = ? AND purpose = 'result'",

@@ -2,9 +2,9 @@
 # One call on the GPU machine: configure, build, run the `gpu` tests and real `kj` runs; logs and tables go to $OUT.
 # Stages (default: build tests suite kb-identity): build, tests, corpus, baselines-gpu, suite, kb-identity, kb-compat,
 # strict-cost, rep-<name> (any number of repeatability runs), kb-method, kb-own, timing-report, baselines,
-# baselines-again, baselines-l4, diag-pin, compare-aa, agent-gpu (docs/gpu-machine.md says what each does). Headers the machine lacks
-# (sqlite3.h, OpenSSL) come from .gpu-carry/root (Debian packages unpacked with dpkg -x) and the KernelBench
-# problems from .gpu-carry/KernelBench.
+# baselines-again, baselines-l4, diag-pin, compare-aa, scale-gpus, scale-shards, agent-gpu (docs/gpu-machine.md says what each
+# does). Headers the machine lacks (sqlite3.h, OpenSSL) come from .gpu-carry/root (Debian packages unpacked with
+# dpkg -x) and the KernelBench problems from .gpu-carry/KernelBench.
 # The DB is $OUT/kj.sqlite, seeded from .gpu-carry/kj.sqlite when that exists (runs of an earlier call).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -247,6 +247,63 @@ PY
       >"$OUT/calibrate.txt"
     grep -E "^A/A|^injected|^calibration" "$OUT/calibrate.txt" | tee -a "$OUT/summary.txt"
     tar -C /tmp -czf "$OUT/compare.tar.gz" kj-cmp
+    ;;
+  scale-gpus)
+    # One GPU against two on the same identity candidates (docs/scaling.md): wall time of each run, the speed-up
+    # (target >= 1.8x), and whether both judged every candidate alike. Needs two GPUs (nvidia-h200-x2).
+    if (($(nvidia-smi -L | wc -l) < 2)); then log "scale-gpus: needs two GPUs"; continue; fi
+    sel=${SCALE_SELECT:-"1:1-40"}
+    log "scale-gpus: identity on $sel, --gpus 0 then --gpus 0,1 (max-time ${SCALE_MAX_MS:-500} ms)"
+    rm -rf /tmp/kj-scale && mkdir -p /tmp/kj-scale
+    scale_run() { # scale_run RUN-ID GPUS: every item of $sel, printing the wall seconds
+      local item start
+      start=$(date +%s)
+      for item in $sel; do
+        "$kj" run --device cuda --gpus "$2" --kernelbench "$CARRY/KernelBench" --level "${item%%:*}" \
+          --ids "${item#*:}" --candidates identity --baselines none --max-time-ms "${SCALE_MAX_MS:-500}" \
+          --db /tmp/kj-scale/kj.sqlite --run-id "$1" >/dev/null 2>>"/tmp/kj-scale/$1.err"
+      done
+      echo $(($(date +%s) - start))
+    }
+    # Imports, page cache and the problems' first load: paid here, by neither timed run.
+    "$kj" run --device cuda --gpus 0,1 --kernelbench "$CARRY/KernelBench" --level 1 --ids 1-4 --candidates identity \
+      --baselines none --no-timing --db /tmp/kj-scale/kj.sqlite --run-id scale-warm >/dev/null 2>&1
+    one=$(scale_run scale-one 0) two=$(scale_run scale-two 0,1)
+    python3 - /tmp/kj-scale/kj.sqlite "$one" "$two" <<'PY' | tee -a "$OUT/summary.txt"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+one, two = float(sys.argv[2]), float(sys.argv[3])
+def rows(run):
+    return dict(db.execute("select p.level || '/' || p.number, e.verdict from evaluations e join runs r on "
+                           "r.id = e.run_id join problems p on p.id = e.problem_id where r.run_uid = ?", (run,)))
+a, b = rows("scale-one"), rows("scale-two")
+print(f"scale-gpus: {len(a)} candidates, one GPU {one:.0f} s, two GPUs {two:.0f} s: speed-up {one / two:.2f}x; "
+      f"verdicts {'identical' if a == b else 'DIFFER'}")
+PY
+    ;;
+  scale-shards)
+    # The built-in suite (examples, no timing) unsharded and as two shards (one per GPU when there are two),
+    # merged: the merged run must hold the unsharded run's verdicts, each candidate once.
+    log "scale-shards: the built-in suite whole and as shards 1/2 + 2/2, merged"
+    rm -rf /tmp/kj-shards && mkdir -p /tmp/kj-shards
+    W=/tmp/kj-shards second=0
+    (($(nvidia-smi -L | wc -l) > 1)) && second=1
+    "$kj" run --device cuda --gpus 0 --no-timing --db $W/whole.sqlite --run-id whole >/dev/null 2>$W/whole.err
+    "$kj" run --device cuda --gpus 0 --no-timing --db $W/s1.sqlite --run-id sharded --shard 1/2 >/dev/null 2>$W/s1.err &
+    "$kj" run --device cuda --gpus $second --no-timing --db $W/s2.sqlite --run-id sharded --shard 2/2 >/dev/null 2>$W/s2.err
+    wait
+    "$kj" merge $W/s1.sqlite $W/s2.sqlite -o $W/all.sqlite | tee -a "$OUT/summary.txt"
+    python3 - $W/whole.sqlite $W/all.sqlite <<'PY' | tee -a "$OUT/summary.txt"
+import sqlite3, sys
+def rows(path, run):
+    return sorted(sqlite3.connect(path).execute(
+        "select p.level, p.number, c.source_hash, e.verdict, e.strict_verdict from evaluations e join runs r on "
+        "r.id = e.run_id join problems p on p.id = e.problem_id join candidates c on c.id = e.candidate_id "
+        "where r.run_uid = ?", (run,)))
+whole, merged = rows(sys.argv[1], "whole"), rows(sys.argv[2], "sharded")
+print(f"scale-shards: whole {len(whole)} evaluations, merged shards {len(merged)}: "
+      f"{'identical verdicts' if whole == merged else 'DIFFER'}")
+PY
     ;;
   suite)
     log "kj run --device cuda on the built-in suite (examples)"

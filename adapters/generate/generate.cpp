@@ -210,6 +210,7 @@ generation_result generate_candidates(db::store& store, std::int64_t run_id,
   generation_result result;
   result.producer = settings.producer();
   result.budget_reached = send.m_budget_reached;
+  db::store::batch batch(store); // every candidate with its origin, or none (the exchanges are already in)
   for (const task& t : tasks) {
     if (t.status == task::state::failed) ++result.calls_failed;
     if (t.status == task::state::skipped) ++result.not_generated;
@@ -223,6 +224,7 @@ generation_result generate_candidates(db::store& store, std::int64_t run_id,
                                    ex.found ? "code" : "no_code", ex.reason});
     result.candidates.push_back(std::move(c));
   }
+  batch.commit();
   if (send.m_fatal && send.m_fatal->kind() == llm::error_kind::cancelled) {
     result.interrupted = true;
   } else if (send.m_fatal) { // no later call could succeed: the run stops here, resumable once fixed

@@ -116,6 +116,12 @@ action add_agent_command(CLI::App& app, int argc, char** argv) {
   cmd->add_option("--device", s->options.device, "auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
+  cmd->add_option(
+         "--gpus", s->options.gpus,
+         "CUDA: the GPUs the tools judge on, e.g. 0,1: one device slot each, shared by the trajectories "
+         "(default: every GPU torch sees)")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
   s->sources.add_to(*cmd);
   s->generation.add_to(*cmd, generation_use::agent);
   add_budget_options(*cmd, *s);
@@ -129,6 +135,8 @@ action add_agent_command(CLI::App& app, int argc, char** argv) {
     for (int i = 0; i < argc; ++i)
       o.command_line += (i ? " " : "") + std::string(argv[i]);
     o.generation = s->generation.resolve();
+    if (o.device == "cpu" && !o.gpus.empty())
+      throw usage_error("--gpus with --device cpu: --gpus picks CUDA devices");
     o.limits.run_usd = o.generation.budget_usd;
     if (s->max_tokens_option->count()) o.limits.max_tokens = s->max_tokens;
     if (s->max_seconds_option->count()) o.limits.max_seconds = s->max_seconds;

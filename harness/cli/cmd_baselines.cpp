@@ -6,6 +6,7 @@
 #include "harness/exec/process.hpp"
 #include "harness/orchestrator/problem_sources.hpp"
 #include "harness/orchestrator/run.hpp"
+#include "harness/orchestrator/shard.hpp"
 #include "harness/scheduler/sinks.hpp"
 #include "harness/version.hpp"
 
@@ -29,6 +30,7 @@ struct baselines_state {
   std::string hardware;
   bool keep_scratch = false;
   int compile_jobs = 0; // parallel compile workers; 0: one per core, at most 8
+  std::string shard;    // "i/N": only the problems of that shard
 };
 
 // Prints each baseline as the scheduler finishes it.
@@ -120,6 +122,8 @@ int import_json(const baselines_state& s) {
 
 int measure(baselines_state& s) {
   const auto start = std::chrono::steady_clock::now();
+  const orchestrator::shard part =
+      s.shard.empty() ? orchestrator::shard{} : orchestrator::parse_shard(s.shard);
   const auto problems = orchestrator::load_all_problems(
       s.sources.resolve(),
       s.cache_dir.empty() ? exec::default_cache_dir() : std::filesystem::path(s.cache_dir));
@@ -134,11 +138,14 @@ int measure(baselines_state& s) {
   const db::stack_record stack = orchestrator::stack_from(env, s.options.device);
   const baselines::stack_ref stack_ref{store.upsert_stack(stack), stack.stack_hash, stack.device_name};
   const auto ids = orchestrator::record_problems(store, problems);
+  // A shard holds whole problems (every mode of one problem), keyed by the problem's identity.
   std::vector<baselines::problem_ref> refs;
   for (std::size_t i = 0; i < problems.size(); ++i)
-    refs.push_back({&problems[i], ids[i]});
-  fmt::print(stderr, "kj: {} problems x {} modes on {} ({}), stack {}\n", problems.size(),
-             s.options.modes.size(), s.options.device, stack.device_name, stack.stack_hash);
+    if (part.holds(orchestrator::problem_identity(problems[i]))) refs.push_back({&problems[i], ids[i]});
+  if (part.partial())
+    fmt::print(stderr, "kj: shard {}: {} of {} problems\n", part.label(), refs.size(), problems.size());
+  fmt::print(stderr, "kj: {} problems x {} modes on {} ({}), stack {}\n", refs.size(), s.options.modes.size(),
+             s.options.device, stack.device_name, stack.stack_hash);
 
   std::vector<db::baseline_record> imported;
   for (auto& b : store.baselines(stack_ref.id))
@@ -207,6 +214,10 @@ action add_baselines_command(CLI::App& app) {
   cmd->add_option("--import", s->import_path,
                   "instead of measuring: import KernelBench's results/timing JSONs (a file, or a folder "
                   "searched recursively) as external rows marked imported");
+  cmd->add_option(
+      "--shard", s->shard,
+      "measure only shard I of N (e.g. 2/4) of the problems, by a hash of each problem's identity; "
+      "kj merge combines the shards' DBs (docs/scaling.md)");
   cmd->add_option("--hardware", s->hardware,
                   "with --import: the hardware label of the rows (default: the JSON's folder name, e.g. "
                   "H100_Modal)");

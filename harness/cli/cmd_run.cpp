@@ -4,6 +4,8 @@
 #include "harness/cli/generation_flags.hpp"
 #include "harness/orchestrator/run.hpp"
 
+#include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <memory>
 
 namespace kj::cli {
@@ -16,6 +18,7 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
     std::string cache_dir;
     bool no_timing = false;
     bool no_strict = false;
+    std::string shard;
     generation_flags generation;
   };
   auto s = std::make_shared<state>();
@@ -25,6 +28,11 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
   cmd->add_option("--device", s->options.device, "auto (cuda when torch sees a GPU, else cpu), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
+  cmd->add_option("--gpus", s->options.gpus,
+                  "CUDA: the GPUs to judge on, e.g. 0,1: one device slot each, which judges one candidate "
+                  "at a time with CUDA_VISIBLE_DEVICES set to its GPU (default: every GPU torch sees)")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
   s->sources.add_to(*cmd);
   cmd->add_option(
       "--candidates", s->options.candidates,
@@ -40,14 +48,26 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
                   "wall-clock limit in seconds for compiling one candidate's extensions")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--run-id", s->options.run_uid, "name of the run; an existing run with this id is resumed");
+  cmd->add_option("--run-id", s->options.run_uid,
+                  "name of the run; an existing run with this id is resumed: the candidates it already "
+                  "judged are kept, the others run (also after Ctrl-C or kill -9)");
+  cmd->add_option("--shard", s->shard,
+                  "judge only shard I of N (e.g. 2/4): a fixed partition of the candidates by a hash of "
+                  "problem, candidate source and sample; each shard writes its own DB, kj merge combines "
+                  "them (docs/scaling.md)");
+  cmd->add_option("--progress", s->options.progress,
+                  "a progress line per judged candidate on stderr (tallies, throughput, ETA): auto (when "
+                  "stderr is a terminal), always (e.g. into a batch job's log) or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
   cmd->add_option("--cache-dir", s->cache_dir,
                   "build cache and scratch folder (default: $KJ_CACHE_DIR or ~/.cache/kerneljudge)");
   cmd->add_flag("--keep-scratch", s->options.keep_scratch,
                 "keep each job's scratch folder (job.json, worker.log)");
-  cmd->add_option(
-      "--build-jobs", s->options.build_jobs,
-      "compile this many candidates at once before timing starts (default: one per core, at most 8)");
+  cmd->add_option("-j,--jobs,--build-jobs", s->options.build_jobs,
+                  "candidates compiled at once (default: one per core, at most 8): on CUDA while the GPUs "
+                  "judge earlier candidates, on the CPU all before the first is judged")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--protocol", s->options.protocol,
                   "rules of the compatible verdict: kernelbench (KernelBench's eval, per --kb-version) or "
                   "cuda-agent (weights copied by load_state_dict, eval mode, cloned inputs, assert_close "
@@ -107,6 +127,16 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
     s->options.generation = s->generation.resolve();
     if (s->options.generation.active() && !s->options.candidates.empty())
       throw usage_error("--candidates and --adapter both name where candidates come from: give one");
+    if (s->options.device == "cpu" && !s->options.gpus.empty())
+      throw usage_error(fmt::format("--gpus {} with --device cpu: --gpus picks CUDA devices",
+                                    fmt::join(s->options.gpus, ",")));
+    if (!s->shard.empty()) s->options.part = orchestrator::parse_shard(s->shard);
+    if (s->options.part.partial() && s->options.generation.active() &&
+        s->options.generation.adapter != "replay")
+      throw usage_error(fmt::format(
+          "--shard {} with --adapter {}: every shard would ask the model for every problem; generate once "
+          "(kj generate), then judge in shards with --adapter replay --from RUN_ID or --candidates DIR",
+          s->shard, s->options.generation.adapter));
     (void)cmd;
     return orchestrator::execute_run(s->options);
   };

@@ -98,6 +98,10 @@ build_record build_cache::build(const job_runner& runner, const std::string& key
   fs::create_directories(folder);
   const key_lock lock(folder / "lock");
   if (auto cached = lookup(key)) return *cached;
+  // No final status: an earlier build of this key was cut short (Ctrl-C, kj killed). What it left goes, above
+  // all torch's lock file (FileBaton), on which this build would otherwise wait until its timeout.
+  std::error_code ec;
+  fs::remove_all(folder / "ext", ec);
   launch.build_dir = folder;
   launch.log_tail_bytes = k_log_bytes;
   std::string tail;

@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdexcept>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -78,8 +79,13 @@ prepared_exec prepare(const worker_launch& launch) {
 }
 
 [[noreturn]] void exec_worker(const worker_launch& launch, const prepared_exec& p, int report_fd, int log_fd,
-                              int null_fd) {
+                              int null_fd, pid_t kj) {
   ::setpgid(0, 0);
+  // The worker dies with kj, even with a kill -9 of kj that runs no handler: nobody would read its report,
+  // and a resumed run must not find it still building into the same folder or holding the GPU. (A sandboxed
+  // worker is bwrap, which passes it on with --die-with-parent.)
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != kj) ::_exit(122); // kj was gone before the prctl
   if (log_fd < 0 || null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0 ||
       ::dup2(report_fd, 3) < 0)
     ::_exit(120);
@@ -183,9 +189,10 @@ worker_outcome run_worker_process(const worker_launch& launch,
   const int log_fd = ::open(launch.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const auto start = std::chrono::steady_clock::now();
+  const pid_t kj = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) exec_worker(launch, prepared, fds[1], log_fd, null_fd);
+  if (pid == 0) exec_worker(launch, prepared, fds[1], log_fd, null_fd, kj);
   ::setpgid(pid, pid); // also in the parent, so that killpg works even before the child ran
   ::close(fds[1]);
   if (log_fd >= 0) ::close(log_fd);

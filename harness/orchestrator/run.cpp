@@ -127,7 +127,12 @@ int interrupted(db::store& store, std::int64_t run_id, const std::string& run_ui
 std::int64_t create_or_resume_run(db::store& store, const run_options& options, const std::string& run_uid,
                                   const std::string& device, std::int64_t stack_id) {
   if (auto existing = store.find_run(run_uid)) {
-    fmt::print(stderr, "kj: resuming run {}\n", run_uid);
+    const db::run_record run = store.get_run(*existing).value();
+    check_resumed_shard(run, options.part, !store.run_parts(*existing).empty());
+    // A run still marked running was not ended by its kj (killed, or the machine went down): interrupted.
+    const std::string was = run.status == "running" ? "interrupted" : run.status;
+    fmt::print(stderr, "kj: resuming run {} ({}{})\n", run_uid, was,
+               run.status == "running" ? ": its kj stopped without ending it, e.g. killed" : "");
     store.set_run_status(*existing, "running");
     return *existing;
   }
@@ -146,7 +151,8 @@ std::int64_t create_or_resume_run(db::store& store, const run_options& options, 
                     {"gpus", options.gpus},
                     {"sandbox", exec::sandbox_kind()},
                     {"seccomp", exec::have_seccomp()},
-                    {"kb_version", options.sources.kb_version}};
+                    {"kb_version", options.sources.kb_version},
+                    {"shard", options.part.label()}};
   return store.create_run(
       {run_uid, "", "running", device, options.command_line, version_string(), config.dump(), stack_id});
 }
@@ -188,6 +194,11 @@ std::string resolve_device(const std::string& requested, const json& env) {
 
 std::vector<int> resolve_gpus(const std::vector<int>& requested, const json& env) {
   const int visible = env.value("device_count", 0);
+  // Two slots on one GPU would time two candidates on it at once.
+  for (std::size_t i = 0; i < requested.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (requested[i] == requested[j])
+        throw kb::source_error(fmt::format("--gpus: GPU {} is listed twice (one slot per GPU)", requested[i]));
   for (int g : requested)
     if (g < 0 || g >= visible)
       throw kb::source_error(
@@ -201,10 +212,12 @@ std::vector<int> resolve_gpus(const std::vector<int>& requested, const json& env
 
 std::vector<std::int64_t> record_problems(db::store& store, const std::vector<kb::problem>& problems) {
   std::vector<std::int64_t> ids;
+  db::store::batch batch(store);
   for (const auto& p : problems)
     ids.push_back(
         store.upsert_problem({p.suite, p.kb_version, p.level, p.number, p.name, p.file_name, p.path.string(),
                               p.source, db::sha256_hex(p.source), p.source_commit}));
+  batch.commit();
   return ids;
 }
 
@@ -238,6 +251,10 @@ int execute_run(const run_options& options) {
                sandbox.substr(6));
   const json env = probe_environment(cache_dir);
   const std::string device = resolve_device(options.device, env);
+  if (device != "cuda" && !options.gpus.empty())
+    throw kb::source_error(fmt::format("--gpus {}: the run is on the CPU ({}); --gpus picks CUDA devices",
+                                       fmt::join(options.gpus, ","),
+                                       options.device == "cpu" ? "--device cpu" : "torch sees no GPU"));
   const std::vector<int> gpus = device == "cuda" ? resolve_gpus(options.gpus, env) : std::vector<int>{};
 
   const db::stack_record stack = stack_from(env, device);
@@ -248,7 +265,8 @@ int execute_run(const run_options& options) {
 
   exec::install_interrupt_handlers();
   // Candidates are resolved once the run exists: an LLM adapter records its exchanges under it.
-  const auto candidates = resolve_candidates(options, problems, device, store, run_id, problem_ids);
+  auto candidates = resolve_candidates(options, problems, device, store, run_id, problem_ids);
+  candidates = select_shard(options.part, problems, std::move(candidates));
   if (exec::interrupt_requested()) return interrupted(store, run_id, run_uid, options.db_path);
   const exec::job_runner runner{cache_dir, options.keep_scratch};
   const exec::build_cache builds(cache_dir / "builds");
@@ -276,12 +294,13 @@ int execute_run(const run_options& options) {
       .build_timeout = std::chrono::milliseconds(static_cast<long long>(options.build_timeout_s * 1000)),
       .builds = &builds};
   scheduler::db_sink to_db(store);
-  scheduler::progress_sink progress(!::isatty(STDERR_FILENO));
+  scheduler::progress_sink progress(scheduler::progress_sink::quiet_for(options.progress));
   scheduler::sink_set sinks({&to_db, &progress});
   std::vector<scheduler::task> tasks;
   std::size_t skipped = 0;
   std::map<std::int64_t, std::string> planned; // candidate id -> the file it was planned from
   std::vector<scheduler::evaluation_result> no_code;
+  db::store::batch planning(store); // the plan's candidate rows: one transaction
   for (const auto& c : candidates) {
     const kb::problem& p = problems[c.problem_index];
     const std::int64_t candidate_id =
@@ -322,6 +341,7 @@ int execute_run(const run_options& options) {
     tasks.push_back(evaluation_task(ctx, p, c, std::move(record),
                                     [&sinks](scheduler::evaluation_result& r) { sinks.evaluation(r); }));
   }
+  planning.commit();
   std::size_t compiles = 0, reused = 0;
   for (const auto& t : tasks) {
     compiles += t.builds.size();

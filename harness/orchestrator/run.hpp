@@ -6,6 +6,7 @@
 #include "db/store.hpp"
 #include "harness/exec/messages.hpp"
 #include "harness/exec/outcome.hpp"
+#include "harness/orchestrator/shard.hpp"
 #include "kernelbench/problems.hpp"
 
 #include <filesystem>
@@ -40,6 +41,8 @@ struct run_options {
   std::string baselines = "cached";
   std::string command_line;
   adapters::generation_options generation; // an LLM adapter produces the candidates (instead of `candidates`)
+  shard part;                    // judge only this shard's candidates (docs/scaling.md); 1/1: all of them
+  std::string progress = "auto"; // a progress line per job: auto (when stderr is a terminal), always, never
 };
 
 // Returns the process exit code: 0 when the run finished (whatever the verdicts), 2 on bad input, 130 on

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,19 +88,38 @@ private:
   db::store& m_store;
 };
 
-// The console view on stderr: a line per finished job with the verdict tallies, throughput and ETA; on a
-// terminal only (`quiet` otherwise), except the final tally.
+// Where a run stands, as the progress view shows it.
+struct progress_counts {
+  std::size_t done = 0, planned = 0;
+  std::map<std::string, std::size_t> tally; // verdict -> how many so far
+  double elapsed_s = 0;                     // [s] since the first job was planned
+};
+
+// One progress line for a judged candidate: its number of the planned ones, problem, producer and sample,
+// verdict (strict verdict and failing classes), its own time and slot, the tallies so far, the throughput
+// (candidates per minute, every slot together) and the ETA at that throughput, e.g.
+//   [  3/40] L1 19_ReLU  identity s0: correct, strict pass (2.1 s, cuda:1) | 2 correct, 1 incorrect |
+//   4.2/min, ETA 9:12
+std::string progress_line(const evaluation_result& result, const progress_counts& counts);
+// "0:07", "9:12", "1:02:03": minutes and seconds, with hours when there are any.
+std::string clock_text(double seconds);
+
+// The console view on stderr: a progress_line per finished job (unless `quiet`), and the final tally.
+// Stderr, not stdout: stdout carries the results table, which scripts capture (`kj run ... > table.txt` still
+// shows progress on the terminal).
 class progress_sink final : public result_sink {
 public:
   explicit progress_sink(bool quiet);
+  // --progress: "always", "never", or "auto": the lines show when stderr is a terminal (quiet in a log file,
+  // a pipe, a batch job).
+  static bool quiet_for(const std::string& mode);
   void begin(std::size_t planned, std::size_t skipped) override;
   void evaluation(evaluation_result& result) override;
   void end(bool interrupted) override;
 
 private:
   bool m_quiet;
-  std::size_t m_planned = 0, m_done = 0;
-  std::map<std::string, std::size_t> m_tally;
+  progress_counts m_counts;
   std::chrono::steady_clock::time_point m_start;
 };
 

@@ -1,4 +1,4 @@
-// Schema v6: the built-in agent's trajectories, turns and tool calls round-trip through the store, a resumed
+// Schema v7: the built-in agent's trajectories, turns and tool calls round-trip through the store, a resumed
 // run finds finished trajectories only, and reports read results, not in-loop evaluations.
 #include "db/migrations.hpp"
 #include "db_fixtures.hpp"
@@ -144,14 +144,14 @@ TEST_CASE(
   CHECK(contains(db_error_of([&] { f.store.update_trajectory(missing); }), "no such trajectory"));
 }
 
-TEST_CASE("migrating a version 5 database to 6 rebuilds evaluations and keeps every row and child") {
+TEST_CASE("migrating a version 6 database to 7 rebuilds evaluations and keeps every row and child") {
   scratch_dir dir;
   const auto path = dir / "kj.sqlite";
   {
     auto db = kdb::sqlite::connection::open(path, kdb::sqlite::connection::open_mode::read_write_create);
     db.exec("PRAGMA foreign_keys = ON", "as store::open has it");
     const auto all = kdb::migrations();
-    kdb::migrate(db, {all.begin(), all.begin() + 5});
+    kdb::migrate(db, {all.begin(), all.begin() + 6});
     db.exec(R"sql(
 INSERT INTO stacks VALUES (1, 'h', '3.11', '2.13', 'cpu', '{}', 't');
 INSERT INTO runs VALUES (1, 'old', 't', 'finished', 'cpu', 'kj run', '0', '{}', 1);

@@ -1,0 +1,112 @@
+// Device slots (one per listed GPU, each with its CUDA_VISIBLE_DEVICES), --gpus and --jobs checks, and the
+// progress line (counts, verdict tallies, throughput, ETA).
+#include "harness/orchestrator/run.hpp"
+#include "harness/scheduler/scheduler.hpp"
+#include "harness/scheduler/sinks.hpp"
+#include "tests/support/catch_compat.hpp"
+#include "tests/support/paths.hpp"
+
+#include <nlohmann/json.hpp>
+
+using namespace kj::test;
+using kj::scheduler::clock_text;
+using kj::scheduler::progress_line;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+kj::scheduler::evaluation_result judged(const std::string& verdict, const std::string& slot) {
+  kj::scheduler::evaluation_result r;
+  r.problem = {1, 19, "ReLU", "19_ReLU.py"};
+  r.candidate = {"identity", 0, ""};
+  r.record.verdict = verdict;
+  r.record.strict_verdict = verdict == "correct" ? "pass" : "fail";
+  r.record.strict_failed = verdict == "correct" ? "" : "nan,inf";
+  r.record.duration_s = 2.14;
+  r.slot = slot;
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("one device slot per listed GPU, each with its CUDA_VISIBLE_DEVICES") {
+  const auto slots = kj::scheduler::device_slots("cuda", {0, 2});
+  REQUIRE(slots.size() == 2);
+  CHECK(slots[0].name == "cuda:0");
+  CHECK(slots[0].environment.at("CUDA_VISIBLE_DEVICES") == "0");
+  CHECK(slots[1].name == "cuda:2");
+  CHECK(slots[1].environment.at("CUDA_VISIBLE_DEVICES") == "2");
+  const auto cpu = kj::scheduler::device_slots("cpu", {});
+  REQUIRE(cpu.size() == 1);
+  CHECK(cpu[0].name == "cpu");
+  CHECK(cpu[0].environment.empty());
+}
+
+TEST_CASE("the GPUs of a run: every visible one by default, listed ones checked") {
+  using kj::orchestrator::resolve_gpus;
+  const nlohmann::json two{{"device_count", 2}};
+  CHECK(resolve_gpus({}, two) == std::vector<int>{0, 1});
+  CHECK(resolve_gpus({1}, two) == std::vector<int>{1});
+  CHECK(resolve_gpus({1, 0}, two) == std::vector<int>{1, 0});
+  try {
+    resolve_gpus({0, 2}, two);
+    FAIL("GPU 2 of 2 was accepted");
+  } catch (const kj::kb::source_error& e) {
+    CHECK(contains(e.what(), "--gpus: GPU 2 is not visible (torch sees 2 GPU(s): 0-1)"));
+  }
+  try {
+    resolve_gpus({1, 1}, two);
+    FAIL("a GPU listed twice was accepted");
+  } catch (const kj::kb::source_error& e) {
+    CHECK(contains(e.what(), "GPU 1 is listed twice"));
+  }
+}
+
+TEST_CASE("kj run refuses --gpus on the CPU and a --jobs that is not positive, before starting anything") {
+  scratch_dir dir;
+  const std::string db = (dir / "kj.sqlite").string();
+  const auto cpu = run_kj({"run", "--device", "cpu", "--gpus", "0,1", "--db", db});
+  CHECK(cpu.exit_code == 2);
+  CHECK(contains(cpu.err, "--gpus 0,1 with --device cpu"));
+  const auto negative = run_kj({"run", "--device", "cpu", "--gpus", "-1", "--db", db});
+  CHECK(negative.exit_code == 2);
+  CHECK(contains(negative.err, "--gpus"));
+  const auto jobs = run_kj({"run", "--device", "cpu", "--jobs", "0", "--db", db});
+  CHECK(jobs.exit_code == 2);
+  CHECK(contains(jobs.err, "--jobs"));
+  CHECK_FALSE(std::filesystem::exists(db));
+  const auto help = run_kj({"run", "--help"});
+  for (const char* option : {"--gpus", "-j,--jobs", "--shard", "--progress", "--run-id"})
+    CHECK(contains(help.out, option));
+}
+
+TEST_CASE("a progress line: count, verdict, slot, tallies, throughput and ETA") {
+  kj::scheduler::progress_counts counts;
+  counts.planned = 40;
+  counts.done = 3;
+  counts.tally = {{"correct", 2}, {"incorrect", 1}};
+  counts.elapsed_s = 45; // 15 s per candidate: 4/min, 37 left
+  const std::string line = progress_line(judged("incorrect", "cuda:1"), counts);
+  INFO(line);
+  CHECK(line.starts_with("[  3/40] L1 19_ReLU "));
+  CHECK(contains(line, "identity s0: incorrect, strict fail [nan,inf] (2.1 s, cuda:1)"));
+  CHECK(contains(line, "| 2 correct, 1 incorrect |"));
+  CHECK(contains(line, "4.0/min, ETA 9:15"));
+  // A CPU run has one slot: it is not named.
+  const std::string cpu = progress_line(judged("correct", "cpu"), counts);
+  CHECK(contains(cpu, "strict pass (2.1 s) |"));
+  counts.done = counts.planned;
+  CHECK(contains(progress_line(judged("correct", "cuda:0"), counts), "ETA 0:00"));
+}
+
+TEST_CASE("ETA and durations read as m:ss, with hours when there are any") {
+  CHECK(clock_text(0) == "0:00");
+  CHECK(clock_text(-3) == "0:00");
+  CHECK(clock_text(7.4) == "0:07");
+  CHECK(clock_text(552) == "9:12");
+  CHECK(clock_text(3723) == "1:02:03");
+  CHECK(clock_text(36000) == "10:00:00");
+}
