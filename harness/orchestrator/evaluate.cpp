@@ -28,6 +28,7 @@ scheduler::evaluation_result evaluate(const kb::problem& problem, const adapters
       .trace = options.trace,
       .timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
       .build_timeout = std::chrono::milliseconds(static_cast<long long>(options.build_timeout_s * 1000)),
+      .limits = options.limits,
       .builds = &builds};
   db::evaluation_record record;
   record.device = device;
