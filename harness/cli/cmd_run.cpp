@@ -48,6 +48,16 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
                   "wall-clock limit in seconds for compiling one candidate's extensions")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_option("--memory-limit", s->options.limits.memory_gib,
+                  "GiB of resident memory a candidate's process and its children may use before it is killed "
+                  "(verdict oom); 0: half the machine's")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  cmd->add_option("--process-limit", s->options.limits.processes,
+                  "processes a candidate's process may have running, itself included, before it is killed "
+                  "(verdict crashed)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
   cmd->add_option("--run-id", s->options.run_uid,
                   "name of the run; an existing run with this id is resumed: the candidates it already "
                   "judged are kept, the others run (also after Ctrl-C or kill -9)");

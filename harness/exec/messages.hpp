@@ -71,6 +71,14 @@ struct source_file {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(source_file, path, source)
 
+// What a candidate's process (the runner and everything it starts) may use before it is killed: resident
+// memory (0: half the machine's) and processes. Breaking one is the verdict `oom` or `crashed`.
+struct resource_limits {
+  double memory_gib = 0;
+  int processes = 256;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(resource_limits, memory_gib, processes)
+
 // The strict verdict's case classes, in the order they run ("output" and "inputs" summarize the others:
 // last).
 inline const std::vector<std::string> default_case_classes{"random",      "distribution", "nan",     "inf",
@@ -92,6 +100,7 @@ struct evaluate_job {
   bool strict = true; // run the strict case classes after the compatible trials
   std::vector<std::string> case_classes = default_case_classes;
   double timeout_s = 600; // the job's limit: the judge stops waiting for the candidate a little before it
+  resource_limits limits;
 };
 
 // Compile only: import the problem and the candidate so that torch.utils.cpp_extension builds the

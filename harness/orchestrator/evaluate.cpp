@@ -25,6 +25,7 @@ evaluation_context context_of(const evaluate_options& options, const nlohmann::j
           .trace = options.trace,
           .timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
           .build_timeout = std::chrono::milliseconds(static_cast<long long>(options.build_timeout_s * 1000)),
+          .limits = options.limits,
           .builds = &builds,
           .wrapper = options.wrapper};
 }

@@ -28,6 +28,7 @@ struct evaluate_options {
   exec::trace_policy trace;
   double timeout_s = 600;          // judging
   double build_timeout_s = 600;    // compiling
+  exec::resource_limits limits;    // of the candidate's process
   std::filesystem::path cache_dir; // default: exec::default_cache_dir()
   nlohmann::json env;              // the probe's environment; probed when null (a worker start)
   int gpu = 0;                     // cuda: the GPU the job runs on (CUDA_VISIBLE_DEVICES)

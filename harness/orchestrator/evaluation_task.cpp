@@ -50,6 +50,7 @@ exec::evaluate_job evaluate_message(const evaluation_context& ctx, const kb::pro
   job.timing = ctx.timing;
   job.strict = ctx.strict;
   job.timeout_s = std::chrono::duration<double>(ctx.timeout).count();
+  job.limits = ctx.limits;
   return job;
 }
 

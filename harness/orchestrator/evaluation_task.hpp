@@ -30,6 +30,7 @@ struct evaluation_context {
   exec::trace_policy trace;
   std::chrono::milliseconds timeout{600'000};       // a judging job
   std::chrono::milliseconds build_timeout{600'000}; // a candidate's build
+  exec::resource_limits limits;                     // of a candidate's process
   const exec::build_cache* builds = nullptr;
   std::vector<std::string> wrapper; // put before the evaluate job's worker command (a profiler); builds: none
 };

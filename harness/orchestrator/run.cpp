@@ -140,6 +140,7 @@ std::int64_t create_or_resume_run(db::store& store, const run_options& options, 
                     {"candidates", options.candidates},
                     {"timeout_s", options.timeout_s},
                     {"build_timeout_s", options.build_timeout_s},
+                    {"limits", options.limits},
                     {"overrides", options.overrides},
                     {"timing", options.timing},
                     {"protocol", options.protocol},
@@ -198,7 +199,8 @@ std::vector<int> resolve_gpus(const std::vector<int>& requested, const json& env
   for (std::size_t i = 0; i < requested.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (requested[i] == requested[j])
-        throw kb::source_error(fmt::format("--gpus: GPU {} is listed twice (one slot per GPU)", requested[i]));
+        throw kb::source_error(
+            fmt::format("--gpus: GPU {} is listed twice (one slot per GPU)", requested[i]));
   for (int g : requested)
     if (g < 0 || g >= visible)
       throw kb::source_error(
@@ -292,6 +294,7 @@ int execute_run(const run_options& options) {
       .trace = options.trace,
       .timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
       .build_timeout = std::chrono::milliseconds(static_cast<long long>(options.build_timeout_s * 1000)),
+      .limits = options.limits,
       .builds = &builds};
   scheduler::db_sink to_db(store);
   scheduler::progress_sink progress(scheduler::progress_sink::quiet_for(options.progress));

@@ -24,6 +24,7 @@ struct run_options {
   std::map<std::string, std::int64_t> overrides;
   double timeout_s = 600;       // a judging job
   double build_timeout_s = 600; // a candidate's build
+  exec::resource_limits limits; // of a candidate's process: memory, processes
   std::string run_uid;          // resume this run when it exists
   exec::timing_spec timing;
   std::filesystem::path cache_dir;

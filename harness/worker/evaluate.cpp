@@ -78,6 +78,8 @@ runner_spec spec_of(const exec::evaluate_job& job, py::module_& runtime) {
   spec.protocol = job.protocol;
   const char* scratch = std::getenv("KJ_SCRATCH_DIR");
   spec.scratch = std::filesystem::path(scratch && *scratch ? scratch : "/tmp") / "runner";
+  spec.limits.memory_bytes = static_cast<std::uint64_t>(job.limits.memory_gib * double(1ull << 30));
+  spec.limits.processes = job.limits.processes;
   // The orchestrator kills the whole job at its limit; the judge stops waiting a little before, so that the
   // verdict names the phase.
   spec.deadline = std::chrono::steady_clock::now() +

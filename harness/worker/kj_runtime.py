@@ -403,14 +403,18 @@ def adversarial(inputs, kind, generator):
 def draw(problem, recipe, device):
     """The inputs a recipe names: {"kind": "trial", "seed"} is KernelBench's draw (CPU RNG, then moved);
     {"kind": "case" or "timing", "seed", "transform"?, "tseed"?} draws on the device, then applies the transform
-    with a generator seeded by tseed."""
+    with a generator seeded by tseed. With "rng_after", the global RNG is seeded with it once the inputs are
+    drawn: the same inputs then meet another RNG state in the forward (the determinism class)."""
     set_seed(int(recipe["seed"]))
     if recipe.get("kind") == "trial":
-        return problem.inputs(device)
-    inputs = problem.inputs(device, draw_on_device=True)
-    if recipe.get("transform"):
-        generator = torch.Generator(device=device).manual_seed(int(recipe["tseed"]))
-        inputs = adversarial(inputs, recipe["transform"], generator)
+        inputs = problem.inputs(device)
+    else:
+        inputs = problem.inputs(device, draw_on_device=True)
+        if recipe.get("transform"):
+            generator = torch.Generator(device=device).manual_seed(int(recipe["tseed"]))
+            inputs = adversarial(inputs, recipe["transform"], generator)
+    if "rng_after" in recipe:
+        set_seed(int(recipe["rng_after"]))
     return inputs
 
 

@@ -69,11 +69,29 @@ std::string hex(const std::string& bytes) {
   return out;
 }
 
-std::string describe_status(int status) {
-  if (WIFSIGNALED(status))
-    return fmt::format("was killed by signal {} ({})", WTERMSIG(status), ::strsignal(WTERMSIG(status)));
+// bubblewrap passes its child's end on as an exit code: the code itself, or 128 + the signal that killed it.
+std::string describe_status(int status, bool sandboxed) {
+  int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  if (sandboxed && WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + NSIG)
+    signal = WEXITSTATUS(status) - 128;
+  if (signal != 0) return fmt::format("was killed by signal {} ({})", signal, ::strsignal(signal));
   if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
   return "ended";
+}
+
+// The process that closed its socket is usually ending: its own status says how, where a kill would hide it.
+int wait_briefly_then_kill(pid_t pid) {
+  int status = 0;
+  for (int i = 0; i < 40; ++i) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) return status;
+    ::usleep(50'000);
+  }
+  ::kill(-pid, SIGKILL);
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
 }
 
 } // namespace
@@ -161,6 +179,7 @@ void runner_link::start() {
   if (const auto it = env.find("TORCH_EXTENSIONS_DIR"); it != env.end())
     policy.read_only.emplace_back(it->second);
   std::vector<std::string> args = exec::plan_sandbox(policy).argv_prefix;
+  m_sandboxed = !args.empty();
   const std::string program = args.empty() ? "/proc/self/exe" : args.front();
   args.push_back(args.empty() ? "kj" : exe);
   for (const char* a : {"runner", "--socket", "3", "--device"})
@@ -170,6 +189,10 @@ void runner_link::start() {
   for (auto& a : args)
     argv.push_back(a.data());
   argv.push_back(nullptr);
+  // On the CPU each process of the candidate also gets the memory limit as RLIMIT_DATA, so that an allocation
+  // past it fails at once rather than between two samples of the watchdog. Not on CUDA: the driver maps host
+  // memory in ways a data limit would break; the watchdog's sum over the processes holds there.
+  const rlim_t data_limit = device == "cpu" ? static_cast<rlim_t>(m_spec.limits.memory_bytes) : RLIM_INFINITY;
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
@@ -183,8 +206,9 @@ void runner_link::start() {
       ::_exit(120);
     ::close_range(4, ~0U, 0);
     if (::chdir(dir.c_str()) != 0) ::_exit(123);
-    const rlimit core{0, 0}, files{4096, 4096}, fsize{8ull << 30, 8ull << 30};
+    const rlimit core{0, 0}, files{4096, 4096}, fsize{8ull << 30, 8ull << 30}, data{data_limit, data_limit};
     ::setrlimit(RLIMIT_CORE, &core);
+    ::setrlimit(RLIMIT_DATA, &data);
     ::setrlimit(RLIMIT_NOFILE, &files);
     ::setrlimit(RLIMIT_FSIZE, &fsize);
     ::execve(program.c_str(), argv.data(), envp.data());
@@ -326,10 +350,8 @@ json runner_link::exchange(const json& message) {
 }
 
 json runner_link::died(const std::string& during) {
-  int status = 0;
-  ::kill(-m_pid, SIGKILL);
-  while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = wait_briefly_then_kill(m_pid);
+  ::kill(-m_pid, SIGKILL); // what it started in its group goes with it
   kill_descendants(::getpid());
   m_dead = true;
   std::string limit;
@@ -339,7 +361,8 @@ json runner_link::died(const std::string& during) {
   }
   m_death_kind = limit.rfind("oom", 0) == 0 ? "oom" : "crashed";
   m_death_text = limit.empty()
-                     ? fmt::format("the candidate's process {} during '{}'", describe_status(status), during)
+                     ? fmt::format("the candidate's process {} during '{}'",
+                                   describe_status(status, m_sandboxed), during)
                      : fmt::format("the candidate's process was killed during '{}': {}", during, limit);
   m_death_text += "\n--- its output ---\n" + output();
   return {{"ok", false}, {"kind", m_death_kind}, {"error", m_death_text}};

@@ -84,6 +84,7 @@ private:
   int m_pid = -1;
   std::atomic<bool> m_dead{false};
   std::string m_death_kind, m_death_text;
+  bool m_sandboxed = false; // started through bubblewrap, which reports a signal as 128 + its number
   std::atomic<bool> m_stop_threads{false};
   std::thread m_watchdog, m_reader;
   mutable std::mutex m_output_mutex;

@@ -160,14 +160,16 @@ listener::~listener() {
   ::close(m_fd);
 }
 
-environment::environment(const json& manifest, const fs::path& home, const fs::path& cache, int port) {
-  std::vector<std::pair<std::string, std::string>> values = {{"HOME", home.string()},
-                                                             {"KJ_CACHE_DIR", cache.string()},
-                                                             {"KJ_HOSTILE_PORT", std::to_string(port)},
-                                                             {"KJ_HOSTILE_OOM_CAP_GB", "2"},
-                                                             {"KJ_HOSTILE_FORK_CAP", "32"},
-                                                             {"KJ_HOSTILE_STOP_SECONDS", "5"},
-                                                             {"KJ_HOSTILE_DAEMON_SECONDS", "5"}};
+environment::environment(const json& manifest, const fs::path& home, const fs::path& cache, int port,
+                         int oom_cap_gb) {
+  std::vector<std::pair<std::string, std::string>> values = {
+      {"HOME", home.string()},
+      {"KJ_CACHE_DIR", cache.string()},
+      {"KJ_HOSTILE_PORT", std::to_string(port)},
+      {"KJ_HOSTILE_OOM_CAP_GB", std::to_string(oom_cap_gb)},
+      {"KJ_HOSTILE_FORK_CAP", "32"},
+      {"KJ_HOSTILE_STOP_SECONDS", "5"},
+      {"KJ_HOSTILE_DAEMON_SECONDS", "5"}};
   for (const auto& [name, value] : manifest.at("defaults").at("secret_env").items())
     values.emplace_back(name, value.get<std::string>());
   for (const auto& [name, value] : values) {

@@ -43,12 +43,12 @@ private:
   std::thread m_thread;
 };
 
-// The attacks' environment for the run: planted keys, the listener's port, HOME, short guard delays; restored
-// when it goes.
+// The attacks' environment for the run: planted keys, the listener's port, HOME, short guard delays, the
+// memory the OOM attack stops at (above the run's --memory-limit); restored when it goes.
 class environment {
 public:
   environment(const nlohmann::json& manifest, const std::filesystem::path& home,
-              const std::filesystem::path& cache, int port);
+              const std::filesystem::path& cache, int port, int oom_cap_gb);
   ~environment();
   environment(const environment&) = delete;
   environment& operator=(const environment&) = delete;

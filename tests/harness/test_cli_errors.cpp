@@ -63,6 +63,15 @@ TEST_CASE("kj rejects bad input with exit code 2 and a clear message") {
       CHECK(contains(r.err, value));
     }
   }
+  SECTION("resource limits that are not a size or a count") {
+    for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+             {"--memory-limit", "-1"}, {"--memory-limit", "lots"}, {"--process-limit", "0"}}) {
+      const auto r = run_kj({"run", flag, value, "--db", (dir / "kj.sqlite").string()});
+      INFO(flag << " " << value << ": " << r.err);
+      CHECK(r.exit_code == 2);
+      CHECK(contains(r.err, flag));
+    }
+  }
   SECTION("results of a DB that does not exist") {
     const auto r = run_kj({"results", "--db", (dir / "absent.sqlite").string()});
     CHECK(r.exit_code == 2);

@@ -44,16 +44,37 @@ corpus_expectation read_corpus_expectation(const fs::path& candidate) {
   return e;
 }
 
+namespace {
+
+// Compiles <root>/kernels.py once into a folder that kj's workers see (PYTHONPATH is on their Python path,
+// which the sandbox shows read-only): a candidate's process may load only what a build step compiled, and the
+// shared module of a corpus is not a candidate's own load_inline. Returns the build's log where it failed.
+std::string prebuild_kernels(const fs::path& root, const fs::path& cache) {
+  const fs::path out = cache / "fixture-kernels" / root.filename();
+  const fs::path log = cache / "fixture-kernels" / (root.filename().string() + ".log");
+  fs::create_directories(out);
+  const std::string command = std::string(KJ_TEST_PYTHON) + " " + (root / "kernels.py").string() +
+                              " --build " + out.string() + " > " + log.string() + " 2>&1";
+  const bool ok = std::system(command.c_str()) == 0;
+  ::setenv("PYTHONPATH", (root.string() + ":" + out.string()).c_str(), 1);
+  return ok ? "" : "building " + (root / "kernels.py").string() + " failed:\n" + read_file(log);
+}
+
+} // namespace
+
 command_result run_corpus(const fs::path& root, const std::vector<std::string>& args,
                           const scratch_dir& dir) {
   const char* cache = std::getenv("KJ_CACHE_DIR");
   const std::string cache_dir = cache && *cache ? cache : (dir / "cache").string();
+  const std::string build_error = prebuild_kernels(root, cache_dir);
   std::vector<std::string> full{"run"};
   full.insert(full.end(), args.begin(), args.end());
   full.insert(full.end(),
               {"--kernelbench", (root / "problems").string(), "--candidates", (root / "candidates").string(),
                "--db", (dir / "kj.sqlite").string(), "--cache-dir", cache_dir});
-  return run_kj(full, dir.path());
+  command_result r = run_kj(full, dir.path());
+  r.err = build_error + r.err;
+  return r;
 }
 
 corpus_counts check_corpus_results(const fs::path& root, const fs::path& db, const std::string& device) {

@@ -34,7 +34,8 @@ bool list_contains(const std::string& list, const std::string& item);
 
 // Runs `kj run <args> --kernelbench <root>/problems --candidates <root>/candidates --db <dir>/kj.sqlite
 // --cache-dir <cache>` in `dir`. The cache is $KJ_CACHE_DIR when set (extension builds outlive the test),
-// else <dir>/cache.
+// else <dir>/cache. The corpus's shared module, <root>/kernels.py, is compiled first into
+// <cache>/fixture-kernels/<corpus> and put on PYTHONPATH with <root>; a failed build's log opens `err`.
 command_result run_corpus(const std::filesystem::path& root, const std::vector<std::string>& args,
                           const scratch_dir& dir);
 
