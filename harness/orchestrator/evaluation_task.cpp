@@ -127,6 +127,10 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
     } else {
       fill_from_build(result->record, *result->build);
     }
+    if (!ctx.strict) { // the strict classes did not run: no strict verdict (docs/schema.md), not a "pass"
+      result->record.strict_verdict.clear();
+      result->record.strict_failed.clear();
+    }
     result->record.finished_at = db::now_iso8601();
     on_result(*result);
     return {};

@@ -160,4 +160,6 @@ TEST_CASE("two candidate files with the same source and sample are judged once, 
   const json rows = results_json(dir);
   REQUIRE(rows.size() == 1);
   CHECK(rows[0]["verdict"] == "correct");
+  CHECK(rows[0]["strict_verdict"] == ""); // --no-strict: no strict verdict, not a pass
+  CHECK(r.out.find("strict pass") == std::string::npos);
 }
