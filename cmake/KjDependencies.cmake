@@ -54,8 +54,15 @@ if(KJ_BUILD_TESTS)
   # cpp-httplib, for the tests' fake LLM provider only (kj itself speaks HTTP through libcurl). Optional: without
   # it the LLM adapter tests that need the server are not built. Its CMake package where it ships one, else
   # pkg-config (Debian 12's libcpp-httplib-dev has only a .pc file).
+  # KJ_HTTPLIB_INCLUDE_DIR: a folder holding httplib.h (header-only), for a machine without the package (the GPU
+  # machine: Debian's libcpp-httplib-dev unpacked with dpkg -x and carried along).
+  set(KJ_HTTPLIB_INCLUDE_DIR "" CACHE PATH "A folder with cpp-httplib's httplib.h, when no package provides it")
   find_package(httplib CONFIG QUIET)
-  if(httplib_FOUND)
+  if(KJ_HTTPLIB_INCLUDE_DIR AND EXISTS "${KJ_HTTPLIB_INCLUDE_DIR}/httplib.h")
+    add_library(kj_httplib INTERFACE)
+    target_include_directories(kj_httplib SYSTEM INTERFACE "${KJ_HTTPLIB_INCLUDE_DIR}")
+    target_link_libraries(kj_httplib INTERFACE Threads::Threads)
+  elseif(httplib_FOUND)
     add_library(kj_httplib INTERFACE)
     target_link_libraries(kj_httplib INTERFACE httplib::httplib)
   else()

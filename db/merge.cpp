@@ -76,7 +76,9 @@ const std::vector<table_copy>& copy_plan() {
         {"problem_id", "problems"},
         {"candidate_id", "candidates"},
         {"stack_id", "stacks"}},
-       "d.run_id = x.run_id AND d.candidate_id = x.candidate_id"},
+       // A result once per (run, candidate); the built-in agent's in-loop evaluations by when they started.
+       "d.run_id = x.run_id AND d.candidate_id = x.candidate_id AND d.purpose = x.purpose AND "
+       "(x.purpose = 'result' OR d.started_at = x.started_at)"},
       {"trials",
        {{"evaluation_id", "evaluations"}},
        "d.evaluation_id = x.evaluation_id AND d.trial_index = x.trial_index",
@@ -104,6 +106,24 @@ const std::vector<table_copy>& copy_plan() {
        "d.evaluation_id = x.evaluation_id AND d.baseline_id = x.baseline_id",
        "s.evaluation_id IN (SELECT src FROM temp.new_evaluations)",
        false},
+      // The built-in agent: a trajectory by its attempt and start (a restarted attempt is a row of its own),
+      // its turns and tool calls by position, so that a trajectory merged while it ran gains its later turns.
+      {"agent_trajectories",
+       {{"run_id", "runs"},
+        {"problem_id", "problems"},
+        {"selected_candidate_id", "candidates"},
+        {"selected_evaluation_id", "evaluations"},
+        {"final_candidate_id", "candidates"},
+        {"final_evaluation_id", "evaluations"},
+        {"result_evaluation_id", "evaluations"}},
+       "d.run_id = x.run_id AND d.problem_id = x.problem_id AND d.attempt = x.attempt AND "
+       "d.started_at = x.started_at"},
+      {"agent_turns",
+       {{"trajectory_id", "agent_trajectories"}, {"exchange_id", "llm_exchanges"}},
+       "d.trajectory_id = x.trajectory_id AND d.turn = x.turn"},
+      {"agent_tool_calls",
+       {{"turn_id", "agent_turns"}, {"candidate_id", "candidates"}, {"evaluation_id", "evaluations"}},
+       "d.turn_id = x.turn_id AND d.seq = x.seq"},
   };
   return plan;
 }
@@ -177,7 +197,7 @@ void merge_run_parts(connection& db, const fs::path& output, const fs::path& sou
   db.prepare(R"sql(
 INSERT INTO main.run_parts (run_id, shard, created_at, status, command_line, source_file, evaluations, merged_at)
 SELECT r.id, coalesce(json_extract(r.config_json, '$.shard'), ''), r.created_at, r.status, r.command_line, ?1,
-       (SELECT count(*) FROM main.evaluations e WHERE e.run_id = r.id), ?2
+       (SELECT count(*) FROM main.evaluations e WHERE e.run_id = r.id AND e.purpose = 'result'), ?2
 FROM main.runs r
 WHERE r.id IN (SELECT dst FROM temp.map_runs) AND r.id NOT IN (SELECT dst FROM temp.new_runs)
   AND NOT EXISTS (SELECT 1 FROM main.run_parts p WHERE p.run_id = r.id)
@@ -190,7 +210,7 @@ WITH parts AS (
   SELECT run_id, shard, created_at, status, command_line, source_file, evaluations FROM src.run_parts
   UNION ALL
   SELECT r.id, coalesce(json_extract(r.config_json, '$.shard'), ''), r.created_at, r.status, r.command_line, ?1,
-         (SELECT count(*) FROM src.evaluations e WHERE e.run_id = r.id)
+         (SELECT count(*) FROM src.evaluations e WHERE e.run_id = r.id AND e.purpose = 'result')
   FROM src.runs r WHERE NOT EXISTS (SELECT 1 FROM src.run_parts p WHERE p.run_id = r.id)
 )
 INSERT INTO main.run_parts (run_id, shard, created_at, status, command_line, source_file, evaluations, merged_at)

@@ -322,6 +322,130 @@ CREATE TABLE run_parts (
 );
 )sql";
 
+// Version 7: the built-in agent. A trajectory is one attempt at one problem (settings, prompts, budget use,
+// how it ended, the selected and final candidates and the fresh re-measurement that is its result); a turn is
+// one call to the model (what kj added before it, what the model said, usage and cost); a tool call is one
+// action of a turn and what it returned. In-loop evaluations are ordinary evaluation rows named by their tool
+// call.
+//
+// The agent judges one version of its code several times in a run (verify, profile, then the re-measurement):
+// evaluations gets a purpose, and (run, candidate) stays unique among results only. SQLite drops a table
+// constraint only by rebuilding the table (migrate() turns foreign keys off while it runs, so that dropping
+// the old table does not cascade into trials, timings and cases, and checks them before the commit).
+constexpr const char* schema_agent = R"sql(
+CREATE TABLE evaluations_v7 (
+  id             INTEGER PRIMARY KEY,
+  run_id         INTEGER NOT NULL REFERENCES runs(id),
+  problem_id     INTEGER NOT NULL REFERENCES problems(id),
+  candidate_id   INTEGER NOT NULL,
+  stack_id       INTEGER NOT NULL REFERENCES stacks(id),
+  device         TEXT NOT NULL,
+  overrides_json TEXT NOT NULL,
+  protocol       TEXT NOT NULL,
+  verdict        TEXT NOT NULL,
+  error          TEXT NOT NULL,
+  started_at     TEXT NOT NULL,
+  finished_at    TEXT NOT NULL,
+  duration_s     REAL,
+  strict_verdict TEXT NOT NULL DEFAULT '',
+  strict_failed  TEXT NOT NULL DEFAULT '',
+  degenerate     TEXT NOT NULL DEFAULT '',
+  compatible_s   REAL,
+  strict_s       REAL,
+  build_key      TEXT NOT NULL DEFAULT '',
+  purpose        TEXT NOT NULL DEFAULT 'result' CHECK (purpose IN ('result', 'agent_loop')),
+  FOREIGN KEY (candidate_id, problem_id) REFERENCES candidates(id, problem_id)
+);
+INSERT INTO evaluations_v7 (id, run_id, problem_id, candidate_id, stack_id, device, overrides_json, protocol,
+                            verdict, error, started_at, finished_at, duration_s, strict_verdict, strict_failed,
+                            degenerate, compatible_s, strict_s, build_key)
+  SELECT id, run_id, problem_id, candidate_id, stack_id, device, overrides_json, protocol, verdict, error,
+         started_at, finished_at, duration_s, strict_verdict, strict_failed, degenerate, compatible_s, strict_s,
+         build_key
+  FROM evaluations;
+DROP TABLE evaluations;
+ALTER TABLE evaluations_v7 RENAME TO evaluations;
+CREATE UNIQUE INDEX evaluations_result ON evaluations(run_id, candidate_id) WHERE purpose = 'result';
+CREATE INDEX evaluations_problem_id ON evaluations(problem_id);
+CREATE INDEX evaluations_candidate_id ON evaluations(candidate_id, problem_id);
+CREATE INDEX evaluations_stack_id ON evaluations(stack_id);
+CREATE INDEX evaluations_verdict ON evaluations(verdict);
+
+CREATE TABLE agent_trajectories (
+  id                     INTEGER PRIMARY KEY,
+  run_id                 INTEGER NOT NULL REFERENCES runs(id),
+  problem_id             INTEGER NOT NULL REFERENCES problems(id),
+  attempt                INTEGER NOT NULL,
+  producer               TEXT NOT NULL,
+  adapter                TEXT NOT NULL,
+  model                  TEXT NOT NULL,
+  prompt_hash            TEXT NOT NULL,
+  system_prompt          TEXT NOT NULL,
+  task_prompt            TEXT NOT NULL,
+  settings_json          TEXT NOT NULL,
+  workspace              TEXT NOT NULL,
+  status                 TEXT NOT NULL,
+  stop_detail            TEXT NOT NULL,
+  turns                  INTEGER NOT NULL,
+  input_tokens           INTEGER NOT NULL,
+  cache_read_tokens      INTEGER NOT NULL,
+  cache_write_tokens     INTEGER NOT NULL,
+  output_tokens          INTEGER NOT NULL,
+  cost_usd               REAL,
+  wall_s                 REAL NOT NULL,
+  selected_candidate_id  INTEGER REFERENCES candidates(id),
+  selected_evaluation_id INTEGER REFERENCES evaluations(id),
+  final_candidate_id     INTEGER REFERENCES candidates(id),
+  final_evaluation_id    INTEGER REFERENCES evaluations(id),
+  result_evaluation_id   INTEGER REFERENCES evaluations(id),
+  speedup_baseline       TEXT NOT NULL,
+  inloop_speedup         REAL,
+  remeasured_speedup     REAL,
+  started_at             TEXT NOT NULL,
+  finished_at            TEXT NOT NULL
+);
+
+CREATE TABLE agent_turns (
+  id                 INTEGER PRIMARY KEY,
+  trajectory_id      INTEGER NOT NULL REFERENCES agent_trajectories(id),
+  turn               INTEGER NOT NULL,
+  exchange_id        INTEGER REFERENCES llm_exchanges(id),
+  user_note          TEXT NOT NULL,
+  context_note       TEXT NOT NULL,
+  context_tokens     INTEGER NOT NULL,
+  text               TEXT NOT NULL,
+  thinking           TEXT NOT NULL,
+  stop_reason        TEXT NOT NULL,
+  input_tokens       INTEGER NOT NULL,
+  cache_read_tokens  INTEGER NOT NULL,
+  cache_write_tokens INTEGER NOT NULL,
+  output_tokens      INTEGER NOT NULL,
+  cost_usd           REAL,
+  latency_ms         REAL NOT NULL,
+  started_at         TEXT NOT NULL,
+  finished_at        TEXT NOT NULL,
+  UNIQUE (trajectory_id, turn)
+);
+
+CREATE TABLE agent_tool_calls (
+  id             INTEGER PRIMARY KEY,
+  turn_id        INTEGER NOT NULL REFERENCES agent_turns(id),
+  seq            INTEGER NOT NULL,
+  call_id        TEXT NOT NULL,
+  tool           TEXT NOT NULL,
+  arguments_json TEXT NOT NULL,
+  result         TEXT NOT NULL,
+  summary        TEXT NOT NULL,
+  is_error       INTEGER NOT NULL CHECK (is_error IN (0, 1)),
+  candidate_id   INTEGER REFERENCES candidates(id),
+  evaluation_id  INTEGER REFERENCES evaluations(id),
+  seconds        REAL NOT NULL,
+  UNIQUE (turn_id, seq)
+);
+CREATE INDEX agent_trajectories_run ON agent_trajectories(run_id, problem_id, attempt);
+CREATE INDEX agent_tool_calls_evaluation ON agent_tool_calls(evaluation_id);
+)sql";
+
 // Sized by its entries: a new migration is one line here and the schema_version bump in store.hpp.
 constexpr auto all_migrations = std::to_array<migration>({
     {1, "runs, stacks, problems, candidates, evaluations, trials, timings, timing_samples", schema_v1},
@@ -330,9 +454,34 @@ constexpr auto all_migrations = std::to_array<migration>({
     {4, "LLM adapters: llm_exchanges, candidate_origins, llm_generations", schema_v4},
     {5, "content-addressed builds: builds, evaluations.build_key", schema_v5},
     {6, "merged runs: run_parts", schema_run_parts},
+    {7, "built-in agent: evaluations.purpose, agent_trajectories, agent_turns, agent_tool_calls",
+     schema_agent},
 });
 static_assert(all_migrations.back().version == schema_version,
               "add a migration for every schema_version bump");
+
+// Foreign keys off for the guard's life, back on after when they were on: a migration that rebuilds a table
+// must not cascade its DROP into the children (the pragma does nothing inside a transaction: set it before).
+class foreign_keys_off {
+public:
+  explicit foreign_keys_off(sqlite::connection& db)
+      : m_db(db), m_were_on(db.query_int64("PRAGMA foreign_keys", "read foreign_keys") != 0) {
+    m_db.exec("PRAGMA foreign_keys = OFF", "turn foreign keys off for the migration");
+  }
+  ~foreign_keys_off() {
+    if (!m_were_on) return;
+    try {
+      m_db.exec("PRAGMA foreign_keys = ON", "turn foreign keys back on");
+    } catch (...) { // a destructor must not throw; the next statement fails loudly anyway
+    }
+  }
+  foreign_keys_off(const foreign_keys_off&) = delete;
+  foreign_keys_off& operator=(const foreign_keys_off&) = delete;
+
+private:
+  sqlite::connection& m_db;
+  bool m_were_on;
+};
 
 } // namespace
 
@@ -363,6 +512,7 @@ void migrate(sqlite::connection& db, std::span<const migration> steps) {
   require_not_newer(db, before, target);
   if (before == target) return;
 
+  const foreign_keys_off keys_off(db);
   sqlite::transaction tx(db);
   // Read again under the write lock: another process may have migrated while we waited for it.
   const int current = read_user_version(db);
@@ -376,6 +526,8 @@ void migrate(sqlite::connection& db, std::span<const migration> steps) {
         .bind_all(step.version, step.description, now_iso8601())
         .run();
   }
+  if (db.prepare("PRAGMA foreign_key_check", "check foreign keys after the migration").step())
+    db.fail("migrate to schema version " + std::to_string(target), "a foreign key points nowhere");
   db.exec(fmt::format("PRAGMA user_version = {}", target), "set the schema version");
   tx.commit();
 }

@@ -1,6 +1,7 @@
 // The data-access layer: the only code in kerneljudge that writes SQL. One writer per database file.
 #pragma once
 
+#include "db/agent_records.hpp"
 #include "db/llm_records.hpp"
 #include "db/rows.hpp"
 
@@ -24,7 +25,7 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int schema_version = 6;
+inline constexpr int schema_version = 7;
 
 struct run_record {
   std::string run_uid;      // user-visible id, e.g. "r20261120-235959-1a2b"
@@ -37,7 +38,8 @@ struct run_record {
   std::int64_t stack_id = 0;
 };
 
-// One part of a merged run (table run_parts): a shard's run (or a whole run) that `kj merge` combined into it.
+// One part of a merged run (table run_parts): a shard's run (or a whole run) that `kj merge` combined into
+// it.
 struct run_part_record {
   std::string shard;      // "i/N" (kj run --shard), "" when the part was not sharded
   std::string created_at; // the part's own runs.created_at: which run of that shard (with its resumptions)
@@ -145,6 +147,9 @@ struct evaluation_record {
   std::vector<finding_record> findings;
   std::vector<std::int64_t> baseline_ids; // schema v3: the cached baselines this evaluation is compared with
   std::string build_key;                  // schema v5: the content-addressed build it ran ("" when none)
+  // Schema v7: "result" (kj run's evaluations, the agent's re-measurements: what reports count; one per run
+  // and candidate) or "agent_loop" (a built-in agent's verify or profile while it worked: any number).
+  std::string purpose = "result";
 };
 
 // A candidate's build (schema v5): one row per (candidate, build key), with the compiler's log.
@@ -247,7 +252,7 @@ public:
   // The parts of a merged run by shard and creation time; none for a run that was never merged.
   std::vector<run_part_record> run_parts(std::int64_t run_id) const;
 
-  // How many evaluations the run holds.
+  // How many result evaluations the run holds (not the built-in agent's in-loop ones).
   std::int64_t evaluation_count(std::int64_t run_id) const;
   // Whether this run already holds an evaluation of this candidate (for resuming a run).
   bool has_evaluation(std::int64_t run_id, std::int64_t candidate_id) const;
@@ -260,7 +265,8 @@ public:
   std::optional<evaluation_record> get_evaluation(std::int64_t evaluation_id) const;
 
   // Reads for reports (rows as stored; reports/metrics.hpp derives speedups and intervals from them).
-  // Evaluations matching the filter, ordered by suite, level, number, producer, sample, run creation, id.
+  // Result evaluations (purpose "result": not the built-in agent's in-loop ones) matching the filter, ordered
+  // by suite, level, number, producer, sample, run creation, id.
   std::vector<evaluation_row> evaluation_rows(const evaluation_filter& filter) const;
   // Every run, oldest first, with its stack hash and evaluation count.
   std::vector<run_row> runs() const;
@@ -298,6 +304,25 @@ public:
   std::optional<llm_generation_record> get_llm_generation(std::int64_t run_id) const;
   // Per provider and model, the exchanges the run used and what they solved, ordered by provider, model.
   std::vector<llm_cost_row> llm_costs(const std::string& run_uid) const;
+
+  // The built-in agent (schema v7, db/store_agent.cpp). insert_trajectory writes a new row (its id is
+  // returned), update_trajectory rewrites every field of the row with `t.id` but run, problem and attempt;
+  // insert_turn writes a turn with its tool calls in one transaction. finished_trajectory finds a trajectory
+  // of (run, problem, attempt) that ended (not running or interrupted): a resumed run skips those.
+  std::int64_t insert_trajectory(const trajectory_record& t);
+  void update_trajectory(const trajectory_record& t);
+  std::int64_t insert_turn(const turn_record& turn, const std::vector<tool_call_record>& calls);
+  std::optional<std::int64_t> finished_trajectory(std::int64_t run_id, std::int64_t problem_id,
+                                                  int attempt) const;
+  std::optional<trajectory_record> get_trajectory(std::int64_t id) const;
+  // A trajectory with its turns (by turn) and their tool calls (by seq).
+  std::optional<trajectory_transcript> get_transcript(std::int64_t id) const;
+  // The trajectories of a run, by problem, attempt and id.
+  std::vector<trajectory_record> trajectories(const std::string& run_uid) const;
+  // The tool call that made an evaluation in a trajectory's loop, if one did.
+  std::optional<tool_call_record> tool_call_of_evaluation(std::int64_t evaluation_id) const;
+  // The trajectory whose re-measurement (its reported result) an evaluation is, if one is.
+  std::optional<std::int64_t> trajectory_of_result(std::int64_t evaluation_id) const;
 
 private:
   struct impl;

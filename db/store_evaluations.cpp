@@ -91,16 +91,18 @@ void insert_children(connection& db, std::int64_t evaluation_id, const evaluatio
 } // namespace
 
 std::int64_t store::evaluation_count(std::int64_t run_id) const {
-  auto count = m_impl->m_db.prepare("SELECT count(*) FROM evaluations WHERE run_id = ?",
-                                    fmt::format("count the evaluations of run {}", run_id));
+  auto count =
+      m_impl->m_db.prepare("SELECT count(*) FROM evaluations WHERE run_id = ? AND purpose = 'result'",
+                           fmt::format("count the evaluations of run {}", run_id));
   count.bind_all(run_id);
   count.step();
   return count.column_int64(0);
 }
 
 bool store::has_evaluation(std::int64_t run_id, std::int64_t candidate_id) const {
-  auto find = m_impl->m_db.prepare("SELECT 1 FROM evaluations WHERE run_id = ? AND candidate_id = ?",
-                                   "look for an evaluation");
+  auto find = m_impl->m_db.prepare(
+      "SELECT 1 FROM evaluations WHERE run_id = ? AND candidate_id = ? AND purpose = 'result'",
+      "look for an evaluation");
   find.bind_all(run_id, candidate_id);
   return find.step();
 }
@@ -110,22 +112,22 @@ std::int64_t store::insert_evaluation(const evaluation_record& evaluation) {
   const std::string what =
       fmt::format("insert evaluation (run {}, candidate {})", evaluation.run_id, evaluation.candidate_id);
   sqlite::transaction tx(db);
-  if (has_evaluation(evaluation.run_id, evaluation.candidate_id))
+  if (evaluation.purpose == "result" && has_evaluation(evaluation.run_id, evaluation.candidate_id))
     db.fail(what, fmt::format("run {} already holds an evaluation of candidate {}", evaluation.run_id,
                               evaluation.candidate_id));
   const std::int64_t problem_id = resolve_problem(db, evaluation, what);
   const std::int64_t stack_id = resolve_stack(db, evaluation, what);
-  db.prepare("INSERT INTO evaluations (run_id, problem_id, candidate_id, stack_id, device, overrides_json, "
-             "protocol, verdict, error, started_at, finished_at, duration_s, strict_verdict, strict_failed, "
-             "degenerate, compatible_s, strict_s, build_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-             "?, ?, ?, "
-             "?, ?)",
-             what)
+  db.prepare(
+        "INSERT INTO evaluations (run_id, problem_id, candidate_id, stack_id, device, overrides_json, "
+        "protocol, verdict, error, started_at, finished_at, duration_s, strict_verdict, strict_failed, "
+        "degenerate, compatible_s, strict_s, build_key, purpose) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?, ?, ?, ?, ?)",
+        what)
       .bind_all(evaluation.run_id, problem_id, evaluation.candidate_id, stack_id, evaluation.device,
                 evaluation.overrides_json, evaluation.protocol, evaluation.verdict, evaluation.error,
                 evaluation.started_at, evaluation.finished_at, evaluation.duration_s,
                 evaluation.strict_verdict, evaluation.strict_failed, evaluation.degenerate,
-                evaluation.compatible_s, evaluation.strict_s, evaluation.build_key)
+                evaluation.compatible_s, evaluation.strict_s, evaluation.build_key, evaluation.purpose)
       .run();
   const std::int64_t evaluation_id = db.last_insert_rowid();
   insert_children(db, evaluation_id, evaluation, what);
@@ -179,7 +181,7 @@ std::optional<evaluation_record> store::get_evaluation(std::int64_t evaluation_i
   auto row =
       db.prepare("SELECT run_id, problem_id, candidate_id, stack_id, device, overrides_json, protocol, "
                  "verdict, error, started_at, finished_at, duration_s, strict_verdict, strict_failed, "
-                 "degenerate, compatible_s, strict_s, build_key FROM evaluations WHERE id = ?",
+                 "degenerate, compatible_s, strict_s, build_key, purpose FROM evaluations WHERE id = ?",
                  what);
   row.bind_all(evaluation_id);
   if (!row.step()) return std::nullopt;
@@ -201,6 +203,7 @@ std::optional<evaluation_record> store::get_evaluation(std::int64_t evaluation_i
   e.compatible_s = row.column_double(15);
   e.strict_s = row.column_double(16);
   e.build_key = row.column_text(17);
+  e.purpose = row.column_text(18);
 
   auto trials =
       db.prepare("SELECT trial_index, seed, passed, max_abs_err, max_rel_err, mismatches, detail_json "

@@ -160,7 +160,7 @@ WITH {}, solved AS (
   FROM candidate_origins o
   JOIN runs r ON r.id = o.run_id
   JOIN candidates c ON c.id = o.candidate_id
-  LEFT JOIN evaluations e ON e.candidate_id = o.candidate_id AND e.run_id = o.run_id
+  LEFT JOIN evaluations e ON e.candidate_id = o.candidate_id AND e.run_id = o.run_id AND e.purpose = 'result'
   WHERE r.run_uid = ?1
   GROUP BY o.adapter, o.model, c.problem_id
 )
@@ -197,20 +197,24 @@ FROM used u GROUP BY u.provider, u.model ORDER BY u.provider, u.model
 }
 
 void add_llm_usage(const connection& db, std::vector<evaluation_row>& rows) {
+  // A built-in agent's result: its whole trajectory's usage; a generated candidate: its exchange's.
   auto usage = db.prepare(
-      "SELECT x.input_tokens, x.cache_read_tokens, x.cache_write_tokens, x.output_tokens, x.cost_usd "
+      "SELECT 0 AS k, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, cost_usd "
+      "FROM agent_trajectories WHERE result_evaluation_id = ?1 "
+      "UNION ALL "
+      "SELECT 1 AS k, x.input_tokens, x.cache_read_tokens, x.cache_write_tokens, x.output_tokens, x.cost_usd "
       "FROM evaluations e JOIN candidate_origins o ON o.candidate_id = e.candidate_id AND o.run_id = "
       "e.run_id "
-      "JOIN llm_exchanges x ON x.id = o.exchange_id WHERE e.id = ?",
+      "JOIN llm_exchanges x ON x.id = o.exchange_id WHERE e.id = ?1 ORDER BY k LIMIT 1",
       "read the tokens and cost of generated candidates");
   for (evaluation_row& row : rows) {
     usage.bind_all(row.evaluation_id);
     if (usage.step()) {
-      row.input_tokens = usage.column_int64(0);
-      row.cache_read_tokens = usage.column_int64(1);
-      row.cache_write_tokens = usage.column_int64(2);
-      row.output_tokens = usage.column_int64(3);
-      row.cost_usd = usage.column_optional_double(4);
+      row.input_tokens = usage.column_int64(1);
+      row.cache_read_tokens = usage.column_int64(2);
+      row.cache_write_tokens = usage.column_int64(3);
+      row.output_tokens = usage.column_int64(4);
+      row.cost_usd = usage.column_optional_double(5);
     }
     usage.reset();
   }

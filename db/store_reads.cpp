@@ -24,7 +24,8 @@ JOIN runs r ON r.id = e.run_id
 JOIN problems p ON p.id = e.problem_id
 JOIN candidates c ON c.id = e.candidate_id
 JOIN stacks s ON s.id = e.stack_id
-WHERE (?1 = '' OR r.run_uid = ?1) AND (?2 = '' OR c.producer = ?2)
+WHERE e.purpose = 'result' -- not the built-in agent's in-loop evaluations
+  AND (?1 = '' OR r.run_uid = ?1) AND (?2 = '' OR c.producer = ?2)
   AND (?3 = '' OR substr(s.stack_hash, 1, length(?3)) = ?3)
   AND (?4 IS NULL OR p.level = ?4) AND (?5 IS NULL OR p.number = ?5)
   AND (?6 = '' OR p.file_name = ?6 OR p.name = ?6)
@@ -166,7 +167,8 @@ std::vector<run_row> store::runs() const {
   auto rows = m_impl->m_db.prepare(
       "SELECT r.id, r.run_uid, r.created_at, r.status, r.device, r.command_line, r.kj_version, "
       "r.config_json, "
-      "r.stack_id, COALESCE(s.stack_hash, ''), (SELECT count(*) FROM evaluations e WHERE e.run_id = r.id) "
+      "r.stack_id, COALESCE(s.stack_hash, ''), (SELECT count(*) FROM evaluations e WHERE e.run_id = r.id AND "
+      "e.purpose = 'result') "
       "FROM runs r LEFT JOIN stacks s ON s.id = r.stack_id ORDER BY r.created_at, r.id",
       "list runs");
   std::vector<run_row> out;

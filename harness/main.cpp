@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
   auto generate = kj::cli::add_generate_command(app, argc, argv);
   auto costs = kj::cli::add_costs_command(app);
   auto merge = kj::cli::add_merge_command(app);
+  auto agent = kj::cli::add_agent_command(app, argc, argv);
+  auto show = kj::cli::add_show_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -56,6 +58,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("generate")) return generate();
     if (app.got_subcommand("costs")) return costs();
     if (app.got_subcommand("merge")) return merge();
+    if (app.got_subcommand("agent")) return agent();
+    if (app.got_subcommand("show")) return show();
   } catch (const kj::cli::usage_error& e) {
     fmt::print(stderr, "kj: {}\n", e.what());
     return 2;

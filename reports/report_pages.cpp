@@ -3,6 +3,7 @@
 // trajectories (turns, tool calls, tool results; issue 16) are one more entry in evaluation_sections().
 #include "reports/html.hpp"
 #include "reports/report.hpp"
+#include "reports/report_sections.hpp"
 
 #include <fmt/format.h>
 #include <functional>
@@ -14,6 +15,7 @@ namespace {
 using nlohmann::json;
 
 struct page_context {
+  const db::store& store;
   const report_data& data;
   const result_row& row;
   const db::evaluation_record& evaluation;
@@ -132,6 +134,8 @@ const std::vector<page_section>& evaluation_sections() {
       {"cases", "Strict verification cases", cases},
       {"findings", "Static findings", findings},
       {"trace", "Kernel trace", trace},
+      {"agent", "Agent trajectory (the transcript behind this result)",
+       [](const page_context& c) { return trajectory_section(c.store, c.row.evaluation_id); }},
       {"source", "Candidate source", source},
       {"problem", "Problem source", problem_source},
   };
@@ -145,7 +149,7 @@ std::string evaluation_page(const db::store& store, const report_data& data, con
   const auto candidate = store.get_candidate(row.candidate_id);
   const auto problem = evaluation ? store.get_problem(evaluation->problem_id) : std::nullopt;
   const db::evaluation_record empty;
-  const page_context context{data, row, evaluation ? *evaluation : empty, candidate, problem};
+  const page_context context{store, data, row, evaluation ? *evaluation : empty, candidate, problem};
   std::string out = html::page_begin(fmt::format("evaluation {}", row.evaluation_id), html::new_nonce());
   out += fmt::format("<p><a href=\"../index.html\">report</a></p><h1>Evaluation {}: L{} {} {} by {}</h1>\n"
                      "<p class=\"prov\">From <code>{}</code>, table <code>evaluations</code> id {}.</p>\n",

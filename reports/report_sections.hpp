@@ -1,4 +1,5 @@
-// Sections of index.html written in their own files: the stacks table, the charts and Table 1.
+// Sections written in their own files: the stacks table, the charts and Table 1 of index.html, and the agent
+// trajectory of an evaluation page.
 #pragma once
 
 #include "reports/report.hpp"
@@ -18,5 +19,10 @@ std::string charts_section(const report_data& data, const std::string& chartjs_t
 
 // Table 1 of the CUDA Agent paper: ours (compatible and strict) with intervals, next to the published rows.
 std::string table1_section(const report_data& data);
+
+// The built-in agent's trajectory whose re-measurement the evaluation is: its header (status, budget use,
+// selection, in-loop vs re-measured speedup) and every turn with kj's notes, the model's text and thinking,
+// each tool call and its result, all escaped. "" when the evaluation is no trajectory's result.
+std::string trajectory_section(const db::store& store, std::int64_t evaluation_id);
 
 } // namespace kj::reports::detail

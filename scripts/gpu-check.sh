@@ -2,7 +2,7 @@
 # One call on the GPU machine: configure, build, run the `gpu` tests and real `kj` runs; logs and tables go to $OUT.
 # Stages (default: build tests suite kb-identity): build, tests, corpus, baselines-gpu, suite, kb-identity, kb-compat,
 # strict-cost, rep-<name> (any number of repeatability runs), kb-method, kb-own, timing-report, baselines,
-# baselines-again, baselines-l4, diag-pin, compare-aa, scale-gpus, scale-shards (docs/gpu-machine.md says what each
+# baselines-again, baselines-l4, diag-pin, compare-aa, scale-gpus, scale-shards, agent-gpu (docs/gpu-machine.md says what each
 # does). Headers the machine lacks (sqlite3.h, OpenSSL) come from .gpu-carry/root (Debian packages unpacked with
 # dpkg -x) and the KernelBench problems from .gpu-carry/KernelBench.
 # The DB is $OUT/kj.sqlite, seeded from .gpu-carry/kj.sqlite when that exists (runs of an earlier call).
@@ -349,6 +349,37 @@ rows = db.execute("select p.name, e.verdict, e.strict_verdict, e.strict_failed, 
 for r in rows:
     print(f"{r[0]:40} {r[1]:8} strict={r[2]:4} {r[3]:20} compatible {r[4]:6.1f} s  strict {r[5]:6.1f} s  ratio {r[5] / r[4]:.2f}")
 PY
+    ;;
+  agent-gpu)
+    # The built-in agent against the scripted model (tests/fixtures/agent/cuda: CUDA kernels in CUDA-Agent's layout,
+    # a compile error, a strict NaN failure, profiles with the CUPTI kernel table and, when ncu is on PATH, Nsight
+    # Compute). The fake provider needs cpp-httplib's header, which this machine lacks: it comes from
+    # .gpu-carry/root/usr/include/httplib.h (Debian's libcpp-httplib-dev, unpacked with dpkg -x).
+    log "agent-gpu: kj agent --adapter openai against the scripted model on L1 1-3, --device cuda (ncu: $(command -v ncu || echo none))"
+    mkdir -p /tmp/kj-logs
+    [[ -f /usr/include/httplib.h || ! -f $CARRY/root/usr/include/httplib.h ]] ||
+      cmake -S . -B "$BUILD" -DKJ_HTTPLIB_INCLUDE_DIR="$CARRY/root/usr/include" >/tmp/kj-logs/agent-configure.log 2>&1
+    if ! cmake --build "$BUILD" -j 16 --target kj kj_fake_llm >/tmp/kj-logs/agent-build.log 2>&1; then
+      log "agent-gpu: building kj_fake_llm failed (is httplib.h in .gpu-carry/root/usr/include?)"
+      grep -E "error" /tmp/kj-logs/agent-build.log | head -5 | tee -a "$OUT/summary.txt"
+      continue
+    fi
+    "$BUILD/tests/kj_fake_llm" --scripts tests/fixtures/agent >/tmp/kj-fake-llm.out 2>&1 &
+    fake=$!
+    for _ in $(seq 50); do grep -q "^port " /tmp/kj-fake-llm.out && break; sleep 0.1; done
+    port=$(awk '/^port /{print $2}' /tmp/kj-fake-llm.out)
+    rm -rf /tmp/kj-agent-ws
+    "$kj" agent --adapter openai --base-url "http://127.0.0.1:$port/v1" --model test-model --level 1 --ids 1-3 \
+      --device cuda --db "$OUT/kj.sqlite" --run-id agent-gpu --prices tests/fixtures/agent/prices.json \
+      --workspaces /tmp/kj-agent-ws --max-time-ms 1000 >"$OUT/agent-gpu.txt" 2>"$OUT/agent-gpu.err"
+    rc=$?
+    kill "$fake" 2>/dev/null
+    { echo "== kj agent exit $rc"; "$kj" show trajectories --db "$OUT/kj.sqlite" --run agent-gpu
+      for id in $("$kj" show trajectories --db "$OUT/kj.sqlite" --run agent-gpu | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $1}'); do
+        "$kj" show trajectory "$id" --db "$OUT/kj.sqlite"
+      done; } >>"$OUT/agent-gpu.txt" 2>&1
+    log "agent-gpu: exit $rc, $(grep -c "SCRIPT MISMATCH" "$OUT/agent-gpu.txt") script mismatches, $(grep -c "^Nsight Compute\|    Nsight Compute" "$OUT/agent-gpu.txt") Nsight Compute tables"
+    grep -E "^ +[0-9]+  L1" "$OUT/agent-gpu.txt" | tee -a "$OUT/summary.txt"
     ;;
   esac
 done

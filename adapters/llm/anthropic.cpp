@@ -96,9 +96,18 @@ public:
     }
     if (r.temperature) body["temperature"] = *r.temperature;
     if (r.thinking_budget) body["thinking"] = {{"type", "enabled"}, {"budget_tokens", *r.thinking_budget}};
-    return {base_url() + "/v1/messages",
-            {"content-type: application/json", "anthropic-version: 2023-06-01"},
-            std::move(body)};
+    std::vector<std::string> headers{"content-type: application/json", "anthropic-version: 2023-06-01"};
+    if (r.context_edit) {
+      const context_editing& e = *r.context_edit;
+      body["context_management"] = {
+          {"edits",
+           json::array({{{"type", "clear_tool_uses_20250919"},
+                         {"trigger", {{"type", "input_tokens"}, {"value", e.trigger_tokens}}},
+                         {"keep", {{"type", "tool_uses"}, {"value", e.keep_tool_uses}}},
+                         {"clear_at_least", {{"type", "input_tokens"}, {"value", e.clear_at_least}}}}})}};
+      headers.push_back("anthropic-beta: context-management-2025-06-27");
+    }
+    return {base_url() + "/v1/messages", std::move(headers), std::move(body)};
   }
 
   std::vector<std::string> auth_headers() const override {

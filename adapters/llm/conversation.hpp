@@ -51,6 +51,15 @@ struct tool_spec {
   nlohmann::json input_schema = nlohmann::json::object(); // JSON Schema of the arguments object
 };
 
+// Provider-side context editing, where the provider offers it (Anthropic's clear_tool_uses strategy, a beta):
+// once the prompt exceeds `trigger_tokens`, the provider clears the oldest tool results before the model sees
+// them, keeping the newest `keep_tool_uses`. The conversation sent stays whole. Others ignore it.
+struct context_editing {
+  std::int64_t trigger_tokens = 100'000;
+  int keep_tool_uses = 3;
+  std::int64_t clear_at_least = 10'000; // clearing invalidates the prompt cache: make each clearing worth it
+};
+
 struct request {
   std::string model;
   std::string system;
@@ -60,6 +69,7 @@ struct request {
   std::optional<double> temperature;  // unset: not sent (some models refuse non-default sampling)
   std::optional<int> thinking_budget; // tokens of extended thinking; unset: the model's default
   bool cache_prompt = true;           // Anthropic: cache breakpoints on the system prompt and the last turn
+  std::optional<context_editing> context_edit; // unset: none
 };
 
 // Tokens of one call in four buckets (docs/adapters.md maps each provider's usage fields onto them).

@@ -57,7 +57,7 @@ action add_generate_command(CLI::App& app, int argc, char** argv) {
                   "name of the run; an existing one is resumed (answers it recorded are "
                   "not asked for again)");
   s->sources.add_to(*cmd);
-  s->generation.add_to(*cmd, true);
+  s->generation.add_to(*cmd, generation_use::generate);
   return [s, argc, argv] {
     const adapters::generation_options options = s->generation.resolve();
     const auto problems =

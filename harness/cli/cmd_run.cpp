@@ -39,7 +39,7 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
       "where candidates come from: a directory of KernelBench-style files "
       "(level_L_problem_N_sample_S_kernel.py or <problem file>.py), 'identity' (each problem's own "
       "Model, for calibration) or 'examples' (the built-in suite's examples; the default for it)");
-  s->generation.add_to(*cmd, false);
+  s->generation.add_to(*cmd, generation_use::run);
   cmd->add_option("--timeout", s->options.timeout_s,
                   "wall-clock limit in seconds for judging one candidate (its build has --build-timeout)")
       ->check(CLI::PositiveNumber)

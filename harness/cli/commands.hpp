@@ -21,5 +21,7 @@ action add_runner_command(CLI::App& app);
 action add_generate_command(CLI::App& app, int argc, char** argv); // cmd_generate.cpp
 action add_costs_command(CLI::App& app);                           // cmd_generate.cpp
 action add_merge_command(CLI::App& app);                           // cmd_merge.cpp
+action add_agent_command(CLI::App& app, int argc, char** argv);    // cmd_agent.cpp (links kj_agent)
+action add_show_command(CLI::App& app);                            // cmd_show.cpp (links kj_agent)
 
 } // namespace kj::cli

@@ -7,16 +7,24 @@
 
 namespace kj::cli {
 
-void generation_flags::add_to(CLI::App& app, bool required) {
+void generation_flags::add_to(CLI::App& app, generation_use use) {
   adapters::generation_options& o = m_options;
+  const bool agent = use == generation_use::agent;
   auto* adapter =
-      app.add_option("--adapter", o.adapter,
+      agent ? app.add_option(
+                     "--adapter", o.adapter,
+                     "the agent's model provider: anthropic (Messages API, ANTHROPIC_API_KEY), gemini "
+                     "(generateContent, GEMINI_API_KEY or GOOGLE_API_KEY) or openai (chat completions of "
+                     "OpenAI or any compatible server such as vLLM/SGLang, OPENAI_API_KEY if it needs one)")
+                  ->check(CLI::IsMember({"anthropic", "gemini", "openai"}))
+            : app.add_option(
+                     "--adapter", o.adapter,
                      "generate candidates with an LLM: anthropic (Messages API, ANTHROPIC_API_KEY), gemini "
                      "(generateContent, GEMINI_API_KEY or GOOGLE_API_KEY), openai (chat completions of "
                      "OpenAI or any compatible server such as vLLM/SGLang, OPENAI_API_KEY if it needs "
                      "one), or replay (the recorded exchanges of --from RUN_ID, offline)")
-          ->check(CLI::IsMember({"anthropic", "gemini", "openai", "replay"}));
-  if (required) adapter->required();
+                  ->check(CLI::IsMember({"anthropic", "gemini", "openai", "replay"}));
+  if (use != generation_use::run) adapter->required();
   m_settings = {
       app.add_option("--model", o.model,
                      "the model to ask, e.g. claude-opus-4-5, gemini-3-pro-preview, or the name "
@@ -24,9 +32,6 @@ void generation_flags::add_to(CLI::App& app, bool required) {
       app.add_option(
           "--base-url", o.base_url,
           "the provider's URL (default: its public API); for vLLM/SGLang e.g. http://localhost:8000/v1"),
-      app.add_option("--samples", o.samples, "answers asked for per problem (each is a candidate)")
-          ->check(CLI::Range(1, 1000))
-          ->capture_default_str(),
       m_temperature_option = app.add_option("--temperature", m_temperature,
                                             "sampling temperature (default: the "
                                             "model's own; not sent)")
@@ -41,12 +46,12 @@ void generation_flags::add_to(CLI::App& app, bool required) {
               ->check(CLI::Range(0, 10'000'000)),
   };
   m_live = {
-      app.add_option("--concurrency", o.concurrency, "calls in flight at once to the provider")
-          ->check(CLI::Range(1, 256))
-          ->capture_default_str(),
       m_budget_option =
-          app.add_option("--budget-usd", m_budget,
-                         "stop asking once the run's calls have cost this much (calls in flight finish; "
+          app.add_option(
+                 "--budget-usd", m_budget,
+                 agent ? "stop once the run's calls have cost this much (each trajectory stops before "
+                         "its next call; what it wrote is still re-measured)"
+                       : "stop asking once the run's calls have cost this much (calls in flight finish; "
                          "what was generated is judged)")
               ->check(CLI::NonNegativeNumber),
       app.add_option("--prices", m_prices, "price table (default: adapters/prices.json, or $KJ_PRICES)"),
@@ -72,6 +77,14 @@ void generation_flags::add_to(CLI::App& app, bool required) {
           ->check(CLI::NonNegativeNumber)
           ->capture_default_str(),
   };
+  if (agent) return; // every turn of a trajectory is live, and one answer is one turn
+  m_settings.push_back(
+      app.add_option("--samples", o.samples, "answers asked for per problem (each is a candidate)")
+          ->check(CLI::Range(1, 1000))
+          ->capture_default_str());
+  m_live.push_back(app.add_option("--concurrency", o.concurrency, "calls in flight at once to the provider")
+                       ->check(CLI::Range(1, 256))
+                       ->capture_default_str());
   m_from_option =
       app.add_option("--from", o.replay_from, "with --adapter replay: the run whose recording answers");
 }

@@ -1,4 +1,5 @@
-// The LLM adapter options shared by `kj run` and `kj generate` (--adapter, --model, --samples, --budget-usd,
+// The LLM adapter options shared by `kj run`, `kj generate` and `kj agent` (--adapter, --model, --samples,
+// --budget-usd,
 // ...).
 #pragma once
 
@@ -10,10 +11,13 @@
 
 namespace kj::cli {
 
+// Who takes the options: kj run (generation optional), kj generate (--adapter required), kj agent (--adapter
+// required, live providers only, one answer per turn: no replay, --from, --samples or --concurrency).
+enum class generation_use { run, generate, agent };
+
 class generation_flags {
 public:
-  // `required`: --adapter must be given (kj generate); otherwise generation is optional (kj run).
-  void add_to(CLI::App& app, bool required);
+  void add_to(CLI::App& app, generation_use use);
   // The options, checked: generation flags without --adapter, and replay with settings of its own, are
   // usage errors.
   adapters::generation_options resolve() const;

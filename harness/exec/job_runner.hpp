@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kj::exec {
 
@@ -28,6 +29,8 @@ struct launch_spec {
   // build folder writable (see harness/exec/sandbox.hpp); nullopt for trusted jobs.
   std::optional<sandbox_policy> sandbox;
   int nice = 0; // > 0: a lower CPU priority (builds that run beside timing)
+  // A program and its arguments that start the worker (a profiler such as Nsight Compute); empty: none.
+  std::vector<std::string> wrapper;
 };
 
 struct job_runner {

@@ -134,6 +134,7 @@ struct baseline_job {
 struct describe_job {
   std::vector<source_file> problems;
   std::map<std::string, std::int64_t> overrides;
+  bool cost = false; // also the bytes a forward moves and its FLOPs (meta device; the agent's speed of light)
 };
 
 // The worker's environment only (python, torch, device): the stack fingerprint.

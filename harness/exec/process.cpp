@@ -1,6 +1,7 @@
 // Implements worker process management: fork/exec, a private report pipe, deadlines, process-group kills.
 #include "harness/exec/process.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -29,20 +30,37 @@ void on_signal(int) {
 
 // Everything the child needs is built before fork (kj has threads: after fork only async-signal-safe calls).
 struct prepared_exec {
-  std::string program; // /proc/self/exe, or bwrap
+  std::string program; // /proc/self/exe, bwrap, or the wrapper
   std::vector<std::string> args, env;
   std::vector<char*> argv, envp;
 };
 
+// A program named without a folder, looked up on the worker's PATH (execve does no lookup).
+std::string find_program(const std::string& name, const std::map<std::string, std::string>& environment) {
+  if (name.find('/') != std::string::npos) return name;
+  const auto path = environment.find("PATH");
+  std::string folders = path == environment.end() ? "/usr/local/bin:/usr/bin:/bin" : path->second;
+  for (std::size_t start = 0; start <= folders.size();) {
+    const std::size_t end = std::min(folders.find(':', start), folders.size());
+    const fs::path candidate = fs::path(folders.substr(start, end - start)) / name;
+    if (end > start && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    start = end + 1;
+  }
+  return name; // execve fails: the worker exits 121, which the caller reports
+}
+
 prepared_exec prepare(const worker_launch& launch) {
   prepared_exec p;
-  if (!launch.sandbox_prefix.empty()) {
-    p.program = launch.sandbox_prefix.front();
-    p.args = launch.sandbox_prefix;
-    p.args.push_back(fs::read_symlink("/proc/self/exe").string()); // bwrap runs it by its path in the sandbox
-  } else {
+  // [bwrap ... --] [wrapper ...] kj worker ...: behind a launcher kj runs by its real path.
+  p.args = launch.sandbox_prefix;
+  p.args.insert(p.args.end(), launch.wrapper.begin(), launch.wrapper.end());
+  if (p.args.empty()) {
     p.program = "/proc/self/exe";
     p.args = {"kj"};
+  } else {
+    if (launch.sandbox_prefix.empty()) p.args.front() = find_program(p.args.front(), launch.environment);
+    p.program = p.args.front();
+    p.args.push_back(fs::read_symlink("/proc/self/exe").string());
   }
   for (const char* a : {"worker", "--job"})
     p.args.emplace_back(a);

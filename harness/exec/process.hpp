@@ -21,6 +21,9 @@ struct worker_launch {
   // A sandbox launcher (bwrap ... --) to start the worker under; empty: none (harness/exec/sandbox.hpp).
   std::vector<std::string> sandbox_prefix;
   int nice = 0; // > 0: a lower CPU priority (builds running beside timing)
+  // Runs `wrapper[0] wrapper[1..] <kj> worker ...` (after the sandbox launcher, if any): a profiler that
+  // starts the worker and passes descriptor 3 on. wrapper[0] is looked up on the environment's PATH.
+  std::vector<std::string> wrapper;
 };
 
 // The variables of kj's environment a worker may see: an allowlist of what Python, torch, compilers and CUDA

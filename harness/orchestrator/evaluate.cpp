@@ -6,7 +6,49 @@
 #include "harness/orchestrator/run.hpp"
 #include "harness/verify/static_scan.hpp"
 
+#include <fmt/core.h>
+
 namespace kj::orchestrator {
+
+namespace {
+
+evaluation_context context_of(const evaluate_options& options, const nlohmann::json& env,
+                              const std::string& device, const exec::build_cache& builds) {
+  return {.device = device,
+          .env = env,
+          .protocol = options.protocol,
+          .precision = options.precision,
+          .trials = options.trials,
+          .timing = options.timing,
+          .strict = options.strict,
+          .overrides = options.overrides,
+          .trace = options.trace,
+          .timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
+          .build_timeout = std::chrono::milliseconds(static_cast<long long>(options.build_timeout_s * 1000)),
+          .limits = options.limits,
+          .builds = &builds,
+          .wrapper = options.wrapper};
+}
+
+} // namespace
+
+std::optional<exec::build_record> build(const kb::problem& problem, const adapters::candidate& candidate,
+                                        const evaluate_options& options) {
+  if (!scheduler::needs_build(candidate.source)) return std::nullopt;
+  const std::filesystem::path cache_dir =
+      options.cache_dir.empty() ? exec::default_cache_dir() : options.cache_dir;
+  const nlohmann::json env = options.env.is_null() ? probe_environment(cache_dir) : options.env;
+  const std::string device = resolve_device(options.device, env);
+  const exec::build_cache builds(cache_dir / "builds");
+  const evaluation_context ctx = context_of(options, env, device, builds);
+  const exec::evaluate_job job = evaluate_message(ctx, problem, candidate);
+  const std::string key = candidate_build_key(ctx, candidate.source, job.overrides);
+  if (auto cached = builds.lookup(key)) return cached;
+  const exec::job_runner runner{cache_dir, false};
+  return builds.build(
+      runner, key, exec::build_job{job.problem, job.candidate, job.overrides},
+      build_launch(ctx, fmt::format("build-L{}-{}-s{}", problem.level, problem.number, candidate.sample)));
+}
 
 scheduler::evaluation_result evaluate(const kb::problem& problem, const adapters::candidate& candidate,
                                       const evaluate_options& options) {
@@ -16,20 +58,7 @@ scheduler::evaluation_result evaluate(const kb::problem& problem, const adapters
   const std::string device = resolve_device(options.device, env);
   const exec::job_runner runner{cache_dir, false};
   const exec::build_cache builds(cache_dir / "builds");
-  const evaluation_context ctx{
-      .device = device,
-      .env = env,
-      .protocol = options.protocol,
-      .precision = options.precision,
-      .trials = options.trials,
-      .timing = options.timing,
-      .strict = options.strict,
-      .overrides = options.overrides,
-      .trace = options.trace,
-      .timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
-      .build_timeout = std::chrono::milliseconds(static_cast<long long>(options.build_timeout_s * 1000)),
-      .limits = options.limits,
-      .builds = &builds};
+  const evaluation_context ctx = context_of(options, env, device, builds);
   db::evaluation_record record;
   record.device = device;
   record.overrides_json = "{}";
@@ -38,7 +67,7 @@ scheduler::evaluation_result evaluate(const kb::problem& problem, const adapters
     record.findings.push_back({f.kind, f.line, f.excerpt});
   scheduler::memory_sink results;
   const scheduler::scheduler runs(runner, builds,
-                                  {.build_jobs = 1, .slots = scheduler::device_slots(device, {0})});
+                                  {.build_jobs = 1, .slots = scheduler::device_slots(device, {options.gpu})});
   runs.run({evaluation_task(ctx, problem, candidate, std::move(record),
                             [&](scheduler::evaluation_result& r) { results.evaluation(r); })});
   if (results.evaluations.empty())

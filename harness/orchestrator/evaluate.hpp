@@ -11,7 +11,9 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace kj::orchestrator {
 
@@ -29,11 +31,20 @@ struct evaluate_options {
   exec::resource_limits limits;    // of the candidate's process
   std::filesystem::path cache_dir; // default: exec::default_cache_dir()
   nlohmann::json env;              // the probe's environment; probed when null (a worker start)
+  int gpu = 0;                     // cuda: the GPU the job runs on (CUDA_VISIBLE_DEVICES)
+  // Put before the worker's own command line (e.g. Nsight Compute: {"ncu", "--export", ...}); empty: none.
+  std::vector<std::string> wrapper;
 };
 
 // The candidate's problem_index is ignored. The record carries no DB ids (nothing is written). Throws
 // kb::source_error for a bad option (device, protocol, precision).
 scheduler::evaluation_result evaluate(const kb::problem& problem, const adapters::candidate& candidate,
                                       const evaluate_options& options);
+
+// The build step of evaluate() alone: the candidate's content-addressed build (compiled now, or found in the
+// cache), with the compiler's log. None when the candidate compiles nothing (no torch.utils.cpp_extension).
+// Uses the options' device, env (probed when null), overrides, timeout and cache_dir.
+std::optional<exec::build_record> build(const kb::problem& problem, const adapters::candidate& candidate,
+                                        const evaluate_options& options);
 
 } // namespace kj::orchestrator

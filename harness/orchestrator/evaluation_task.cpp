@@ -73,6 +73,16 @@ std::string candidate_build_key(const evaluation_context& ctx, const std::string
                           .flags = flags});
 }
 
+exec::launch_spec build_launch(const evaluation_context& ctx, const std::string& name) {
+  // The build runs the candidate's module code: sandboxed, at a lower priority when it runs beside timing.
+  exec::launch_spec launch{.name = name, .timeout = ctx.build_timeout};
+  launch.sandbox = exec::sandbox_policy{};
+  for (const auto& path : ctx.env.value("python_paths", std::vector<std::string>{}))
+    launch.sandbox->read_only.emplace_back(path);
+  if (ctx.device == "cuda") launch.nice = 10;
+  return launch;
+}
+
 scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem& p,
                                 const adapters::candidate& c, db::evaluation_record record,
                                 std::function<void(scheduler::evaluation_result&)> on_result) {
@@ -93,14 +103,8 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
       result->build = *cached; // re-judging an unchanged source never compiles it again
       ++task.reused_builds;
     } else {
-      // The build runs the candidate's module code: sandboxed, at a lower priority when it runs beside
-      // timing.
-      exec::launch_spec launch{.name = "build-" + name, .timeout = ctx.build_timeout};
-      launch.sandbox = exec::sandbox_policy{};
-      for (const auto& path : ctx.env.value("python_paths", std::vector<std::string>{}))
-        launch.sandbox->read_only.emplace_back(path);
-      if (ctx.device == "cuda") launch.nice = 10;
-      task.builds.push_back({exec::build_job{job->problem, job->candidate, job->overrides}, launch, key});
+      task.builds.push_back({exec::build_job{job->problem, job->candidate, job->overrides},
+                             build_launch(ctx, "build-" + name), key});
     }
   }
   task.plan_device =
@@ -108,7 +112,7 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
     if (!builds.empty()) result->build = builds.front().record;
     result->record.started_at = db::now_iso8601();
     if (result->build && result->build->status != "ok") return std::nullopt;
-    exec::launch_spec launch{.name = name, .timeout = ctx.timeout};
+    exec::launch_spec launch{.name = name, .timeout = ctx.timeout, .wrapper = ctx.wrapper};
     if (result->build) launch.build_dir = ctx.builds->dir(result->build->key);
     return scheduler::device_step{*job, launch, [applied](const json& e) {
                                     if (e.contains("applied_overrides")) *applied = e["applied_overrides"];

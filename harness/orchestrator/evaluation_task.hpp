@@ -12,6 +12,8 @@
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 namespace kj::orchestrator {
 
@@ -30,6 +32,7 @@ struct evaluation_context {
   std::chrono::milliseconds build_timeout{600'000}; // a candidate's build
   exec::resource_limits limits;                     // of a candidate's process
   const exec::build_cache* builds = nullptr;
+  std::vector<std::string> wrapper; // put before the evaluate job's worker command (a profiler); builds: none
 };
 
 // The evaluate job of a candidate (protocol per the problem's KernelBench version, sizes per device).
@@ -39,6 +42,10 @@ exec::evaluate_job evaluate_message(const evaluation_context& ctx, const kb::pro
 // The build key of a candidate's source under this context's stack.
 std::string candidate_build_key(const evaluation_context& ctx, const std::string& source,
                                 const std::map<std::string, std::int64_t>& overrides);
+
+// How a candidate's build job starts (kj run and the agent's compile tool alike): in the sandbox, with the
+// build timeout, at a lower priority on a GPU machine.
+exec::launch_spec build_launch(const evaluation_context& ctx, const std::string& name);
 
 // `record` comes with the ids, device, protocol, baselines and static findings filled in; the task fills
 // the rest and hands the result to `on_result` (called one at a time by the scheduler).

@@ -24,7 +24,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace kj::orchestrator {
-namespace {
 
 std::string new_run_uid() {
   const auto now = std::chrono::system_clock::now();
@@ -36,6 +35,8 @@ std::string new_run_uid() {
   std::random_device rd;
   return fmt::format("r{}-{:04x}", stamp, rd() & 0xffff);
 }
+
+namespace {
 
 std::vector<adapters::candidate> resolve_candidates(const run_options& options,
                                                     const std::vector<kb::problem>& problems,

@@ -60,6 +60,9 @@ std::string resolve_device(const std::string& requested, const nlohmann::json& e
 // The GPUs to use: `requested` when given (each must be visible), else every GPU the probe saw.
 std::vector<int> resolve_gpus(const std::vector<int>& requested, const nlohmann::json& env);
 
+// A new run id: "r<UTC date>-<time>-<4 hex digits>".
+std::string new_run_uid();
+
 // Records the problems (deduplicated by their natural key) and returns their ids, in order.
 std::vector<std::int64_t> record_problems(db::store& store, const std::vector<kb::problem>& problems);
 

@@ -306,16 +306,55 @@ class Problem:
                 return [to_device(x, device, self.dtype) for x in self.module.get_inputs()]
         return [to_device(x, device, self.dtype) for x in self.module.get_inputs()]
 
-    def describe(self):
-        """Shapes and dtypes of inputs and init inputs, drawn on the meta device so nothing is allocated."""
+    def describe(self, cost=False):
+        """Shapes and dtypes of inputs and init inputs, drawn on the meta device so nothing is allocated; with
+        `cost`, also what a forward costs at least (see cost())."""
         try:
             with torch.device("meta"):
                 inputs = list(self.module.get_inputs())
         except Exception:
             inputs = list(self.module.get_inputs())
-        return {"inputs": [_tensor_summary(x) for x in inputs],
-                "init_inputs": [_tensor_summary(x) for x in self.init_inputs()],
-                "applied_overrides": self.applied}
+        out = {"inputs": [_tensor_summary(x) for x in inputs],
+               "init_inputs": [_tensor_summary(x) for x in self.init_inputs()],
+               "applied_overrides": self.applied}
+        if cost:
+            try:
+                out["cost"] = self.cost()
+            except Exception as exc:  # an op without a meta kernel, a data-dependent forward: no estimate
+                out["cost"] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
+        return out
+
+    def cost(self):
+        """The bytes a forward must move at least (its inputs, the model's parameters and buffers, its outputs)
+        and its FLOPs as torch.utils.flop_counter.FlopCounterMode counts them (matrix products, convolutions,
+        attention; elementwise and reduction work is not counted), from one forward on the meta device: nothing
+        is allocated or computed. The built-in agent's speed-of-light estimate divides them by the hardware's
+        peaks."""
+        from torch.utils.flop_counter import FlopCounterMode
+
+        def nbytes(value):
+            if isinstance(value, torch.Tensor):
+                return value.numel() * value.element_size()
+            if isinstance(value, (list, tuple)):
+                return sum(nbytes(v) for v in value)
+            return 0
+
+        def cast(x):
+            if self.dtype is not None and isinstance(x, torch.Tensor) and x.is_floating_point():
+                return x.to(self.dtype)
+            return x
+
+        with torch.device("meta"):
+            inputs = [cast(x) for x in self.module.get_inputs()]
+            model = self.module.Model(*self.init_inputs())
+            if self.dtype is not None:
+                model = model.to(self.dtype)
+            counter = FlopCounterMode(display=False)
+            with counter, torch.no_grad():
+                output = model(*inputs)
+        state = list(model.parameters()) + list(model.buffers())
+        return {"input_bytes": nbytes(inputs), "parameter_bytes": nbytes(state), "output_bytes": nbytes(output),
+                "flops": int(counter.get_total_flops())}
 
 
 # ---- inputs from recipes: the judge and the runner draw the very same tensors from the same recipe ----

@@ -56,7 +56,9 @@ def _judge(out, ref, rtol, atol_rel):
         d["max_abs_err"] = max(d["max_abs_err"], float(diff.max()) if diff.numel() else 0.0)
         wrong |= bad
         if d["first_index"] < 0 and bool(wrong.any()):
-            d["first_index"] = offset + int(wrong.nonzero()[0])
+            at = int(wrong.nonzero()[0])
+            d["first_index"] = offset + at
+            d["first_values"] = f"expected {r[at].item()!r}, got {o[at].item()!r}"  # text: JSON has no NaN
         offset += r.numel()
     d["max_rel_err"] = d["max_abs_err"] / scale if scale > 0 else 0.0
     return d["mismatches"] == 0 and d["nonfinite_mismatches"] == 0, d
@@ -155,7 +157,7 @@ class Verifier:
         ok = True
         details = {"max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "nonfinite_mismatches": 0,
                    "first_index": -1}
-        against, failing = set(), None
+        against, failing, first_values = set(), None, ""
         for i, (o, r) in enumerate(zip(outs, refs)):
             rtol, atol_rel = TOLERANCES.get(r.dtype, (0.0, 0.0))
             one_ok, one = _judge(o, r, rtol, atol_rel)
@@ -176,6 +178,7 @@ class Verifier:
                 details[key] = max(details[key], one[key])
             if details["first_index"] < 0 and one["first_index"] >= 0:
                 details["first_index"], failing = one["first_index"], i
+                first_values = one.get("first_values", "")
         case.update(details)
         case["judged_against"] = "fp64" if "fp64" in against else "fp32"
         if ok and all(_constant(r) for r in refs):
@@ -186,7 +189,8 @@ class Verifier:
             case["status"] = "fail"
             case["message"] = (f"{case['mismatches']} values outside tolerance (atol relative to the RMS), "
                                f"{case['nonfinite_mismatches']} NaN/Inf positions differ; max error "
-                               f"{case['max_rel_err']:.3g} x RMS at flat index {case['first_index']}{where}")
+                               f"{case['max_rel_err']:.3g} x RMS at flat index {case['first_index']}{where}"
+                               + (f" ({first_values})" if first_values else ""))
 
     # ---- classes ----
     def seeds(self, count):

@@ -8,8 +8,11 @@
 #include "harness/timing/trace_summary.hpp"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace kj::worker {
 namespace {
@@ -266,6 +269,23 @@ nlohmann::json trace_callable(const std::function<void()>& call, const device_co
   nlohmann::json names = nlohmann::json::array();
   for (std::size_t i = 0; i < trace.kernels.size() && i < 16; ++i)
     names.push_back(trace.kernels[i].name);
+  // Per kernel name: launches and summed time, most time first (the built-in agent's profile table).
+  std::map<std::string, std::pair<std::size_t, std::uint64_t>> by_name;
+  for (const auto& k : trace.kernels) {
+    auto& [launches, ns] = by_name[k.name];
+    ++launches;
+    ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+  }
+  std::vector<std::pair<std::string, std::pair<std::size_t, std::uint64_t>>> ranked(by_name.begin(),
+                                                                                    by_name.end());
+  std::sort(ranked.begin(), ranked.end(),
+            [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  nlohmann::json table = nlohmann::json::array();
+  for (std::size_t i = 0; i < ranked.size() && i < 16; ++i)
+    table.push_back({{"name", ranked[i].first},
+                     {"launches", ranked[i].second.first},
+                     {"ms", static_cast<double>(ranked[i].second.second) * 1e-6},
+                     {"library", std::string(timing::library_of(ranked[i].first))}});
   return {{"calls", calls},
           {"kernels", summary.kernels},
           {"kernels_per_call", summary.kernels_per_call},
@@ -279,7 +299,8 @@ nlohmann::json trace_callable(const std::function<void()>& call, const device_co
           {"busy_exceeds_events", side.busy_exceeds_events},
           {"side_stream_reason", side.reason},
           {"dropped_records", trace.dropped_records},
-          {"first_kernels", names}};
+          {"first_kernels", names},
+          {"kernel_table", table}};
 }
 
 } // namespace kj::worker

@@ -30,7 +30,7 @@ void describe_problems(const exec::describe_job& job, py::module_& runtime, resu
     try {
       py::object problem = runtime.attr("Problem")(file.path, file.source, job.overrides);
       event["description"] = json::parse(
-          py::module_::import("json").attr("dumps")(problem.attr("describe")()).cast<std::string>());
+          py::module_::import("json").attr("dumps")(problem.attr("describe")(job.cost)).cast<std::string>());
     } catch (py::error_already_set& e) {
       event["error"] = python_error_text(runtime, e);
     } catch (const std::exception& e) {

@@ -33,7 +33,10 @@ const std::vector<std::string> counted{"stacks",
                                        "llm_exchanges",
                                        "candidate_origins",
                                        "llm_generations",
-                                       "run_parts"};
+                                       "run_parts",
+                                       "agent_trajectories",
+                                       "agent_turns",
+                                       "agent_tool_calls"};
 
 std::map<std::string, std::int64_t> counts(const fs::path& path) {
   std::map<std::string, std::int64_t> out;
@@ -305,4 +308,67 @@ TEST_CASE("merge refuses to copy a reference it does not map") {
   }
   const std::string error = db_error_of([&] { kj::db::merge_database(f.out, f.a); });
   CHECK(contains(error, "does not map evaluations.baseline_run (a reference to runs)"));
+}
+
+TEST_CASE("the built-in agent's rows merge with every reference mapped, in-loop evaluations included") {
+  scratch_dir dir;
+  const fs::path source = dir / "agent.sqlite", out = dir / "all.sqlite";
+  std::int64_t loop_a = 0, loop_b = 0, result = 0;
+  {
+    auto s = kj::db::store::open(source);
+    const auto stack = s.upsert_stack(make_stack("stack-a"));
+    const auto run = s.create_run(make_run("r-agent", stack));
+    const auto problem = s.upsert_problem(make_problem(1, 2));
+    const auto candidate = s.upsert_candidate(make_candidate(problem, 0, "agent's version"));
+    auto e = make_evaluation(run, problem, candidate, stack);
+    e.purpose = "agent_loop";
+    e.started_at = "2026-01-01T00:00:01.000Z";
+    loop_a = s.insert_evaluation(e); // verify, then profile of the same version
+    e.started_at = "2026-01-01T00:00:02.000Z";
+    loop_b = s.insert_evaluation(e);
+    result = s.insert_evaluation(make_evaluation(run, problem, candidate, stack));
+    kj::db::trajectory_record t{.run_id = run, .problem_id = problem, .producer = "agent/openai/m"};
+    t.status = "submitted", t.started_at = "2026-01-01T00:00:00.000Z";
+    t.selected_candidate_id = t.final_candidate_id = candidate;
+    t.selected_evaluation_id = t.final_evaluation_id = loop_b;
+    t.result_evaluation_id = result;
+    t.id = s.insert_trajectory(t);
+    s.update_trajectory(t);
+    s.insert_turn({.trajectory_id = t.id, .turn = 1, .text = "verify, profile"},
+                  {{.seq = 0, .tool = "verify", .candidate_id = candidate, .evaluation_id = loop_a},
+                   {.seq = 1, .tool = "profile", .candidate_id = candidate, .evaluation_id = loop_b}});
+  }
+  { // the output holds other rows first, so that every merged id moves
+    auto o = kj::db::store::open(out);
+    const auto stack = o.upsert_stack(make_stack("stack-z"));
+    const auto run = o.create_run(make_run("r-other", stack));
+    const auto problem = o.upsert_problem(make_problem(2, 9));
+    o.insert_evaluation(make_evaluation(run, problem, o.upsert_candidate(make_candidate(problem, 0)), stack));
+  }
+  const auto merged = kj::db::merge_database(out, source);
+  CHECK(merged.added_to("evaluations") == 3);
+  CHECK(merged.added_to("agent_trajectories") == 1);
+  CHECK(merged.added_to("agent_turns") == 1);
+  CHECK(merged.added_to("agent_tool_calls") == 2);
+  CHECK(kj::db::merge_database(out, source).added_total() == 0); // matched by natural keys the second time
+
+  const auto o = kj::db::store::open_read_only(out);
+  const auto trajectories = o.trajectories("r-agent");
+  REQUIRE(trajectories.size() == 1);
+  const auto transcript = o.get_transcript(trajectories[0].id);
+  REQUIRE(transcript);
+  const auto& t = transcript->trajectory;
+  const auto remeasured = o.get_evaluation(t.result_evaluation_id);
+  REQUIRE(remeasured);
+  CHECK(remeasured->purpose == "result");
+  CHECK(o.get_candidate(remeasured->candidate_id)->source == "agent's version");
+  CHECK(t.selected_candidate_id == remeasured->candidate_id);
+  REQUIRE(transcript->calls.at(0).size() == 2);
+  const auto verified = o.get_evaluation(transcript->calls[0][0].evaluation_id);
+  const auto profiled = o.get_evaluation(transcript->calls[0][1].evaluation_id);
+  REQUIRE((verified && profiled));
+  CHECK((verified->purpose == "agent_loop" && profiled->purpose == "agent_loop"));
+  CHECK(verified->started_at == "2026-01-01T00:00:01.000Z");
+  CHECK(t.selected_evaluation_id == transcript->calls[0][1].evaluation_id);
+  CHECK(o.evaluation_count(*o.find_run("r-agent")) == 1); // results only
 }

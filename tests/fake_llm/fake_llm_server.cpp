@@ -1,6 +1,8 @@
 // Implements the fake LLM provider over cpp-httplib: scenario steps from fixtures, answers from a folder.
 #include "tests/fake_llm/fake_llm_server.hpp"
 
+#include "tests/fake_llm/scripted.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <fmt/core.h>
@@ -62,8 +64,8 @@ void fill(json& value, const std::map<std::string, std::string>& texts,
 
 } // namespace
 
-fake_llm_server::fake_llm_server(fs::path fixtures, fs::path answers)
-    : m_fixtures(std::move(fixtures)), m_answers(std::move(answers)),
+fake_llm_server::fake_llm_server(fs::path fixtures, fs::path answers, fs::path scripts)
+    : m_fixtures(std::move(fixtures)), m_answers(std::move(answers)), m_scripts(std::move(scripts)),
       m_server(std::make_unique<httplib::Server>()) {
   m_server->Post("/v1/messages",
                  [this](const httplib::Request& q, httplib::Response& s) { handle("anthropic", q, s); });
@@ -143,6 +145,21 @@ void fake_llm_server::handle(const std::string& provider, const httplib::Request
   }
   const fs::path scenario = m_fixtures / provider / (r.model + ".json");
   if (!fs::is_regular_file(scenario)) {
+    if (!m_scripts.empty()) {
+      const json request = json::parse(req.body, nullptr, false);
+      if (request.is_object() && request.contains("tools")) {
+        scripted_answer answer;
+        try {
+          answer = scripted_reply(provider, r.model, request, m_scripts);
+        } catch (const std::exception& e) { // a broken script: the test sees the reason in kj's error
+          answer = {500,
+                    {{"error", {{"type", "api_error"}, {"message", std::string("script: ") + e.what()}}}}};
+        }
+        res.status = answer.status;
+        res.set_content(answer.body.dump(), "application/json");
+        return;
+      }
+    }
     if (!m_answers.empty()) return answer_from_folder(provider, r, res);
     res.status = 404;
     res.set_content(json{{"error", {{"type", "not_found_error"}, {"message", "model: " + r.model}}}}.dump(),

@@ -1,6 +1,7 @@
 // A fake LLM provider on 127.0.0.1 for the tests: it speaks the Anthropic, Gemini and OpenAI wire formats
 // from recorded fixtures (tests/fixtures/llm), and in "answers" mode replies to kerneljudge's own prompt with
-// the candidate files of a folder, so that `kj run --adapter ...` can be exercised end to end offline.
+// the candidate files of a folder, so that `kj run --adapter ...` can be exercised end to end offline; in
+// "scripts" mode it plays the built-in agent's model turn by turn (`kj agent` offline).
 #pragma once
 
 #include <atomic>
@@ -36,7 +37,10 @@ public:
   // per request (the last step repeats). Any other model is answered from `answers` (when given): the
   // candidate file level_L_problem_N_sample_K_kernel.py for the K-th request naming "level L problem N", or a
   // reply without code when there is no such file.
-  explicit fake_llm_server(std::filesystem::path fixtures, std::filesystem::path answers = {});
+  // With `scripts` (tests/fixtures/agent), a request that carries tools and has no scenario is answered by
+  // the built-in agent's scripts (tests/fake_llm/scripted.hpp).
+  explicit fake_llm_server(std::filesystem::path fixtures, std::filesystem::path answers = {},
+                           std::filesystem::path scripts = {});
   ~fake_llm_server();
   fake_llm_server(const fake_llm_server&) = delete;
   fake_llm_server& operator=(const fake_llm_server&) = delete;
@@ -53,7 +57,7 @@ private:
   void answer_from_folder(const std::string& provider, const received_request& r, httplib::Response& res);
   void wait(int milliseconds);
 
-  std::filesystem::path m_fixtures, m_answers;
+  std::filesystem::path m_fixtures, m_answers, m_scripts;
   std::unique_ptr<httplib::Server> m_server;
   std::thread m_thread;
   int m_port = 0;

@@ -3,6 +3,7 @@
 #include "reports/html.hpp"
 #include "reports/leaderboard.hpp"
 #include "reports/report_sections.hpp"
+#include "tests/db/db_fixtures.hpp"
 #include "tests/reports/report_fixture.hpp"
 #include "tests/support/catch_compat.hpp"
 
@@ -68,4 +69,36 @@ TEST_CASE("html escaping and the JSON island keep model text inert") {
   CHECK(island.find("<!--") == std::string::npos);
   CHECK(island.find("\\u003c/script\\u003e") != std::string::npos);
   CHECK(island.rfind("</script>") == island.size() - std::string("</script>\n").size()); // only the real end
+}
+
+TEST_CASE("an agent result's page shows its trajectory, every model-written text escaped") {
+  namespace tdb = kj::test::db;
+  kj::test::scratch_dir dir;
+  auto store = kj::db::store::open(dir / "kj.sqlite");
+  const auto stack = store.upsert_stack(tdb::make_stack());
+  const auto run = store.create_run(tdb::make_run("agent-run", stack));
+  const auto problem = store.upsert_problem(tdb::make_problem(1, 2));
+  const auto candidate = store.upsert_candidate(tdb::make_candidate(problem, 0));
+  const auto result = store.insert_evaluation(tdb::make_evaluation(run, problem, candidate, stack));
+  kj::db::trajectory_record t{.run_id = run, .problem_id = problem, .producer = "agent/openai/m"};
+  t.system_prompt = "skill " + payload;
+  t.status = "submitted";
+  t.turns = 1;
+  t.result_evaluation_id = result;
+  t.inloop_speedup = 2.0;
+  t.remeasured_speedup = 1.6;
+  t.id = store.insert_trajectory(t);
+  store.update_trajectory(t);
+  store.insert_turn(
+      {.trajectory_id = t.id, .turn = 1, .text = "I write " + payload, .thinking = payload},
+      {{.seq = 0, .tool = "read_file", .arguments_json = "{}", .result = payload, .summary = payload}});
+
+  const std::string html = kj::reports::detail::trajectory_section(store, result);
+  INFO(html);
+  CHECK(html.find("Trajectory " + std::to_string(t.id)) != std::string::npos);
+  CHECK(html.find("<h3>turn 1</h3>") != std::string::npos);
+  CHECK(html.find("selection inflated it 1.25x") != std::string::npos);
+  CHECK(html.find("&lt;/script&gt;&lt;script&gt;alert(1)") != std::string::npos);
+  CHECK(html.find(payload) == std::string::npos); // nothing the model wrote is markup
+  CHECK(kj::reports::detail::trajectory_section(store, result + 1).empty()); // not a trajectory's result
 }

@@ -1,0 +1,350 @@
+// Implements `kj agent`: checks, the stack and the run, the baselines, the hardware's peaks, then the pool of
+// trajectories and the summary.
+#include "agent/planner.hpp"
+
+#include "adapters/generate/accounting.hpp"
+#include "agent/transcript.hpp"
+#include "baselines/baselines.hpp"
+#include "harness/exec/sandbox.hpp"
+#include "harness/orchestrator/problem_sources.hpp"
+#include "harness/orchestrator/run.hpp"
+#include "harness/orchestrator/summary.hpp"
+#include "harness/version.hpp"
+
+#include <atomic>
+#include <fmt/core.h>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kj::agent {
+namespace {
+
+struct problem_setup {
+  const kb::problem* problem = nullptr;
+  std::int64_t problem_id = 0;
+  profile_context profiling;
+  speedup_basis basis;
+};
+
+struct work_item {
+  const problem_setup* setup = nullptr;
+  int attempt = 0;
+};
+
+std::string read_text(const fs::path& file, const char* what) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw kb::source_error(fmt::format("cannot read the {} {}", what, file.string()));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+llm::price_table load_prices(const agent_options& o) {
+  try {
+    const auto& p = o.generation.prices_path;
+    return llm::price_table::load(p.empty() ? llm::price_table::default_path() : p);
+  } catch (const llm::price_error& e) {
+    throw kb::source_error(e.what());
+  }
+}
+
+void check_model(const agent_options& o, const llm::price_table& prices) {
+  const auto& g = o.generation;
+  if (g.adapter != "anthropic" && g.adapter != "gemini" && g.adapter != "openai")
+    throw kb::source_error("kj agent needs --adapter anthropic, gemini or openai (a local vLLM/SGLang "
+                           "server is openai with --base-url)");
+  if (g.model.empty()) throw kb::source_error("kj agent needs --model NAME");
+  if ((o.limits.max_usd || o.limits.run_usd) && !prices.find(g.adapter, g.model))
+    throw kb::source_error(fmt::format("a dollar budget needs a price for {} model '{}' in {} (add an entry, "
+                                       "or drop --max-trajectory-usd/--budget-usd)",
+                                       g.adapter, g.model, prices.path().string()));
+  try { // a missing key is found now, not at the first turn
+    (void)llm::make_provider(g.adapter, g.base_url, llm::api_key_from_environment(g.adapter));
+  } catch (const llm::llm_error& e) {
+    throw kb::source_error(e.what());
+  }
+}
+
+std::int64_t open_run(db::store& store, const agent_options& o, const std::string& run_uid,
+                      const std::string& device, std::int64_t stack_id) {
+  if (auto existing = store.find_run(run_uid)) {
+    fmt::print(stderr, "kj: resuming run {}: finished trajectories are kept\n", run_uid);
+    store.set_run_status(*existing, "running");
+    return *existing;
+  }
+  const json config{{"producer", "agent"},
+                    {"device", device},
+                    {"adapter", o.generation.adapter},
+                    {"model", o.generation.model},
+                    {"attempts", o.attempts},
+                    {"max_turns", o.limits.max_turns},
+                    {"timing", o.timing},
+                    {"protocol", o.protocol},
+                    {"precision", o.precision},
+                    {"baselines", o.baselines},
+                    {"context_tokens", o.context.window_tokens},
+                    {"overrides", o.overrides},
+                    {"sandbox", exec::sandbox_kind()},
+                    {"seccomp", exec::have_seccomp()},
+                    {"kb_version", o.sources.kb_version}};
+  return store.create_run(
+      {run_uid, "", "running", device, o.command_line, version_string(), config.dump(), stack_id});
+}
+
+// The compiled baselines of every problem (cached, or measured first for a list of modes) and the basis its
+// speedups are judged against: compile-default when known, else the fastest compiled mode, else eager.
+void add_baselines(db::store& store, const agent_options& o, const std::string& device, const json& env,
+                   const db::stack_record& stack, std::int64_t stack_id, std::vector<problem_setup>& setups) {
+  std::vector<std::string> modes{"compile-default", "max-autotune", "max-autotune-no-cudagraphs"};
+  if (o.baselines == "none" || !o.timing.enabled) return;
+  baselines::options opts;
+  opts.modes = o.baselines == "cached" ? modes : baselines::parse_modes(o.baselines);
+  std::erase(opts.modes, "eager");
+  opts.measure_missing = o.baselines != "cached";
+  opts.device = device;
+  opts.protocol = o.protocol;
+  opts.precision = o.precision;
+  opts.timing = o.timing;
+  opts.overrides = o.overrides;
+  opts.timeout_s = o.timeout_s;
+  const fs::path cache = o.cache_dir.empty() ? exec::default_cache_dir() : o.cache_dir;
+  const exec::job_runner runner{cache, false};
+  const exec::build_cache builds(cache / "builds");
+  const scheduler::scheduler runs(
+      runner, builds,
+      {.slots = scheduler::device_slots(device, orchestrator::resolve_gpus(o.gpus, env)), .overlap = false});
+  std::vector<baselines::problem_ref> refs;
+  for (const auto& s : setups)
+    refs.push_back({s.problem, s.problem_id});
+  scheduler::db_sink to_db(store);
+  for (const auto& r :
+       baselines::ensure(store, runs, refs, {stack_id, stack.stack_hash, stack.device_name}, opts, to_db))
+    for (auto& s : setups)
+      if (s.problem == r.problem && r.record.status == "ok" && r.record.headline_ms())
+        s.profiling.baselines.push_back({r.mode, *r.record.headline_ms()});
+  for (auto& s : setups) {
+    for (const auto& mode : opts.modes)
+      if (std::none_of(s.profiling.baselines.begin(), s.profiling.baselines.end(),
+                       [&](const baseline_time& b) { return b.mode == mode; }))
+        s.profiling.missing_modes.push_back(mode);
+    const baseline_time* pick = nullptr;
+    for (const auto& b : s.profiling.baselines) {
+      if (b.mode == "compile-default") {
+        pick = &b;
+        break;
+      }
+      if (!pick || b.ms < pick->ms) pick = &b;
+    }
+    if (pick) s.basis = {pick->mode, pick->ms};
+  }
+}
+
+fs::path workspace_for(const fs::path& root, const std::string& run_uid, const kb::problem& p, int attempt) {
+  const fs::path base = root / run_uid / fmt::format("L{}-{}-{}", p.level, p.number, p.name);
+  fs::path dir = base / fmt::format("a{}", attempt);
+  for (int again = 1; fs::exists(dir); ++again) // a resumed run's unfinished attempt starts afresh
+    dir = base / fmt::format("a{}-{}", attempt, again);
+  return dir;
+}
+
+// The settings every trajectory of the run shares, as stored with each trajectory.
+std::string settings_json(const agent_options& o, const std::string& device, const judge& engine) {
+  return json{
+      {"device", device},
+      {"adapter", o.generation.adapter},
+      {"model", o.generation.model},
+      {"base_url", llm::strip_url(o.generation.base_url)},
+      {"temperature", o.generation.temperature ? json(*o.generation.temperature) : json()},
+      {"max_tokens", o.generation.max_tokens ? json(*o.generation.max_tokens) : json()},
+      {"thinking_budget", o.generation.thinking_budget ? json(*o.generation.thinking_budget) : json()},
+      {"max_turns", o.limits.max_turns},
+      {"max_trajectory_tokens", o.limits.max_tokens ? json(*o.limits.max_tokens) : json()},
+      {"max_trajectory_seconds", o.limits.max_seconds ? json(*o.limits.max_seconds) : json()},
+      {"max_trajectory_usd", o.limits.max_usd ? json(*o.limits.max_usd) : json()},
+      {"budget_usd", o.limits.run_usd ? json(*o.limits.run_usd) : json()},
+      {"context_tokens", o.context.window_tokens},
+      {"provider_context_editing", o.context.provider_editing},
+      {"timing", o.timing},
+      {"protocol", o.protocol},
+      {"precision", o.precision},
+      {"ncu", engine.settings().ncu},
+      {"prompt_version", agent_prompt_version}}
+      .dump();
+}
+
+model_settings model_settings_of(const agent_options& o, const llm::price_table& prices) {
+  const auto ms = [](double s) { return std::chrono::milliseconds(static_cast<long long>(s * 1000)); };
+  model_settings m{o.generation.adapter,
+                   o.generation.model,
+                   o.generation.base_url,
+                   llm::api_key_from_environment(o.generation.adapter),
+                   o.generation.temperature,
+                   o.generation.max_tokens,
+                   o.generation.thinking_budget,
+                   {},
+                   &prices};
+  m.client.connect_timeout = ms(o.generation.connect_timeout_s);
+  m.client.request_timeout = ms(o.generation.request_timeout_s);
+  m.client.retry.max_retries = o.generation.max_retries;
+  m.client.retry.base_delay = ms(o.generation.retry_base_s);
+  m.client.retry.max_wait = ms(o.generation.max_retry_wait_s);
+  m.client.cancelled = exec::interrupt_requested;
+  return m;
+}
+
+judge_settings judge_settings_of(const agent_options& o, const std::string& device, const json& env,
+                                 const std::vector<int>& gpus) {
+  judge_settings j;
+  j.evaluate.device = device;
+  j.evaluate.env = env;
+  j.evaluate.protocol = o.protocol;
+  j.evaluate.precision = o.precision;
+  j.evaluate.timing = o.timing;
+  j.evaluate.strict = true;
+  j.evaluate.overrides = o.overrides;
+  j.evaluate.trace = o.trace;
+  j.evaluate.timeout_s = o.timeout_s;
+  j.evaluate.build_timeout_s = o.build_timeout_s;
+  j.evaluate.cache_dir = o.cache_dir.empty() ? exec::default_cache_dir() : o.cache_dir;
+  j.gpus = gpus;
+  if (device == "cuda") j.ncu = find_ncu(o.ncu);
+  return j;
+}
+
+task_facts facts_of(const problem_setup& s, const std::string& device, const json& env,
+                    const agent_options& o, const problem_cost& cost) {
+  task_facts f;
+  f.problem = s.problem;
+  f.device = device;
+  f.device_name = device == "cuda" ? env.value("device_name", "GPU") : env.value("cpu", "CPU");
+  f.precision = o.precision;
+  f.sizes = s.problem->overrides_for(device, o.overrides);
+  f.inputs = cost.inputs;
+  f.baseline = s.basis.mode == "eager"
+                   ? "eager PyTorch (no torch.compile baseline is cached for this stack)"
+                   : fmt::format("torch.compile {} ({:.4g} ms)", s.basis.mode, *s.basis.ms);
+  f.budget = o.limits.describe();
+  return f;
+}
+
+} // namespace
+
+int execute_agent(const agent_options& o) {
+  const fs::path cache_dir = o.cache_dir.empty() ? exec::default_cache_dir() : o.cache_dir;
+  const llm::price_table prices = load_prices(o);
+  check_model(o, prices);
+  const std::string skill = o.skill.empty() ? "" : read_text(o.skill, "skill document");
+  const auto problems = orchestrator::load_all_problems(o.sources, cache_dir);
+  db::store store = db::store::open(o.db_path);
+
+  fmt::print(stderr, "kj: starting a worker to probe Python, torch and the device...\n");
+  if (const std::string sandbox = exec::sandbox_kind(); sandbox != "bwrap")
+    fmt::print(stderr,
+               "kj: warning: the agent's candidates run without a filesystem and network sandbox ({})\n",
+               sandbox.substr(6));
+  const json env = orchestrator::probe_environment(cache_dir);
+  const std::string device = orchestrator::resolve_device(o.device, env);
+  const std::vector<int> gpus =
+      device == "cuda" ? orchestrator::resolve_gpus(o.gpus, env) : std::vector<int>{};
+  const db::stack_record stack = orchestrator::stack_from(env, device);
+  const std::int64_t stack_id = store.upsert_stack(stack);
+  const std::string run_uid = o.run_uid.empty() ? orchestrator::new_run_uid() : o.run_uid;
+  const std::int64_t run_id = open_run(store, o, run_uid, device, stack_id);
+  const std::vector<std::int64_t> problem_ids = orchestrator::record_problems(store, problems);
+  exec::install_interrupt_handlers();
+
+  std::vector<problem_setup> setups;
+  for (std::size_t i = 0; i < problems.size(); ++i)
+    setups.push_back({&problems[i], problem_ids[i], {}, {}});
+  add_baselines(store, o, device, env, stack, stack_id, setups);
+  const peaks hardware = device_peaks(env, device, o.precision, o.peaks);
+  for (auto& s : setups)
+    s.profiling.hardware = hardware;
+  judge engine(judge_settings_of(o, device, env, gpus));
+  recorder rec(store, run_id, stack_id);
+  const model_settings model = model_settings_of(o, prices);
+  const std::string settings = settings_json(o, device, engine);
+  const fs::path workspaces = o.workspaces.empty() ? cache_dir / "agent" : o.workspaces;
+
+  std::vector<work_item> work;
+  std::size_t skipped = 0;
+  for (const auto& s : setups)
+    for (int a = 0; a < o.attempts; ++a) {
+      if (rec.finished(s.problem_id, a))
+        ++skipped;
+      else
+        work.push_back({&s, a});
+    }
+  fmt::print(stderr,
+             "kj: agent {}/{} on {} problem(s) x {} attempt(s): {} trajectories{} ({} at once), run {}\n",
+             o.generation.adapter, o.generation.model, problems.size(), o.attempts, work.size(),
+             skipped ? fmt::format(", {} finished before", skipped) : "", std::max(1, o.parallel), run_uid);
+
+  std::atomic<std::size_t> next{0};
+  std::mutex print_lock;
+  std::exception_ptr fatal;
+  const auto worker = [&] {
+    for (std::size_t i; (i = next++) < work.size();) {
+      {
+        std::lock_guard hold(print_lock);
+        if (fatal || exec::interrupt_requested()) return;
+      }
+      const work_item& w = work[i];
+      trajectory_spec spec;
+      spec.problem = w.setup->problem;
+      spec.problem_id = w.setup->problem_id;
+      spec.attempt = w.attempt;
+      spec.producer = fmt::format("agent/{}/{}", o.generation.adapter, o.generation.model);
+      spec.workspace = workspace_for(workspaces, run_uid, *spec.problem, w.attempt);
+      spec.prompt = make_prompt(facts_of(*w.setup, device, env, o, engine.cost(*spec.problem)), skill);
+      spec.settings_json = settings;
+      spec.profiling = w.setup->profiling;
+      spec.basis = w.setup->basis;
+      try {
+        const db::trajectory_record t =
+            run_trajectory(spec, model, o.limits, o.context, engine, rec, exec::interrupt_requested);
+        std::lock_guard hold(print_lock);
+        fmt::print(stderr, "kj: {}\n",
+                   trajectory_line(t, fmt::format("L{} {}", spec.problem->level, spec.problem->file_name)));
+      } catch (...) {
+        std::lock_guard hold(print_lock);
+        if (!fatal) fatal = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::max(1, o.parallel); ++t)
+    threads.emplace_back(worker);
+  for (auto& t : threads)
+    t.join();
+
+  if (exec::interrupt_requested()) {
+    store.set_run_status(run_id, "interrupted");
+    fmt::print(stderr,
+               "\nkj: interrupted; finished trajectories are in {}. Resume with: kj agent --run-id {} ...\n",
+               o.db_path.string(), run_uid);
+    return 130;
+  }
+  store.set_run_status(run_id, fatal ? "failed" : "finished");
+  write_trajectory_table(store.trajectories(run_uid), store, std::cout);
+  orchestrator::print_run_summary(store, run_uid, o.db_path);
+  adapters::write_cost_table(store.llm_costs(run_uid), std::cout);
+  if (fatal) {
+    try {
+      std::rethrow_exception(fatal);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "kj: the agent stopped: {}\nkj: resume with: kj agent --run-id {} ...\n", e.what(),
+                 run_uid);
+    }
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace kj::agent

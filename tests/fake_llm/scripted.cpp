@@ -1,0 +1,191 @@
+// Implements the scripted mode: find the script and the turn, check expectations and returned signatures, and
+// encode the turn as an Anthropic, Gemini or OpenAI reply.
+#include "tests/fake_llm/scripted.hpp"
+
+#include <fmt/core.h>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace kj::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error("fake LLM server: cannot read " + file.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+const json& conversation(const std::string& provider, const json& request) {
+  static const json none = json::array();
+  const char* key = provider == "gemini" ? "contents" : "messages";
+  return request.contains(key) && request[key].is_array() ? request[key] : none;
+}
+
+bool is_assistant(const std::string& provider, const json& message) {
+  return message.value("role", "") == (provider == "gemini" ? "model" : "assistant");
+}
+
+void collect_strings(const json& value, std::string& out) {
+  if (value.is_string()) {
+    out += value.get<std::string>() + "\n";
+  } else if (value.is_object() || value.is_array()) {
+    for (const auto& child : value)
+      collect_strings(child, out);
+  }
+}
+
+// Everything kj sent after the model's last turn: tool results and notes.
+std::string last_message_text(const std::string& provider, const json& messages) {
+  std::string out;
+  for (const json& m : messages) {
+    if (is_assistant(provider, m))
+      out.clear();
+    else
+      collect_strings(m, out);
+  }
+  return out;
+}
+
+std::int64_t words(const std::string& text) {
+  std::istringstream in(text);
+  std::int64_t n = 0;
+  for (std::string w; in >> w;)
+    ++n;
+  return n;
+}
+
+// The signature of turn k's thinking must come back in the k-th assistant message.
+std::string missing_signature(const std::string& provider, const json& messages, const json& turns) {
+  int k = 0;
+  for (const json& m : messages) {
+    if (!is_assistant(provider, m)) continue;
+    ++k;
+    const json& step = turns[std::min<std::size_t>(k - 1, turns.size() - 1)];
+    if (!step.contains("thinking") || provider == "openai") continue;
+    const std::string expected = fmt::format("kj-sig-{}", k);
+    if (m.dump().find(expected) == std::string::npos)
+      return fmt::format("the thinking signature {} of turn {} did not come back", expected, k);
+  }
+  return "";
+}
+
+json arguments_of(const json& call, const fs::path& dir) {
+  json arguments = call.value("arguments", json::object());
+  if (arguments.contains("content_file")) {
+    arguments["content"] = read_text(dir / arguments["content_file"].get<std::string>());
+    arguments.erase("content_file");
+  }
+  return arguments;
+}
+
+json encode(const std::string& provider, const std::string& model, int turn, const std::string& thinking,
+            const std::string& text, const json& calls, std::int64_t prompt_tokens) {
+  const std::int64_t out_tokens = words(text) + words(thinking) + words(calls.dump());
+  if (provider == "anthropic") {
+    json content = json::array();
+    if (!thinking.empty())
+      content.push_back(
+          {{"type", "thinking"}, {"thinking", thinking}, {"signature", fmt::format("kj-sig-{}", turn)}});
+    if (!text.empty()) content.push_back({{"type", "text"}, {"text", text}});
+    for (std::size_t i = 0; i < calls.size(); ++i)
+      content.push_back({{"type", "tool_use"},
+                         {"id", fmt::format("toolu_{}_{}", turn, i)},
+                         {"name", calls[i]["name"]},
+                         {"input", calls[i]["arguments"]}});
+    return {{"id", fmt::format("msg_script_{}", turn)},
+            {"type", "message"},
+            {"role", "assistant"},
+            {"model", model},
+            {"content", content},
+            {"stop_reason", calls.empty() ? "end_turn" : "tool_use"},
+            {"usage",
+             {{"input_tokens", prompt_tokens},
+              {"output_tokens", out_tokens},
+              {"cache_read_input_tokens", 0},
+              {"cache_creation_input_tokens", 0}}}};
+  }
+  if (provider == "gemini") {
+    json parts = json::array();
+    if (!thinking.empty()) parts.push_back({{"text", thinking}, {"thought", true}});
+    if (!text.empty()) parts.push_back({{"text", text}});
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      json part{{"functionCall", {{"name", calls[i]["name"]}, {"args", calls[i]["arguments"]}}}};
+      if (i == 0 && !thinking.empty()) part["thoughtSignature"] = fmt::format("kj-sig-{}", turn);
+      parts.push_back(part);
+    }
+    return {{"candidates",
+             json::array({{{"content", {{"role", "model"}, {"parts", parts}}}, {"finishReason", "STOP"}}})},
+            {"usageMetadata", {{"promptTokenCount", prompt_tokens}, {"candidatesTokenCount", out_tokens}}},
+            {"modelVersion", model},
+            {"responseId", fmt::format("script-{}", turn)}};
+  }
+  json message{{"role", "assistant"}, {"content", text.empty() ? json() : json(text)}};
+  if (!thinking.empty()) message["reasoning_content"] = thinking;
+  json tool_calls = json::array();
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    tool_calls.push_back(
+        {{"id", fmt::format("call_{}_{}", turn, i)},
+         {"type", "function"},
+         {"function", {{"name", calls[i]["name"]}, {"arguments", calls[i]["arguments"].dump()}}}});
+  if (!tool_calls.empty()) message["tool_calls"] = tool_calls;
+  return {{"id", fmt::format("chatcmpl-script-{}", turn)},
+          {"object", "chat.completion"},
+          {"model", model},
+          {"choices", json::array({{{"index", 0},
+                                    {"message", message},
+                                    {"finish_reason", calls.empty() ? "stop" : "tool_calls"}}})},
+          {"usage",
+           {{"prompt_tokens", prompt_tokens},
+            {"completion_tokens", out_tokens},
+            {"total_tokens", prompt_tokens + out_tokens}}}};
+}
+
+} // namespace
+
+scripted_answer scripted_reply(const std::string& provider, const std::string& model, const json& request,
+                               const fs::path& scripts) {
+  const std::string body = request.dump();
+  std::smatch problem, device;
+  static const std::regex problem_pattern(R"(KernelBench level (\d+) problem (\d+))");
+  static const std::regex device_pattern(R"(Device: (cpu|cuda))");
+  if (!std::regex_search(body, problem, problem_pattern) || !std::regex_search(body, device, device_pattern))
+    return {400,
+            {{"error", {{"type", "invalid_request_error"}, {"message", "no agent task in the request"}}}}};
+  const std::string name = fmt::format("level_{}_problem_{}.json", problem[1].str(), problem[2].str());
+  fs::path file = scripts / device[1].str() / model / name;
+  if (!fs::is_regular_file(file)) file = scripts / device[1].str() / name;
+  if (!fs::is_regular_file(file))
+    return {404, {{"error", {{"type", "not_found_error"}, {"message", "no script " + file.string()}}}}};
+  const json script = json::parse(read_text(file));
+  const json& turns = script.at("turns");
+  const json& messages = conversation(provider, request);
+  int turn = 1;
+  for (const json& m : messages)
+    turn += is_assistant(provider, m) ? 1 : 0;
+  const json& step = turns[std::min<std::size_t>(turn - 1, turns.size() - 1)];
+  const std::string seen = last_message_text(provider, messages);
+  std::string mismatch = missing_signature(provider, messages, turns);
+  for (const json& e : step.value("expect", json::array()))
+    if (mismatch.empty() && seen.find(e.get<std::string>()) == std::string::npos)
+      mismatch = fmt::format("expected '{}' in kj's last message, which was:\n{}", e.get<std::string>(),
+                             seen.substr(0, 3000));
+  const std::int64_t prompt_tokens = words(body);
+  if (!mismatch.empty())
+    return {200, encode(provider, model, turn, "",
+                        fmt::format("SCRIPT MISMATCH at turn {} of {}: {}", turn, file.filename().string(),
+                                    mismatch),
+                        json::array(), prompt_tokens)};
+  json calls = json::array();
+  for (const json& call : step.value("calls", json::array()))
+    calls.push_back({{"name", call.at("tool")}, {"arguments", arguments_of(call, file.parent_path())}});
+  return {200, encode(provider, model, turn, step.value("thinking", ""), step.value("text", ""), calls,
+                      prompt_tokens)};
+}
+
+} // namespace kj::test

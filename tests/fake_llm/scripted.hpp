@@ -1,0 +1,26 @@
+// The fake provider's scripted mode, for the built-in agent's tests: a request carrying tools is answered
+// with the turn of a script that its conversation has reached, encoded in the request's wire format.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace kj::test {
+
+// A script is tests/fixtures/agent/<device>/[<model>/]level_<L>_problem_<N>.json (the model's folder first):
+//   {"about": "...", "turns": [{"expect": ["text kj's last message must hold", ...], "thinking": "...",
+//                               "text": "...", "calls": [{"tool": "write_file", "arguments": {...}}]}, ...]}
+// The turn is 1 + the assistant messages of the conversation (the last turn repeats). An argument
+// "content_file": "F" becomes "content": the text of F, next to the script. When an expectation is not met,
+// or a thinking signature of an earlier turn did not come back, the reply is a text-only "SCRIPT MISMATCH"
+// message naming what was missing (the test then fails on the transcript).
+struct scripted_answer {
+  int status = 200;
+  nlohmann::json body;
+};
+
+scripted_answer scripted_reply(const std::string& provider, const std::string& model,
+                               const nlohmann::json& request, const std::filesystem::path& scripts);
+
+} // namespace kj::test
