@@ -8,6 +8,7 @@ set(_kj_alone
     "acceptance:kj run on the built-in suite gives every CPU example its expected verdict"
     "acceptance:kj run over hostile and honest candidates gives every expected verdict and keeps the judge whole"
     "acceptance:same-named extensions with different code, built in parallel, are each judged on their own code"
+    "acceptance:every output of a tuple is compared, dtypes must match, and a torch fallback is reported"
     "acceptance:a killed and resumed run, and a sharded and merged one, judge what an uninterrupted run does"
     "acceptance:fresh inputs per timed call defeat an input-keyed cache, and timed outputs are checked")
 foreach(_kj_test IN LISTS _kj_alone)
