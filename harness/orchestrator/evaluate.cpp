@@ -10,28 +10,6 @@
 
 namespace kj::orchestrator {
 
-namespace {
-
-evaluation_context context_of(const evaluate_options& options, const nlohmann::json& env,
-                              const std::string& device, const exec::build_cache& builds) {
-  return {.device = device,
-          .env = env,
-          .protocol = options.protocol,
-          .precision = options.precision,
-          .trials = options.trials,
-          .timing = options.timing,
-          .strict = options.strict,
-          .overrides = options.overrides,
-          .trace = options.trace,
-          .timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
-          .build_timeout = std::chrono::milliseconds(static_cast<long long>(options.build_timeout_s * 1000)),
-          .limits = options.limits,
-          .builds = &builds,
-          .wrapper = options.wrapper};
-}
-
-} // namespace
-
 std::optional<exec::build_record> build(const kb::problem& problem, const adapters::candidate& candidate,
                                         const evaluate_options& options) {
   if (!scheduler::needs_build(candidate.source)) return std::nullopt;

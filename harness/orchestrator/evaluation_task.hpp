@@ -35,6 +35,29 @@ struct evaluation_context {
   std::vector<std::string> wrapper; // put before the evaluate job's worker command (a profiler); builds: none
 };
 
+// The context of `kj run` (run_options) or of one evaluation (evaluate_options): both name these settings
+// alike.
+template <class Options>
+evaluation_context context_of(const Options& options, const nlohmann::json& env, const std::string& device,
+                              const exec::build_cache& builds) {
+  evaluation_context ctx{
+      .device = device,
+      .env = env,
+      .protocol = options.protocol,
+      .precision = options.precision,
+      .trials = options.trials,
+      .timing = options.timing,
+      .strict = options.strict,
+      .overrides = options.overrides,
+      .trace = options.trace,
+      .timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
+      .build_timeout = std::chrono::milliseconds(static_cast<long long>(options.build_timeout_s * 1000)),
+      .limits = options.limits,
+      .builds = &builds};
+  if constexpr (requires { options.wrapper; }) ctx.wrapper = options.wrapper;
+  return ctx;
+}
+
 // The evaluate job of a candidate (protocol per the problem's KernelBench version, sizes per device).
 exec::evaluate_job evaluate_message(const evaluation_context& ctx, const kb::problem& problem,
                                     const adapters::candidate& candidate);

@@ -282,20 +282,7 @@ int execute_run(const run_options& options) {
                                     {stack_id, stack.stack_hash, stack.device_name}, device);
   if (exec::interrupt_requested()) return interrupted(store, run_id, run_uid, options.db_path);
 
-  evaluation_context ctx{
-      .device = device,
-      .env = env,
-      .protocol = options.protocol,
-      .precision = options.precision,
-      .trials = options.trials,
-      .timing = options.timing,
-      .strict = options.strict,
-      .overrides = options.overrides,
-      .trace = options.trace,
-      .timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
-      .build_timeout = std::chrono::milliseconds(static_cast<long long>(options.build_timeout_s * 1000)),
-      .limits = options.limits,
-      .builds = &builds};
+  const evaluation_context ctx = context_of(options, env, device, builds);
   scheduler::db_sink to_db(store);
   scheduler::progress_sink progress(scheduler::progress_sink::quiet_for(options.progress));
   scheduler::sink_set sinks({&to_db, &progress});
