@@ -446,6 +446,29 @@ CREATE INDEX agent_trajectories_run ON agent_trajectories(run_id, problem_id, at
 CREATE INDEX agent_tool_calls_evaluation ON agent_tool_calls(evaluation_id);
 )sql";
 
+// Version 8: what an evaluation cost. Its verdict's reason (out_of_memory for a runtime_error or a
+// harness_error, tolerance or mismatch for an incorrect one); the memory it held (the device's sampled peak,
+// each process's peak device and host memory, the memory model's budget); the wall time of each of its
+// phases.
+constexpr const char* schema_resources = R"sql(
+ALTER TABLE evaluations ADD COLUMN reason TEXT NOT NULL DEFAULT '';
+CREATE TABLE evaluation_memory (
+  evaluation_id       INTEGER PRIMARY KEY REFERENCES evaluations(id),
+  device_peak_bytes   INTEGER,
+  judge_device_bytes  INTEGER,
+  runner_device_bytes INTEGER,
+  judge_rss_bytes     INTEGER,
+  runner_rss_bytes    INTEGER,
+  budget_bytes        INTEGER
+);
+CREATE TABLE evaluation_phases (
+  evaluation_id INTEGER NOT NULL REFERENCES evaluations(id),
+  phase         TEXT NOT NULL,
+  seconds       REAL NOT NULL,
+  PRIMARY KEY (evaluation_id, phase)
+);
+)sql";
+
 // Sized by its entries: a new migration is one line here and the schema_version bump in store.hpp.
 constexpr auto all_migrations = std::to_array<migration>({
     {1, "runs, stacks, problems, candidates, evaluations, trials, timings, timing_samples", schema_v1},
@@ -456,6 +479,7 @@ constexpr auto all_migrations = std::to_array<migration>({
     {6, "merged runs: run_parts", schema_run_parts},
     {7, "built-in agent: evaluations.purpose, agent_trajectories, agent_turns, agent_tool_calls",
      schema_agent},
+    {8, "evaluation resources: evaluations.reason, evaluation_memory, evaluation_phases", schema_resources},
 });
 static_assert(all_migrations.back().version == schema_version,
               "add a migration for every schema_version bump");

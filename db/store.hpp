@@ -25,7 +25,7 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int schema_version = 7;
+inline constexpr int schema_version = 8;
 
 struct run_record {
   std::string run_uid;      // user-visible id, e.g. "r20261120-235959-1a2b"
@@ -122,6 +122,22 @@ struct finding_record {
   std::string excerpt;
 };
 
+// What an evaluation held (schema v8) [bytes]; unset values were not measured (the device ones on the CPU).
+struct memory_record {
+  std::optional<std::int64_t> device_peak_bytes;   // the device's used memory, sampled (every process)
+  std::optional<std::int64_t> judge_device_bytes;  // the judge's torch peak plus its largest arena
+  std::optional<std::int64_t> runner_device_bytes; // the runner's torch peak (its own report)
+  std::optional<std::int64_t> judge_rss_bytes;     // peak resident host memory of the judge
+  std::optional<std::int64_t> runner_rss_bytes;    // of the runner and its descendants (the watchdog's)
+  std::optional<std::int64_t> budget_bytes;        // the memory model's per-case budget
+};
+
+// The wall time of one phase of an evaluation (schema v8) [s].
+struct phase_record {
+  std::string phase;
+  double seconds = 0;
+};
+
 struct evaluation_record {
   std::int64_t run_id = 0;
   std::int64_t problem_id = 0;
@@ -150,6 +166,11 @@ struct evaluation_record {
   // Schema v7: "result" (kj run's evaluations, the agent's re-measurements: what reports count; one per run
   // and candidate) or "agent_loop" (a built-in agent's verify or profile while it worked: any number).
   std::string purpose = "result";
+  // Schema v8: the verdict's reason (out_of_memory, tolerance, mismatch, or ""), the memory held, phase
+  // times.
+  std::string reason;
+  std::optional<memory_record> memory;
+  std::vector<phase_record> phases;
 };
 
 // A candidate's build (schema v5): one row per (candidate, build key), with the compiler's log.

@@ -120,17 +120,19 @@ std::int64_t store::insert_evaluation(const evaluation_record& evaluation) {
   db.prepare(
         "INSERT INTO evaluations (run_id, problem_id, candidate_id, stack_id, device, overrides_json, "
         "protocol, verdict, error, started_at, finished_at, duration_s, strict_verdict, strict_failed, "
-        "degenerate, compatible_s, strict_s, build_key, purpose) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?, ?)",
+        "degenerate, compatible_s, strict_s, build_key, purpose, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         what)
       .bind_all(evaluation.run_id, problem_id, evaluation.candidate_id, stack_id, evaluation.device,
                 evaluation.overrides_json, evaluation.protocol, evaluation.verdict, evaluation.error,
                 evaluation.started_at, evaluation.finished_at, evaluation.duration_s,
                 evaluation.strict_verdict, evaluation.strict_failed, evaluation.degenerate,
-                evaluation.compatible_s, evaluation.strict_s, evaluation.build_key, evaluation.purpose)
+                evaluation.compatible_s, evaluation.strict_s, evaluation.build_key, evaluation.purpose,
+                evaluation.reason)
       .run();
   const std::int64_t evaluation_id = db.last_insert_rowid();
   insert_children(db, evaluation_id, evaluation, what);
+  insert_resources(db, evaluation_id, evaluation, what);
   tx.commit();
   return evaluation_id;
 }
@@ -178,11 +180,11 @@ void read_strict_children(const connection& db, std::int64_t evaluation_id, cons
 std::optional<evaluation_record> store::get_evaluation(std::int64_t evaluation_id) const {
   const connection& db = m_impl->m_db;
   const std::string what = fmt::format("read evaluation {}", evaluation_id);
-  auto row =
-      db.prepare("SELECT run_id, problem_id, candidate_id, stack_id, device, overrides_json, protocol, "
-                 "verdict, error, started_at, finished_at, duration_s, strict_verdict, strict_failed, "
-                 "degenerate, compatible_s, strict_s, build_key, purpose FROM evaluations WHERE id = ?",
-                 what);
+  auto row = db.prepare(
+      "SELECT run_id, problem_id, candidate_id, stack_id, device, overrides_json, protocol, "
+      "verdict, error, started_at, finished_at, duration_s, strict_verdict, strict_failed, "
+      "degenerate, compatible_s, strict_s, build_key, purpose, reason FROM evaluations WHERE id = ?",
+      what);
   row.bind_all(evaluation_id);
   if (!row.step()) return std::nullopt;
   evaluation_record e{.run_id = row.column_int64(0),
@@ -204,6 +206,8 @@ std::optional<evaluation_record> store::get_evaluation(std::int64_t evaluation_i
   e.strict_s = row.column_double(16);
   e.build_key = row.column_text(17);
   e.purpose = row.column_text(18);
+  e.reason = row.column_text(19);
+  read_resources(db, evaluation_id, what, e);
 
   auto trials =
       db.prepare("SELECT trial_index, seed, passed, max_abs_err, max_rel_err, mismatches, detail_json "

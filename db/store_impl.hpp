@@ -20,6 +20,12 @@ inline std::optional<std::int64_t> id_or_null(std::int64_t id) {
   return id == 0 ? std::nullopt : std::optional<std::int64_t>(id);
 }
 
+// Schema v8's children of an evaluation (db/store_resources.cpp).
+void insert_resources(sqlite::connection& db, std::int64_t evaluation_id, const evaluation_record& e,
+                      const std::string& what);
+void read_resources(const sqlite::connection& db, std::int64_t evaluation_id, const std::string& what,
+                    evaluation_record& e);
+
 // Fills the tokens and cost of the rows whose candidate an LLM adapter generated (db/store_llm.cpp).
 void add_llm_usage(const sqlite::connection& db, std::vector<evaluation_row>& rows);
 

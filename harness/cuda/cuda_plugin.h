@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 /* Bumped on every incompatible change of a function or struct below; the loader refuses a different value. */
-#define KJ_CUDA_PLUGIN_ABI 2
+#define KJ_CUDA_PLUGIN_ABI 3
 
 #define KJ_CUDA_ERROR_CAPACITY 1024
 #define KJ_CUDA_NAME_CAPACITY 256
@@ -189,15 +189,20 @@ KJ_CUDA_API int kj_cuda_nvml_snapshot(int32_t device, kj_cuda_nvml_result* snaps
 KJ_CUDA_API int kj_cuda_stream_create(uint64_t* stream, kj_cuda_error* error);
 KJ_CUDA_API int kj_cuda_stream_destroy(uint64_t stream, kj_cuda_error* error);
 
-/* Device memory shared between processes (ABI 2): the judge allocates an arena and exports its CUDA IPC handle;
-   the candidate's runner opens the handle and writes its outputs there. */
+/* Device memory shared between processes (ABI 2): the judge allocates an arena and exports its CUDA IPC
+   handle; the candidate's runner opens the handle and writes its outputs there. */
 KJ_CUDA_API int kj_cuda_mem_alloc(int32_t device, uint64_t bytes, uint64_t* ptr, kj_cuda_error* error);
 KJ_CUDA_API int kj_cuda_mem_free(uint64_t ptr, kj_cuda_error* error);
 KJ_CUDA_API int kj_cuda_ipc_get_handle(uint64_t ptr, unsigned char handle[64], kj_cuda_error* error);
 KJ_CUDA_API int kj_cuda_ipc_open(int32_t device, const unsigned char handle[64], uint64_t* ptr,
                                  kj_cuda_error* error);
 KJ_CUDA_API int kj_cuda_ipc_close(uint64_t ptr, kj_cuda_error* error);
-/* Synchronizes the context, copies device memory, synchronizes again. */
+/* The device's free and total memory (cuMemGetInfo, ABI 3): what every process on it holds, sampled by the
+   judge for an evaluation's peak. */
+KJ_CUDA_API int kj_cuda_mem_info(int32_t device, uint64_t* free_bytes, uint64_t* total_bytes,
+                                 kj_cuda_error* error);
+/* Synchronizes the context, copies (device to device, or host to device for a parked output), synchronizes.
+ */
 KJ_CUDA_API int kj_cuda_copy_sync(uint64_t dst, uint64_t src, uint64_t bytes, kj_cuda_error* error);
 KJ_CUDA_API int kj_cuda_spin(uint64_t stream, uint64_t ns, kj_cuda_error* error);
 

@@ -66,11 +66,12 @@ public:
   X(cuEventElapsedTime, 2000)                                                                                \
   X(cuMemAlloc, 3020)                                                                                        \
   X(cuMemFree, 3020)                                                                                         \
+  X(cuMemGetInfo, 3020)                                                                                      \
   X(cuMemsetD8Async, 3020)                                                                                   \
   X(cuIpcGetMemHandle, 4010)                                                                                 \
   X(cuIpcOpenMemHandle, 11000)                                                                               \
   X(cuIpcCloseMemHandle, 4010)                                                                               \
-  X(cuMemcpyDtoD, 3020)                                                                                      \
+  X(cuMemcpy, 4000)                                                                                          \
   X(cuModuleLoadData, 2000)                                                                                  \
   X(cuModuleUnload, 2000)                                                                                    \
   X(cuModuleGetFunction, 2000)                                                                               \

@@ -16,6 +16,14 @@ std::uint64_t mem_alloc(int device, std::uint64_t bytes) {
   return static_cast<std::uint64_t>(ptr);
 }
 
+void mem_info(int device, std::uint64_t& free_bytes, std::uint64_t& total_bytes) {
+  bind_context(device);
+  std::size_t free = 0, total = 0;
+  KJ_CU(cuMemGetInfo, &free, &total);
+  free_bytes = free;
+  total_bytes = total;
+}
+
 void mem_free(std::uint64_t ptr) {
   bind_context(-1);
   KJ_CU(cuMemFree, static_cast<CUdeviceptr>(ptr));
@@ -48,7 +56,8 @@ void ipc_close(std::uint64_t ptr) {
 void copy_and_sync(std::uint64_t dst, std::uint64_t src, std::uint64_t bytes) {
   bind_context(-1);
   KJ_CU(cuCtxSynchronize); // the producer's kernels, on any stream
-  if (bytes > 0) KJ_CU(cuMemcpyDtoD, static_cast<CUdeviceptr>(dst), static_cast<CUdeviceptr>(src), bytes);
+  // cuMemcpy infers the direction from the addresses: the source may be host memory (a parked output)
+  if (bytes > 0) KJ_CU(cuMemcpy, static_cast<CUdeviceptr>(dst), static_cast<CUdeviceptr>(src), bytes);
   KJ_CU(cuCtxSynchronize);
 }
 

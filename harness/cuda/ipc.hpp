@@ -8,6 +8,8 @@ namespace kj::cuda {
 
 std::uint64_t mem_alloc(int device, std::uint64_t bytes);
 void mem_free(std::uint64_t ptr);
+// Free and total bytes of the device (every process's allocations counted).
+void mem_info(int device, std::uint64_t& free_bytes, std::uint64_t& total_bytes);
 // The 64-byte handle of an allocation made by mem_alloc (in this process).
 std::array<unsigned char, 64> ipc_handle(std::uint64_t ptr);
 // Maps another process's allocation into this context; ipc_close unmaps it.

@@ -353,6 +353,14 @@ int kj_cuda_mem_alloc(int32_t device, uint64_t bytes, uint64_t* ptr, kj_cuda_err
   });
 }
 
+int kj_cuda_mem_info(int32_t device, uint64_t* free_bytes, uint64_t* total_bytes, kj_cuda_error* error) {
+  return guarded(error, [&] {
+    require(free_bytes, "free_bytes");
+    require(total_bytes, "total_bytes");
+    kj::cuda::mem_info(device, *free_bytes, *total_bytes);
+  });
+}
+
 int kj_cuda_mem_free(uint64_t ptr, kj_cuda_error* error) {
   return guarded(error, [&] { kj::cuda::mem_free(ptr); });
 }

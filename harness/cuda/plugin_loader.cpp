@@ -32,6 +32,7 @@ struct plugin::functions {
   decltype(&kj_cuda_stream_destroy) stream_destroy = nullptr;
   decltype(&kj_cuda_spin) spin = nullptr;
   decltype(&kj_cuda_mem_alloc) mem_alloc = nullptr;
+  decltype(&kj_cuda_mem_info) mem_info = nullptr;
   decltype(&kj_cuda_mem_free) mem_free = nullptr;
   decltype(&kj_cuda_ipc_get_handle) ipc_get_handle = nullptr;
   decltype(&kj_cuda_ipc_open) ipc_open = nullptr;
@@ -177,6 +178,7 @@ plugin::plugin(const std::string& path) : m_path(path), m_fn(std::make_unique<fu
     bind(m_handle, path, "kj_cuda_stream_destroy", m_fn->stream_destroy);
     bind(m_handle, path, "kj_cuda_spin", m_fn->spin);
     bind(m_handle, path, "kj_cuda_mem_alloc", m_fn->mem_alloc);
+    bind(m_handle, path, "kj_cuda_mem_info", m_fn->mem_info);
     bind(m_handle, path, "kj_cuda_mem_free", m_fn->mem_free);
     bind(m_handle, path, "kj_cuda_ipc_get_handle", m_fn->ipc_get_handle);
     bind(m_handle, path, "kj_cuda_ipc_open", m_fn->ipc_open);
@@ -358,6 +360,13 @@ std::uint64_t plugin::mem_alloc(std::uint64_t bytes, int device) const {
   kj_cuda_error error{};
   throw_on_error(m_fn->mem_alloc(device, bytes, &ptr, &error), error);
   return ptr;
+}
+
+std::pair<std::uint64_t, std::uint64_t> plugin::mem_info(int device) const {
+  std::uint64_t free = 0, total = 0;
+  kj_cuda_error error{};
+  throw_on_error(m_fn->mem_info(device, &free, &total, &error), error);
+  return {free, total};
 }
 
 void plugin::mem_free(std::uint64_t ptr) const {

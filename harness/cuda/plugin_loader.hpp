@@ -13,6 +13,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kj::cuda {
@@ -119,10 +120,11 @@ public:
   // Device memory shared with another process (the judge's arena; see harness/worker/arena.hpp).
   std::uint64_t mem_alloc(std::uint64_t bytes, int device = -1) const;
   void mem_free(std::uint64_t ptr) const;
-  std::string ipc_handle(std::uint64_t ptr) const; // 64 bytes
+  std::pair<std::uint64_t, std::uint64_t> mem_info(int device = -1) const; // free, total [bytes]
+  std::string ipc_handle(std::uint64_t ptr) const;                         // 64 bytes
   std::uint64_t ipc_open(const std::string& handle, int device = -1) const;
   void ipc_close(std::uint64_t ptr) const;
-  void copy_sync(std::uint64_t dst, std::uint64_t src, std::uint64_t bytes) const; // device to device
+  void copy_sync(std::uint64_t dst, std::uint64_t src, std::uint64_t bytes) const; // to device
 
   struct functions;
 

@@ -78,6 +78,32 @@ void attach_trace(db::evaluation_record& record, const json& e, const trace_poli
   }
 }
 
+void record_phase(db::evaluation_record& record, const json& e) {
+  const std::string phase = e.value("phase", "");
+  const double seconds = e.value("seconds", 0.0);
+  if (phase == "strict") record.strict_s = seconds;
+  if (phase == "compatible") record.compatible_s = seconds;
+  for (auto& p : record.phases)
+    if (p.phase == phase) {
+      p.seconds += seconds;
+      return;
+    }
+  record.phases.push_back({phase, seconds});
+}
+
+db::memory_record memory_of(const json& e) {
+  const auto bytes = [&](const char* key) -> std::optional<std::int64_t> {
+    if (!e.contains(key) || !e[key].is_number_integer()) return std::nullopt;
+    return e[key].get<std::int64_t>();
+  };
+  return {.device_peak_bytes = bytes("device_peak_bytes"),
+          .judge_device_bytes = bytes("judge_device_bytes"),
+          .runner_device_bytes = bytes("runner_device_bytes"),
+          .judge_rss_bytes = bytes("judge_rss_bytes"),
+          .runner_rss_bytes = bytes("runner_rss_bytes"),
+          .budget_bytes = bytes("budget_bytes")};
+}
+
 bool forbidden(const std::string& library, const std::string& policy) {
   if (policy == "forbid-all") return true;
   return policy == "forbid-torch" && (library == "aten" || library == "inductor");
@@ -85,19 +111,28 @@ bool forbidden(const std::string& library, const std::string& policy) {
 
 } // namespace
 
-// Strict passes only when the compatible verdict is correct and no case class failed.
+// The strict verdict stands on its own rule: it fails on a failing case class, and on a compatible verdict
+// other than correct, except an incorrect one whose only fault is KernelBench's fixed tolerance (which the
+// strict classes judge by a rule that scales with the computation). A case kj could not judge (harness_error)
+// fails nothing: without a failure elsewhere, the strict verdict is harness_error. kj's own failure of the
+// whole evaluation (harness_error) gives no strict verdict.
 void judge_strict(db::evaluation_record& record) {
+  if (record.verdict == "harness_error") return;
   std::vector<std::string> failed;
-  if (record.verdict != "correct") failed.push_back("compatible");
-  bool random_informative = false, any_random = false;
+  const bool tolerance_only = record.verdict == "incorrect" && record.reason == "tolerance";
+  if (record.verdict != "correct" && !tolerance_only) failed.push_back("compatible");
+  bool random_informative = false, any_random = false, undecided = false;
   for (const auto& c : record.cases) {
     if (c.status == "fail" && std::find(failed.begin(), failed.end(), c.case_class) == failed.end())
       failed.push_back(c.case_class);
+    undecided = undecided || c.status == "harness_error";
     if (c.case_class == "random") any_random = true, random_informative |= c.status != "uninformative";
   }
+  if (tolerance_only && !any_random && failed.empty())
+    failed.push_back("compatible"); // nothing else judged it
   if (any_random && !random_informative)
     record.degenerate = "the reference output is constant or non-finite on every random input";
-  record.strict_verdict = failed.empty() ? "pass" : "fail";
+  record.strict_verdict = !failed.empty() ? "fail" : undecided ? "harness_error" : "pass";
   for (const auto& f : failed)
     record.strict_failed += (record.strict_failed.empty() ? "" : ",") + f;
 }
@@ -183,13 +218,14 @@ void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
     if (type == "finding") // found while running (static ones are added by the orchestrator)
       record.findings.push_back({e.value("kind", ""), 0, e.value("excerpt", "")});
     if (type == "trace") attach_trace(record, e, policy);
-    if (type == "phase_time")
-      (e.value("phase", "") == "strict" ? record.strict_s : record.compatible_s) = e.value("seconds", 0.0);
+    if (type == "phase_time") record_phase(record, e);
+    if (type == "memory") record.memory = memory_of(e);
   }
   record.duration_s = outcome.wall_s;
   if (verdict && !outcome.timed_out) {
     record.verdict = verdict->value("verdict", "crashed");
     record.error = verdict->value("error", "");
+    record.reason = verdict->value("reason", "");
     if (!kj::parse_verdict(record.verdict)) { // the report pipe is not trusted to name only known verdicts
       record.error = fmt::format("worker reported an unknown verdict '{}': {}", record.verdict, record.error);
       record.verdict = std::string(kj::to_string(kj::verdict::crashed));

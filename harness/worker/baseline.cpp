@@ -63,8 +63,10 @@ void run_baseline(const exec::baseline_job& job, py::module_& runtime, result_ch
     std::string phase = "load_problem";
     try {
       runtime.attr("set_backend_flags")(flags);
-      py::object session = runtime.attr("Session")(
-          job.device, py::module_::import("json").attr("loads")(json(job.protocol).dump()));
+      py::object session =
+          py::module_::import("kj_judge")
+              .attr("Session")(job.device,
+                               py::module_::import("json").attr("loads")(json(job.protocol).dump()));
       py::object applied =
           session.attr("load_problem")(items[k].problem.path, items[k].problem.source, job.overrides);
       channel.emit(

@@ -25,7 +25,8 @@ std::uint64_t secret_seed() {
 json checked(runner_link& runner, const json& message) {
   json reply = runner.request(message);
   if (!reply.value("ok", false))
-    throw runner_failure(reply.value("kind", std::string("crashed")), reply.value("error", ""));
+    throw runner_failure(reply.value("kind", std::string("crashed")), reply.value("error", ""),
+                         reply.value("reason", ""));
   return reply;
 }
 
@@ -119,8 +120,13 @@ timing_result reference_round(const exec::timing_spec& spec, py::object& session
   py::object prepare_call = session.attr("prepare_call");
   const std::function<void()> reference = [&] { call_reference(); };
   const std::function<void()> prepare = [&] { prepare_call(); };
-  const gc_paused no_gc;
-  return time_callable(reference, device, spec, fresh ? prepare : nullptr);
+  timing_result result;
+  {
+    const gc_paused no_gc;
+    result = time_callable(reference, device, spec, fresh ? prepare : nullptr);
+  }
+  session.attr("timing_end")(); // its inputs go: the candidate's next round has the device's memory
+  return result;
 }
 
 // CUDA graphs (--graphs): each forward captured once and its replays timed; a forward that cannot be captured

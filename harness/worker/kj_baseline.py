@@ -8,7 +8,8 @@ import time
 
 import torch
 
-from kj_runtime import KjError, compare, format_exception, set_seed, to_device
+from kj_common import KjError, format_exception, set_seed, to_device
+from kj_judge import compare
 
 # mode name -> torch.compile's `mode` argument (None: default); "eager" is not compiled.
 COMPILE_MODES = {

@@ -1,15 +1,19 @@
 """The untrusted side of an evaluation, embedded in the `kj` binary: the candidate's process (the runner).
 
 It imports the candidate, builds ModelNew the protocol's way, draws inputs from the recipes the judge sends (the same
-code the judge draws with) and calls forward. It computes nothing that is recorded: outputs go back as bytes into the
-judge's arena (written by C++ from a DLPack view, not through anything Python can patch), verdicts and statistics are
-made in the judge, and timing samples are taken by the C++ timing engine. Helpers here only serve the candidate.
+code the judge draws with, kj_common.py) and calls forward. It computes nothing that is recorded: outputs go back as
+bytes into the judge's arena (written by C++ from a DLPack view, not through anything Python can patch), verdicts
+and statistics are made in the judge, and timing samples are taken by the C++ timing engine. Helpers here only serve
+the candidate. Memory: a forward's inputs are freed before its outputs are exported, and a large output is dropped
+once the judge has taken it (`release`), so the runner holds one input set and one output at most.
 """
 import torch
 
-from kj_runtime import (DTYPES, KjError, Problem, _EMPTY, _is_build_failure, apply_overrides, backend_flags,
-                        capture_graph, clone_inputs, draw, forbid_functional, format_exception, load_module,
-                        set_seed, to_device, torch_ops_of)
+from kj_common import (DTYPES, EMPTY_MODEL, KjError, Problem, apply_overrides, backend_flags, capture_graph, draw,
+                       first_line, flat_chunks, format_exception, is_build_failure, is_out_of_memory, load_module,
+                       set_seed, tensor_bytes, to_device)
+
+LARGE = 256 << 20  # bytes from which a runner returns its cached device memory after a forward
 
 
 class _NoBaton:
@@ -46,6 +50,17 @@ def use_prebuilt_extensions():
     cpp_extension._write_ninja_file_and_build_library = prebuilt_only
 
 
+def out_of_memory(exc, device):
+    """The runtime_error a candidate's own allocation failure gets, with the bytes it saw."""
+    numbers = ""
+    if device.type == "cuda":
+        free, total = torch.cuda.mem_get_info(device)
+        numbers = (f" (the runner's torch holds {torch.cuda.memory_reserved(device)} bytes; the device has {free} of "
+                   f"{total} bytes free)")
+    return KjError("runtime_error", f"ModelNew.forward ran out of memory{numbers}: {first_line(exc)}",
+                   reason="out_of_memory")
+
+
 class RunnerSession:
     def __init__(self, device, protocol, prebuilt=True):
         self.device = torch.device(device)
@@ -55,7 +70,6 @@ class RunnerSession:
         self.pinned_flags = backend_flags()  # before the candidate is imported: its import may flip them
         self.models = {}
         self.problems = {}
-        self.retained = {}
         self.graphs = []
         if prebuilt:  # the runner loads what the build step compiled; the build step itself compiles
             use_prebuilt_extensions()
@@ -77,7 +91,7 @@ class RunnerSession:
             raise KjError("load_error", f"candidate {candidate_path} has a syntax error:\n"
                           f"{format_exception(exc)}") from None
         except Exception as exc:
-            kind = "compile_error" if _is_build_failure(exc) else "load_error"
+            kind = "compile_error" if is_build_failure(exc) else "load_error"
             raise KjError(kind, f"candidate {candidate_path} failed to import:\n{format_exception(exc)}") from None
         if not isinstance(getattr(module, "ModelNew", None), type):
             raise KjError("load_error", f"candidate {candidate_path} defines no class `ModelNew`")
@@ -108,6 +122,8 @@ class RunnerSession:
                 set_seed(seed)
                 model_new = self._place(self.candidate_class(*init_inputs))
         except Exception as exc:
+            if is_out_of_memory(exc):
+                raise out_of_memory(exc, self.device) from None
             raise KjError("runtime_error", f"constructing ModelNew raised:\n{format_exception(exc)}") from None
         if self.protocol.get("weights") == "state_dict":
             with torch.no_grad():
@@ -132,10 +148,12 @@ class RunnerSession:
         return draw(self.problem_at(sizes), recipe, self.device)
 
     def forward(self, recipe, sizes, check_inputs, phase):
-        """One forward on the recipe's inputs; returns (output, changed input indices or None, overlap)."""
+        """One forward on the recipe's inputs; returns (output, changed input indices or None, overlap). The
+        inputs are gone when this returns (a pristine copy for the input check lives on the host)."""
         model = self.model_for(sizes)
         inputs = self.inputs_for(recipe, sizes)
-        pristine = clone_inputs(inputs) if check_inputs else None
+        pristine = [x.to("cpu", copy=True) if isinstance(x, torch.Tensor) else None for x in inputs] \
+            if check_inputs else None
         try:
             with torch.no_grad():
                 if phase == "trial" and self.protocol.get("forbid_functional"):
@@ -145,16 +163,21 @@ class RunnerSession:
                     output = model(*inputs)
         except KjError:
             raise
-        except torch.OutOfMemoryError as exc:
-            raise KjError("oom", f"ModelNew.forward ran out of memory:\n{format_exception(exc)}") from None
         except Exception as exc:
+            if is_out_of_memory(exc):
+                raise out_of_memory(exc, self.device) from None
             raise KjError("runtime_error", f"ModelNew.forward raised:\n{format_exception(exc)}") from None
         self.sync()
         changed = None
         if check_inputs:
             changed = [i for i, (a, b) in enumerate(zip(inputs, pristine))
-                       if isinstance(a, torch.Tensor) and not _same(a, b)]
-        return output, changed, self.overlap(output, model, inputs)
+                       if isinstance(a, torch.Tensor) and not _same_as_host(a, b)]
+        overlap = self.overlap(output, model, inputs)
+        large = tensor_bytes(inputs) >= LARGE
+        del inputs, pristine
+        if large:
+            self.empty_cache()
+        return output, changed, overlap
 
     def overlap(self, output, model, inputs):
         """Whether an output's storage overlaps an input, a parameter or a buffer (an alias, not a result)."""
@@ -178,6 +201,18 @@ class RunnerSession:
                     return True
         return False
 
+    def park(self, output):
+        """A timed call's kept output, moved to the host when it is large (outside the timed window), so that
+        the runner's device holds one input set and one output while it is timed."""
+        if self.device.type != "cuda" or tensor_bytes(output) < LARGE:
+            return output
+        if isinstance(output, torch.Tensor):
+            return output.to("cpu") if output.is_cuda else output
+        if isinstance(output, (tuple, list)):
+            moved = [o.to("cpu") if isinstance(o, torch.Tensor) and o.is_cuda else o for o in output]
+            return tuple(moved) if isinstance(output, tuple) else moved
+        return output
+
     def sync(self):
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
@@ -189,9 +224,14 @@ class RunnerSession:
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
 
+    def memory_peaks(self):
+        if self.device.type != "cuda":
+            return {}
+        return {"runner_device_bytes": torch.cuda.max_memory_reserved(self.device)}
+
     def empty_forward(self, inputs):
         with torch.no_grad():
-            _EMPTY(*inputs)
+            EMPTY_MODEL(*inputs)
 
     def graph_of(self, inputs):
         return capture_graph(self.model_for({}), inputs, self.device, self)
@@ -207,14 +247,82 @@ class RunnerSession:
         inputs = self.inputs_for(recipe, {})
         ops = torch_ops_of(lambda: model(*inputs))
         self.sync()
+        del inputs
         return ops
 
 
-def _same(a, b):
-    """Bitwise-equal tensors, NaN equal to NaN."""
-    if a.shape != b.shape or a.dtype != b.dtype:
+def _same_as_host(a, pristine):
+    """Whether device tensor `a` still holds the bytes of its host copy, a chunk at a time."""
+    if pristine is None or a.shape != pristine.shape or a.dtype != pristine.dtype:
         return False
-    if a.is_floating_point():
-        return bool(torch.equal(torch.isnan(a), torch.isnan(b))) and bool(
-            torch.equal(a.nan_to_num(0.0), b.nan_to_num(0.0)))
-    return bool(torch.equal(a, b))
+    if a.numel() == 0:
+        return True
+    for x, y in flat_chunks(a.detach().contiguous().view(torch.uint8), pristine.contiguous().view(torch.uint8)):
+        if not torch.equal(x.to("cpu"), y):
+            return False
+    return True
+
+
+class forbid_functional:
+    """CUDA Agent's check: every public function of torch.nn.functional raises while active (ModelNew.forward)."""
+
+    def __enter__(self):
+        import torch.nn.functional as F
+
+        self.saved = {}
+        for name in dir(F):
+            value = getattr(F, name)
+            if name.startswith("_") or not callable(value) or isinstance(value, type):
+                continue
+            self.saved[name] = value
+            setattr(F, name, self._raiser(name))
+        return self
+
+    @staticmethod
+    def _raiser(name):
+        def forbidden(*args, **kwargs):
+            raise KjError("incorrect", f"ModelNew.forward called torch.nn.functional.{name}, which the cuda-agent "
+                          "protocol forbids")
+        return forbidden
+
+    def __exit__(self, *exc):
+        import torch.nn.functional as F
+
+        for name, value in self.saved.items():
+            setattr(F, name, value)
+        return False
+
+
+# ATen ops that only allocate, copy, view or describe memory: a kernel may call them around its own work.
+# Anything else run during ModelNew.forward is PyTorch doing the computation (a torch fallback).
+_MEMORY_OPS = {
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
+    "view", "_unsafe_view", "reshape", "as_strided", "expand", "permute", "transpose", "t", "contiguous", "clone",
+    "copy_", "_to_copy", "to", "detach", "alias", "unsqueeze", "squeeze", "select", "slice", "split", "narrow",
+    "unbind", "lift_fresh", "resize_", "set_", "sym_size", "sym_stride", "sym_numel", "sym_storage_offset",
+    "is_contiguous", "item", "_local_scalar_dense", "flatten", "view_as", "expand_as", "_reshape_alias",
+    "unflatten", "movedim", "chunk", "split_with_sizes", "dim", "size", "stride", "numel", "is_same_size",
+    "zero_", "fill_", "ones", "ones_like", "new_ones", "full", "full_like", "new_full",
+}
+
+
+def torch_ops_of(call):
+    """The ATen ops `call` runs that compute (not memory, views or copies), with their counts. A
+    TorchDispatchMode sees every op that goes through the dispatcher, from Python and from C++ extensions alike
+    (at::matmul inside an extension is a fallback too); the extension's own loops and kernels are not ops."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Recorder(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = {}
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = func._schema.name.split("::")[-1]
+            if name not in _MEMORY_OPS:
+                self.ops[name] = self.ops.get(name, 0) + 1
+            return func(*args, **(kwargs or {}))
+
+    with Recorder() as recorder, torch.no_grad():
+        call()
+    return dict(sorted(recorder.ops.items()))

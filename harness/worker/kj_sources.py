@@ -8,7 +8,7 @@ import ast
 import json
 import sys
 
-from kj_runtime import KjError
+from kj_common import KjError
 
 
 def _parquet(path):

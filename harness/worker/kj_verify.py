@@ -1,21 +1,19 @@
 """The strict verdict's case classes: adversarial inputs, output and input checks, run in the judge.
 
-Each class returns case dicts {class, index, seed, status: pass|fail|uninformative, ...}. Each case is a recipe (seed,
-transform, sizes): the candidate runs first, in the runner process, on its own draw of the recipe's inputs; the judge
-draws the same inputs, runs the reference and compares. The candidate never shares a process, or memory, with the
-reference or its outputs (ARCHITECTURE invariant 1). A case passes when the candidate is within
-tolerance of the fp32 reference or of a float64 reference (model and inputs upcast), and NaN/+Inf/-Inf positions
-match exactly. See docs/methodology.md for the tolerances and why.
+Each class returns case dicts {class, index, seed, status: pass|fail|uninformative|harness_error, ...}. Each case is
+a recipe (seed, transform, sizes): the candidate runs first, in the runner process, on its own draw of the recipe's
+inputs; the judge draws the same inputs, runs the reference and compares (kj_tolerance.py). The candidate never
+shares a process, or memory, with the reference or its outputs (ARCHITECTURE invariant 1). Out of memory in the
+judge's own work is the case's harness_error, never the candidate's failure.
 """
 import copy
 
 import torch
 
-from kj_runtime import KjError, Opaque, chunks, draw, outputs_of, set_seed
+import kj_tolerance as tol
+from kj_common import KjError, draw, is_out_of_memory as tol_is_oom, outputs_of, same_bits
+from kj_judge import GIB, Opaque, RemoteError, guarded
 
-# (rtol, atol relative to the RMS of the finite reference values) per output dtype.
-TOLERANCES = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-7, 1e-9), torch.float16: (1e-2, 1e-3),
-              torch.bfloat16: (2e-2, 1e-2)}
 RANDOM_SEEDS = 6
 
 
@@ -23,54 +21,9 @@ def _floating(x):
     return isinstance(x, torch.Tensor) and x.is_floating_point()
 
 
-def _same(a, b):
-    """Bitwise-equal tensors, NaN equal to NaN."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.is_floating_point():
-        return bool(torch.equal(torch.isnan(a), torch.isnan(b))) and bool(torch.equal(a.nan_to_num(0.0), b.nan_to_num(0.0)))
-    return bool(torch.equal(a, b))
-
-
-def _judge(out, ref, rtol, atol_rel):
-    """Compares one output with one reference, chunk by chunk; returns (passed, details)."""
-    masks = (torch.isnan, torch.isposinf, torch.isneginf)
-    squares, count = 0.0, 0
-    for (r,) in chunks(ref):
-        f = r[torch.isfinite(r)].double()
-        squares += float(f.square().sum())
-        count += f.numel()
-    scale = (squares / count) ** 0.5 if count else 0.0
-    atol = atol_rel * scale
-    d = {"max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "nonfinite_mismatches": 0, "first_index": -1}
-    offset = 0
-    for r, o in chunks(ref, out):
-        wrong = torch.zeros(r.shape, dtype=torch.bool, device=r.device)
-        for m in masks:
-            wrong |= m(o) != m(r)
-        d["nonfinite_mismatches"] += int(wrong.sum())
-        both = torch.isfinite(o) & torch.isfinite(r)
-        diff = torch.where(both, (o.double() - r.double()).abs(), 0.0)
-        bad = both & (diff > atol + rtol * r.double().abs())
-        d["mismatches"] += int(bad.sum())
-        d["max_abs_err"] = max(d["max_abs_err"], float(diff.max()) if diff.numel() else 0.0)
-        wrong |= bad
-        if d["first_index"] < 0 and bool(wrong.any()):
-            at = int(wrong.nonzero()[0])
-            d["first_index"] = offset + at
-            d["first_values"] = f"expected {r[at].item()!r}, got {o[at].item()!r}"  # text: JSON has no NaN
-        offset += r.numel()
-    d["max_rel_err"] = d["max_abs_err"] / scale if scale > 0 else 0.0
-    return d["mismatches"] == 0 and d["nonfinite_mismatches"] == 0, d
-
-
-def _constant(ref):
-    flat = ref.reshape(-1)
-    if flat.numel() == 0:
-        return True
-    first = flat[0]
-    return all(bool((c == first).all()) or (bool(torch.isnan(first)) and bool(torch.isnan(c).all()))
-               for (c,) in chunks(ref))
+def _case(cls, index, seed, status="pass", message=""):
+    return {"class": cls, "index": index, "seed": seed, "status": status, "judged_against": "", "max_abs_err": 0.0,
+            "max_rel_err": 0.0, "mismatches": 0, "nonfinite_mismatches": 0, "first_index": -1, "message": message}
 
 
 class Verifier:
@@ -81,8 +34,11 @@ class Verifier:
         self.seed = seed
         self.output_failures = []
         self.input_failures = []
-        self.model64 = None
+        self.models64 = {}
         self.device = session.device
+        self.memory = session.memory
+        self.depth = None  # the reference's reduction depth, measured on the first case
+        self.fp64_error = ""
 
     def recipe(self, seed, transform=None):
         r = {"kind": "case", "seed": int(seed)}
@@ -91,12 +47,6 @@ class Verifier:
         return r
 
     # ---- one case ----
-    def _reference64(self, inputs):
-        if self.model64 is None:
-            self.model64 = copy.deepcopy(self.s.model).double()
-        with torch.no_grad():
-            return self.model64(*[x.double() if _floating(x) else x for x in inputs])
-
     def _check_tensor(self, out, ref):
         if isinstance(out, Opaque):
             return [f"returned {out.type_name}, expected a plain dense torch.Tensor"]
@@ -126,71 +76,141 @@ class Verifier:
             self.output_failures.append(f"{case}: " + "; ".join(problems))
         return problems
 
-    def run_case(self, cls, index, recipe, sizes=None, check_inputs=False):
-        case = {"class": cls, "index": index, "seed": recipe["seed"], "status": "pass", "judged_against": "",
-                "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "nonfinite_mismatches": 0,
-                "first_index": -1, "message": ""}
+    def _forward(self, case, recipe, sizes, check_inputs):
+        """The candidate's outputs for the case, or None with the case failed. A runner that blames the problem's
+        get_inputs() is believed only when the judge's own draw fails too."""
         try:
-            out, reply = self.s.remote.forward(recipe, sizes, check_inputs)
-        except KjError as exc:
-            first = exc.message.strip().splitlines()[-1] if exc.message.strip() else exc.kind
-            case.update(status="fail", message=f"ModelNew.forward failed ({exc.kind}): {first}"[:400])
+            return self.s.remote.forward(recipe, sizes, check_inputs)
+        except RemoteError as exc:
+            if exc.kind == "problem_error":
+                self.s.draw(recipe, self.s.problem_at(sizes))  # raises the problem's own error
+            detail = f"{exc.kind}/{exc.reason}" if exc.reason else exc.kind
+            last = exc.message.strip().splitlines()[-1] if exc.message.strip() else exc.kind
+            if exc.reason == "out_of_memory":
+                last += f" ({self.memory.describe()})"
+            case.update(status="fail", message=f"ModelNew.forward failed ({detail}): {last}"[:600])
+            return None
+
+    def run_case(self, cls, index, recipe, sizes=None, check_inputs=False):
+        case = _case(cls, index, recipe["seed"])
+        got = self._forward(case, recipe, sizes, check_inputs)
+        if got is None:
             return case
+        out, reply = got
         if reply.get("inputs_changed"):
             self.input_failures.append(f"{cls}[{index}]: input(s) {reply['inputs_changed']} modified in place")
+        try:
+            self._judge_case(case, cls, index, recipe, sizes, out, reply)
+        except KjError as exc:
+            if exc.kind != "harness_error":
+                raise
+            case.update(status="harness_error", message=exc.message[:600])
+        finally:
+            del out
+            self.memory.release()
+        return case
+
+    def _judge_case(self, case, cls, index, recipe, sizes, out, reply):
         problem = self.s.problem_at(sizes)
         model = self.s.model if not sizes else self.s.construct_reference(problem, self.seed)
-        inputs = draw(problem, recipe, self.device)
-        ref = self.s.reference(inputs, model)
+        inputs = self.s.draw(recipe, problem)
+        ref = self._reference(inputs, model, measure=not sizes)
+        del inputs
         refs = outputs_of(ref)
         if not refs or not all(isinstance(r, torch.Tensor) for r in refs):
             case.update(status="uninformative", message="reference did not return tensors")
-            return case
+            return
         if self._check_output(out, ref, reply, f"{cls}[{index}]"):
             case.update(status="fail", message="output: " + self.output_failures[-1].split(": ", 1)[1])
-            return case
-        self._judge_values(case, outputs_of(out), refs, inputs, exact_sizes=not sizes)
-        return case
+            return
+        outs = outputs_of(out)
+        guarded(self.memory, "comparing the outputs",
+                lambda: self._judge_values(case, outs, refs, recipe if not sizes else None),
+                retry=lambda: self._judge_values(case, outs, refs, recipe if not sizes else None, chunk=1 << 18))
 
-    def _judge_values(self, case, outs, refs, inputs, exact_sizes):
-        ref64 = None
-        ok = True
-        details = {"max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "nonfinite_mismatches": 0,
-                   "first_index": -1}
-        against, failing, first_values = set(), None, ""
+    def _reference(self, inputs, model, measure):
+        if self.depth is None and measure:
+            mode = tol.DepthMode()
+            with mode:
+                ref = self.s.reference(inputs, model)
+            self.depth = mode.depth
+            return ref
+        return self.s.reference(inputs, model)
+
+    def _judge_values(self, case, outs, refs, recipe, chunk=None):
+        """Each output against its reference; a failing floating output is judged again against float64 when
+        that could change the outcome (recipe None: other sizes, fp32 only)."""
+        depth = self.depth or 1.0
+        ok, against, failing, first_values = True, set(), None, ""
+        total = {"max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "nonfinite_mismatches": 0,
+                 "first_index": -1}
+        refs64 = None
         for i, (o, r) in enumerate(zip(outs, refs)):
-            rtol, atol_rel = TOLERANCES.get(r.dtype, (0.0, 0.0))
-            one_ok, one = _judge(o, r, rtol, atol_rel)
+            rtol, atol_rel = tol.TOLERANCES.get(r.dtype, (0.0, 0.0))
+            one_ok, one = tol.judge(o, r, rtol, atol_rel, depth, chunk)
             judged = "fp32"
-            if not one_ok and r.is_floating_point() and exact_sizes:
-                # torch's own fp32 result may be the inexact one (NaN/Inf positions included): judge against
-                # the reference computed in float64 as well
-                if ref64 is None:
-                    ref64 = outputs_of(self._reference64(inputs))
-                ok64, one64 = _judge(o.double(), ref64[i], rtol, atol_rel)
-                if ok64:
-                    one_ok, one, judged = True, one64, "fp64"
+            if not one_ok and r.is_floating_point() and recipe is not None and tol.worth_fp64(one):
+                if refs64 is None:
+                    refs64 = self._reference64(recipe, refs)
+                if refs64:
+                    ok64, one64 = tol.judge64(o, r, refs64[i], rtol, atol_rel, depth, chunk)
+                    one_ok, one, judged = ok64, one64, "fp64"
             against.add(judged)
             ok = ok and one_ok
             for key in ("mismatches", "nonfinite_mismatches"):
-                details[key] += one[key]
+                total[key] += one[key]
             for key in ("max_abs_err", "max_rel_err"):
-                details[key] = max(details[key], one[key])
-            if details["first_index"] < 0 and one["first_index"] >= 0:
-                details["first_index"], failing = one["first_index"], i
-                first_values = one.get("first_values", "")
-        case.update(details)
+                total[key] = max(total[key], one[key])
+            if total["first_index"] < 0 and one["first_index"] >= 0:
+                total["first_index"], failing, first_values = one["first_index"], i, one.get("first_values", "")
+        case.update(total)
         case["judged_against"] = "fp64" if "fp64" in against else "fp32"
-        if ok and all(_constant(r) for r in refs):
+        if ok and all(tol.constant(r) for r in refs):
             # Agreeing with a constant (or all-NaN/Inf) reference says nothing; disagreeing with it still fails.
             case.update(status="uninformative", message="reference output is constant or has no finite value")
         if not ok:
             where = f" of output {failing}" if len(refs) > 1 and failing is not None else ""
             case["status"] = "fail"
-            case["message"] = (f"{case['mismatches']} values outside tolerance (atol relative to the RMS), "
-                               f"{case['nonfinite_mismatches']} NaN/Inf positions differ; max error "
+            case["message"] = (f"{case['mismatches']} values outside tolerance, {case['nonfinite_mismatches']} "
+                               f"NaN/Inf positions differ (against {case['judged_against']}); max error "
                                f"{case['max_rel_err']:.3g} x RMS at flat index {case['first_index']}{where}"
-                               + (f" ({first_values})" if first_values else ""))
+                               + (f" ({first_values})" if first_values else "")
+                               + (f"; no float64 reference: {self.fp64_error}" if self.fp64_error else ""))
+
+    # ---- the float64 reference, where it fits ----
+    def _reference64(self, recipe, refs):
+        """The reference in float64 on the recipe's inputs: on the device when it fits in the memory budget
+        beside what the judge holds, else on the host (the judge's own memory), else a harness_error."""
+        input_bytes, output_bytes = self.memory.input_bytes, sum(r.numel() * r.element_size() for r in refs)
+        need = 3 * input_bytes + 2 * output_bytes + 2 * sum(
+            p.numel() * p.element_size() for p in self.s.model.parameters()) + GIB // 4
+        device = self.device
+        if device.type == "cuda":
+            free, _ = torch.cuda.mem_get_info(device)
+            if need + self.memory.held() > self.memory.budget() or need > 0.9 * free:
+                device = torch.device("cpu")
+        if device.type == "cpu" and need > _host_available():
+            raise KjError("harness_error", f"the float64 reference needs {need} bytes, more than the memory budget "
+                          f"on the device and the host has ({self.memory.describe()})", reason="out_of_memory")
+        try:
+            return self._run64(recipe, device)
+        except KjError:
+            raise
+        except Exception as exc:  # kj's own float64 copy failed (an op without fp64, a dtype the model fixes)
+            if tol_is_oom(exc):
+                raise
+            self.fp64_error = f"{type(exc).__name__}: {exc}"[:300]
+            return []
+
+    def _run64(self, recipe, device):
+        if device not in self.models64:
+            self.models64[device] = copy.deepcopy(self.s.model).to(device=device, dtype=torch.float64)
+        inputs = [x.to(device=device, dtype=torch.float64) if _floating(x) else x.to(device)
+                  if isinstance(x, torch.Tensor) else x for x in draw(self.s.problem, recipe, self.device)]
+        with torch.no_grad():
+            out = self.models64[device](*inputs)
+        del inputs
+        return outputs_of(out)
 
     # ---- classes ----
     def seeds(self, count):
@@ -218,9 +238,9 @@ class Verifier:
         return self.seeds(RANDOM_SEEDS + 1)[-1]
 
     def _summary_case(self, cls, failures):
-        return {"class": cls, "index": 0, "seed": 0, "status": "fail" if failures else "pass", "judged_against": "",
-                "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": len(failures), "nonfinite_mismatches": 0,
-                "first_index": -1, "message": "; ".join(failures[:3])}
+        case = _case(cls, 0, 0, "fail" if failures else "pass", "; ".join(failures[:3]))
+        case["mismatches"] = len(failures)
+        return case
 
     def determinism(self):
         seed = self.seeds(1)[0]
@@ -229,17 +249,16 @@ class Verifier:
             try:
                 out, _ = self.s.remote.forward(dict(self.recipe(seed), rng_after=seed ^ (0x5EED + k)))
             except KjError as exc:
-                return {"class": "determinism", "index": 0, "seed": seed, "status": "fail", "judged_against": "",
-                        "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "nonfinite_mismatches": 0,
-                        "first_index": -1, "message": f"ModelNew.forward failed ({exc.kind})"}
+                return _case("determinism", 0, seed, "fail", f"ModelNew.forward failed ({exc.kind})")
             outs.append(outputs_of(out) if isinstance(out, (torch.Tensor, tuple, list)) else None)
+            del out
         same = (outs[0] is not None and outs[1] is not None and len(outs[0]) == len(outs[1])
-                and all(isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and _same(a, b)
+                and all(isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and same_bits(a, b)
                         for a, b in zip(*outs)))
-        return {"class": "determinism", "index": 0, "seed": seed, "status": "pass" if same else "fail",
-                "judged_against": "", "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0,
-                "nonfinite_mismatches": 0, "first_index": -1,
-                "message": "" if same else "two calls on the same inputs gave different outputs"}
+        del outs
+        self.memory.release()
+        return _case("determinism", 0, seed, "pass" if same else "fail",
+                     "" if same else "two calls on the same inputs gave different outputs")
 
     def shape_overrides(self):
         """Smaller, odd sizes for every integer module constant of at least 2 (primes where possible)."""
@@ -258,9 +277,11 @@ class Verifier:
         try:
             problem = self.s.problem_at(new)
             model = self.s.construct_reference(problem, self.seed)
-            self.s.reference(draw(problem, self.recipe(self.seed), self.device), model)
+            self.s.reference(self.s.draw(self.recipe(self.seed), problem), model)
         except Exception as exc:
             return [self._skip("shape", f"the reference does not run at sizes {new}: {exc}")]
+        finally:
+            self.memory.release()
         cases = []
         for i, s in enumerate(self.seeds(2)):
             case = self.run_case("shape", i, self.recipe(s), sizes=new)
@@ -269,6 +290,15 @@ class Verifier:
         return cases
 
     def _skip(self, cls, why):
-        case = self._summary_case(cls, [])
-        case.update(status="uninformative", message=why)
-        return case
+        return _case(cls, 0, 0, "uninformative", why)
+
+
+def _host_available():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0

@@ -28,8 +28,10 @@ trusted_handles capture_trusted();
 
 // The reply fields for `result`: "structure" (tensor, tuple, list, other), "outputs" (per element: tensor,
 // type, dtype, shape, offset, nbytes), "type" for other; or "need_bytes" when the arena is too small (nothing
-// copied). A tensor counts only when its type is exactly torch.Tensor and its layout strided.
+// copied). A tensor counts only when its type is exactly torch.Tensor and its layout strided, and when it is
+// on the arena's device; `parked`: a timed call's output that the runner moved to the host may fill a device
+// arena.
 nlohmann::json export_outputs(const trusted_handles& trusted, pybind11::handle result,
-                              const arena_view& arena, const cuda::plugin* plugin);
+                              const arena_view& arena, const cuda::plugin* plugin, bool parked = false);
 
 } // namespace kj::worker

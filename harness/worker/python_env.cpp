@@ -9,8 +9,11 @@ namespace py = pybind11;
 
 namespace kj::worker {
 
-extern const std::string_view kj_runtime_source;
+extern const std::string_view kj_common_source;
+extern const std::string_view kj_judge_source;
+extern const std::string_view kj_tolerance_source;
 extern const std::string_view kj_verify_source;
+extern const std::string_view kj_info_source;
 extern const std::string_view kj_baseline_source;
 extern const std::string_view kj_sources_source;
 extern const std::string_view kj_runner_source;
@@ -47,13 +50,19 @@ py::object import_embedded(const char* name, std::string_view source) {
 
 } // namespace
 
-py::module_ import_runtime() {
-  py::object runtime = import_embedded("kj_runtime", kj_runtime_source);
-  import_embedded("kj_verify", kj_verify_source);
-  import_embedded("kj_baseline", kj_baseline_source);
-  import_embedded("kj_sources", kj_sources_source);
-  import_embedded("kj_runner", kj_runner_source);
-  return runtime.cast<py::module_>();
+py::module_ import_modules(python_role role) {
+  py::object common = import_embedded("kj_common", kj_common_source);
+  if (role == python_role::runner) {
+    import_embedded("kj_runner", kj_runner_source);
+  } else { // in import order: each imports only those before it
+    import_embedded("kj_judge", kj_judge_source);
+    import_embedded("kj_tolerance", kj_tolerance_source);
+    import_embedded("kj_verify", kj_verify_source);
+    import_embedded("kj_info", kj_info_source);
+    import_embedded("kj_baseline", kj_baseline_source);
+    import_embedded("kj_sources", kj_sources_source);
+  }
+  return common.cast<py::module_>();
 }
 
 } // namespace kj::worker

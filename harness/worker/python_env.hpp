@@ -13,7 +13,12 @@ std::string python_executable();
 // Starts the interpreter with sys.prefix and site-packages of python_executable() (pyvenv.cfg is honoured).
 std::unique_ptr<pybind11::scoped_interpreter> start_interpreter();
 
-// Imports the runtime module carried inside the binary (harness/worker/kj_runtime.py).
-pybind11::module_ import_runtime();
+// Which of the Python modules carried inside the binary a process imports: the judge's (the reference, the
+// comparisons, the verdicts) or the runner's (the candidate's side: importing and calling it). Each process
+// imports only its own; both import kj_common.
+enum class python_role { judge, runner };
+
+// Imports the role's modules; returns kj_common (KjError, format_exception, TimingInputs, ...).
+pybind11::module_ import_modules(python_role role);
 
 } // namespace kj::worker

@@ -48,6 +48,8 @@ public:
     if (!m_session) return failure("harness_error", "request '" + op + "' before load");
     if (op == "forward") return forward(request);
     if (op == "deliver") return deliver(m_last);
+    if (op == "release") return release();
+    if (op == "memory") return {{"ok", true}, {"peaks", to_json(m_session.attr("memory_peaks")())}};
     if (op == "time") return time(request);
     if (op == "fetch") return fetch(request);
     if (op == "trace") return trace(request);
@@ -97,8 +99,19 @@ private:
     m_arena = {};
   }
 
-  json deliver(const py::object& output) {
-    json reply = export_outputs(m_trusted, output, m_arena, m_plugin);
+  // The judge has taken the last outputs: drop them, unmap a large arena (the judge frees it) and return the
+  // cached device memory, so that the next case starts with nothing of this one held.
+  json release() {
+    m_last = py::none();
+    if (m_fetched) m_retained.erase(*m_fetched);
+    m_fetched.reset();
+    close_arena();
+    m_session.attr("empty_cache")();
+    return {{"ok", true}};
+  }
+
+  json deliver(const py::object& output, bool parked = false) {
+    json reply = export_outputs(m_trusted, output, m_arena, m_plugin, parked);
     reply["ok"] = true;
     reply["arena_id"] = m_arena_id;
     return reply;
@@ -121,13 +134,18 @@ private:
     const bool fresh = subject == "candidate" && r.value("fresh", false);
     m_timing = m_runtime.attr("TimingInputs")(m_session.attr("problem"), m_session.attr("device"),
                                               r.value("base", std::uint64_t{42}), fresh);
+    // With fresh inputs per call, two random calls and the last keep their outputs (a large one moves to the
+    // host in the next call's prepare, outside the window); with one fixed input set, the last call only.
     std::set<long> retain;
-    for (long k : r.value("retain", std::vector<long>{}))
-      retain.insert(k);
+    if (fresh)
+      for (long k : r.value("retain", std::vector<long>{}))
+        retain.insert(k);
     m_retained.clear();
+    m_fetched.reset();
     long calls = 0;
     py::object model = m_model;
     py::object timing = m_timing;
+    py::object park = m_session.attr("park");
     std::function<void()> call;
     if (subject == "empty") {
       py::object empty = m_session.attr("empty_forward");
@@ -144,12 +162,22 @@ private:
       };
     }
     py::object prepare_call = timing.attr("prepare");
-    const std::function<void()> prepare = [&] { prepare_call(); };
+    const std::function<void()> prepare = [&] {
+      if (m_last_call >= 0 && m_retained.contains(m_last_call))
+        m_retained[m_last_call] = park(m_retained[m_last_call]);
+      m_retained.erase(-1); // the previous call's output goes before the next inputs are drawn
+      prepare_call();
+    };
+    m_last_call = -1;
     timing_result t;
     {
       const gc_paused no_gc;
       t = time_callable(call, session_device(m_device, m_session), spec, fresh ? prepare : nullptr);
     }
+    for (auto& [k, out] : m_retained) // outside the loop now: every kept output may move to the host
+      out = park(out);
+    timing.attr("drop")(); // the inputs go; `trace` draws its own
+    m_session.attr("empty_cache")();
     json kept = json::array();
     for (const auto& [k, _] : m_retained)
       kept.push_back(k < 0 ? m_last_call : k);
@@ -168,18 +196,24 @@ private:
     long k = r.value("call", -1L);
     auto it = m_retained.find(k == m_last_call ? -1 : k);
     if (it == m_retained.end()) return failure("harness_error", fmt::format("call {} was not retained", k));
-    json reply = deliver(it->second);
+    json reply = deliver(it->second, true);
     reply["recipe"] = to_json(m_timing.attr("recipe")(k));
     reply["call"] = k;
+    m_fetched = it->first;
     return reply;
   }
 
   json trace(const json& r) {
     py::object model = m_model;
     py::object timing = m_timing;
+    timing.attr("ensure")();
     const std::function<void()> call = [&] { model(*timing.attr("current")); };
-    return {{"ok", true},
-            {"trace", trace_callable(call, session_device(m_device, m_session), r.value("event_ms", 0.0))}};
+    json reply{
+        {"ok", true},
+        {"trace", trace_callable(call, session_device(m_device, m_session), r.value("event_ms", 0.0))}};
+    timing.attr("drop")();
+    m_session.attr("empty_cache")();
+    return reply;
   }
 
   json findings(const json& r) {
@@ -202,6 +236,7 @@ private:
   int m_arena_id = 0;
   py::object m_session, m_model, m_last, m_timing;
   std::map<long, py::object> m_retained; // -1: the last timed call
+  std::optional<long> m_fetched;         // the retained call the judge fetched last (dropped on release)
   long m_last_call = -1;
 };
 
@@ -215,7 +250,7 @@ int run_runner(const runner_options& options) {
   auto interpreter = start_interpreter();
   std::optional<runner> serve;
   try {
-    py::module_ runtime = import_runtime();
+    py::module_ runtime = import_modules(python_role::runner);
     py::module_::import("torch").attr("set_grad_enabled")(false); // the runner never needs autograd
     if (options.device == "cuda") py::module_::import("torch").attr("cuda").attr("init")();
     serve.emplace(runtime, options.device);
@@ -240,7 +275,7 @@ int run_runner(const runner_options& options) {
       if (request.value("op", "") == "quit") break;
       reply = serve->handle(request);
     } catch (py::error_already_set& e) {
-      py::module_ runtime = py::module_::import("kj_runtime");
+      py::module_ runtime = py::module_::import("kj_common");
       reply = failure(verdict_of(runtime, e), python_error_text(runtime, e));
     } catch (const std::exception& e) {
       reply = failure("runtime_error", e.what());

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <poll.h>
+#include <set>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -94,6 +95,18 @@ int wait_briefly_then_kill(pid_t pid) {
   return status;
 }
 
+// The runner speaks for the candidate: it may say its forward raised or could not load, never that kj failed
+// (harness_error) or that the job timed out; an unknown kind is the candidate's runtime_error.
+json sanitized(json reply) {
+  if (reply.value("ok", true)) return reply;
+  static const std::set<std::string> kinds{"runtime_error", "incorrect", "load_error", "compile_error",
+                                           "problem_error"};
+  const auto kind = reply.value("kind", std::string());
+  if (!kinds.contains(kind)) reply["kind"] = "runtime_error";
+  if (reply.value("reason", std::string()) != "out_of_memory") reply.erase("reason");
+  return reply;
+}
+
 } // namespace
 
 std::vector<int> descendants(int root) {
@@ -144,12 +157,27 @@ runner_link::runner_link(runner_spec spec, const cuda::plugin* plugin)
 
 runner_link::~runner_link() {
   stop();
+  free_arena();
+}
+
+void runner_link::free_arena() noexcept {
   if (m_arena_ptr && m_plugin) {
     try {
       m_plugin->mem_free(m_arena_ptr);
     } catch (const std::exception&) { // the context may be gone with a crash; nothing to do
     }
   }
+  std::error_code ignored;
+  if (!m_arena_path.empty()) fs::remove(m_arena_path, ignored);
+  m_arena_ptr = 0;
+  m_arena_bytes = 0;
+  m_arena_path.clear();
+}
+
+void runner_link::release_arena() {
+  if (m_arena_bytes <= k_first_arena) return; // small: kept for the next outputs
+  if (!m_dead) exchange({{"op", "release"}}); // the runner unmaps it before it is freed
+  free_arena();
 }
 
 void runner_link::start() {
@@ -219,6 +247,7 @@ void runner_link::start() {
   ::close(out[1]);
   m_pid = pid;
   m_dead = false;
+  m_death_reason.clear();
   m_socket = std::make_unique<line_socket>(sv[0]);
   m_stop_threads = false;
   m_reader = std::thread(&runner_link::capture, this, out[0]);
@@ -256,8 +285,7 @@ void runner_link::stop() {
 bool runner_link::restart() {
   stop();
   m_limit_broken.clear();
-  m_arena_id = 0;
-  m_arena_bytes = 0;
+  free_arena();
   start();
   return m_load.value("ok", false);
 }
@@ -270,7 +298,16 @@ json runner_link::request(const json& message) {
       return {{"ok", false},
               {"kind", "runtime_error"},
               {"error", fmt::format("the candidate's outputs take {} bytes, more than the limit", need)}};
-    const json grown = grow_arena(need + need / 4);
+    json grown;
+    try {
+      grown = grow_arena(need);         // released after the judge takes the outputs: no headroom needed
+    } catch (const std::exception& e) { // kj's own allocation: never the candidate's failure
+      return {{"ok", false},
+              {"kind", "harness_error"},
+              {"reason", "out_of_memory"},
+              {"error",
+               fmt::format("allocating {} bytes for the candidate's outputs failed: {}", need, e.what())}};
+    }
     if (!grown.value("ok", false)) return grown;
     reply = exchange({{"op", "deliver"}});
   }
@@ -304,8 +341,7 @@ json runner_link::grow_arena(std::uint64_t bytes) {
     if (cuda) m_plugin->mem_free(ptr);
     return reply;
   }
-  if (m_arena_ptr) m_plugin->mem_free(m_arena_ptr);
-  if (!m_arena_path.empty()) fs::remove(m_arena_path);
+  free_arena();
   m_arena_ptr = ptr;
   m_arena_path = path;
   m_arena_bytes = bytes;
@@ -319,7 +355,7 @@ json runner_link::grow_arena(std::uint64_t bytes) {
 }
 
 json runner_link::exchange(const json& message) {
-  if (m_dead) return {{"ok", false}, {"kind", m_death_kind}, {"error", m_death_text}};
+  if (m_dead) return death();
   const std::string op = message.is_null() ? "start" : message.value("op", "?");
   if (!message.is_null() && !m_socket->send(message)) return died(op);
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(m_spec.deadline -
@@ -329,7 +365,7 @@ json runner_link::exchange(const json& message) {
   case line_socket::status::line:
     try {
       json reply = json::parse(line);
-      if (reply.is_object() && reply.contains("ok")) return reply;
+      if (reply.is_object() && reply.contains("ok")) return sanitized(std::move(reply));
     } catch (const json::exception&) {
     }
     m_death_kind = "crashed";
@@ -346,7 +382,7 @@ json runner_link::exchange(const json& message) {
   ::kill(-m_pid, SIGKILL);
   kill_descendants(::getpid());
   m_death_text += "\n--- its output ---\n" + output();
-  return {{"ok", false}, {"kind", m_death_kind}, {"error", m_death_text}};
+  return death();
 }
 
 json runner_link::died(const std::string& during) {
@@ -359,13 +395,21 @@ json runner_link::died(const std::string& during) {
     std::lock_guard lock(m_limit_mutex);
     limit = m_limit_broken;
   }
-  m_death_kind = limit.rfind("oom", 0) == 0 ? "oom" : "crashed";
+  // Past its memory limit the candidate failed at run time, as an allocation that fails in-process does.
+  m_death_kind = limit.rfind("oom", 0) == 0 ? "runtime_error" : "crashed";
+  m_death_reason = limit.rfind("oom", 0) == 0 ? "out_of_memory" : "";
   m_death_text = limit.empty()
                      ? fmt::format("the candidate's process {} during '{}'",
                                    describe_status(status, m_sandboxed), during)
                      : fmt::format("the candidate's process was killed during '{}': {}", during, limit);
   m_death_text += "\n--- its output ---\n" + output();
-  return {{"ok", false}, {"kind", m_death_kind}, {"error", m_death_text}};
+  return death();
+}
+
+json runner_link::death() const {
+  json reply{{"ok", false}, {"kind", m_death_kind}, {"error", m_death_text}};
+  if (!m_death_reason.empty()) reply["reason"] = m_death_reason;
+  return reply;
 }
 
 void runner_link::watch() {
@@ -378,6 +422,7 @@ void runner_link::watch() {
     std::uint64_t rss = 0;
     for (int pid : tree)
       rss += resident_bytes(pid);
+    if (rss > m_peak_rss) m_peak_rss = rss;
     std::string broken;
     if (rss > m_spec.limits.memory_bytes)
       broken = fmt::format("oom: its processes held {} MiB of host memory, over the limit of {} MiB",

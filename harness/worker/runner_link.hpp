@@ -20,9 +20,10 @@ namespace kj::worker {
 
 // A failure of the runner (the candidate's process), with the verdict it means.
 struct runner_failure : std::runtime_error {
-  runner_failure(std::string verdict, const std::string& error)
-      : std::runtime_error(error), kind(std::move(verdict)) {}
+  runner_failure(std::string verdict, const std::string& error, std::string why = "")
+      : std::runtime_error(error), kind(std::move(verdict)), reason(std::move(why)) {}
   std::string kind;
+  std::string reason; // out_of_memory, or ""
 };
 
 struct runner_limits {
@@ -67,13 +68,21 @@ public:
   bool restart();
   // What the runner printed: its first and last bytes.
   std::string output() const;
+  // After the judge has taken a reply's outputs: a large arena is unmapped by the runner (which also drops
+  // its copy and returns its cached device memory) and freed, so that no case starts with the last one's
+  // held.
+  void release_arena();
+  // The largest resident memory of the runner and its descendants seen by the watchdog [bytes].
+  std::uint64_t peak_rss() const { return m_peak_rss; }
 
 private:
   void start();
   void stop();
   nlohmann::json exchange(const nlohmann::json& message);
   nlohmann::json grow_arena(std::uint64_t bytes);
+  void free_arena() noexcept;
   nlohmann::json died(const std::string& during);
+  nlohmann::json death() const;
   void watch();
   void capture(int fd);
 
@@ -83,7 +92,7 @@ private:
   std::unique_ptr<line_socket> m_socket;
   int m_pid = -1;
   std::atomic<bool> m_dead{false};
-  std::string m_death_kind, m_death_text;
+  std::string m_death_kind, m_death_text, m_death_reason;
   bool m_sandboxed = false; // started through bubblewrap, which reports a signal as 128 + its number
   std::atomic<bool> m_stop_threads{false};
   std::thread m_watchdog, m_reader;
@@ -92,7 +101,8 @@ private:
   std::uint64_t m_output_total = 0;
   std::mutex m_limit_mutex;
   std::string m_limit_broken; // set by the watchdog: "oom: ..." or "processes: ..."
-  // the arena
+  std::atomic<std::uint64_t> m_peak_rss{0};
+  // the arena; its ids grow over the judge's life, restarts included, so that no view of an old one is reused
   int m_arena_id = 0;
   std::uint64_t m_arena_bytes = 0, m_arena_ptr = 0;
   std::filesystem::path m_arena_path;

@@ -15,6 +15,11 @@ std::string verdict_of(py::module_& runtime, py::error_already_set& error) {
   return "runtime_error";
 }
 
+std::string reason_of(py::module_& runtime, py::error_already_set& error) {
+  if (error.matches(runtime.attr("KjError"))) return error.value().attr("reason").cast<std::string>();
+  return "";
+}
+
 std::string python_error_text(py::module_& runtime, py::error_already_set& error) {
   if (error.matches(runtime.attr("KjError"))) return error.value().attr("message").cast<std::string>();
   return runtime.attr("format_exception")(error.value()).cast<std::string>();

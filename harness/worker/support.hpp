@@ -17,6 +17,9 @@ nlohmann::json to_json(pybind11::handle object);
 // Maps a Python exception to a verdict: KjError carries its own kind, anything else is a runtime error.
 std::string verdict_of(pybind11::module_& runtime, pybind11::error_already_set& error);
 
+// The reason a KjError carries (out_of_memory, tolerance, ...), or "".
+std::string reason_of(pybind11::module_& runtime, pybind11::error_already_set& error);
+
 // The text of a Python exception: the KjError message when it is one, else the formatted traceback.
 std::string python_error_text(pybind11::module_& runtime, pybind11::error_already_set& error);
 

@@ -28,9 +28,8 @@ void describe_problems(const exec::describe_job& job, py::module_& runtime, resu
   for (const auto& file : job.problems) {
     json event{{"type", "problem"}, {"path", file.path}};
     try {
-      py::object problem = runtime.attr("Problem")(file.path, file.source, job.overrides);
-      event["description"] = json::parse(
-          py::module_::import("json").attr("dumps")(problem.attr("describe")(job.cost)).cast<std::string>());
+      event["description"] = to_json(py::module_::import("kj_info").attr("describe_problem")(
+          file.path, file.source, job.overrides, job.cost));
     } catch (py::error_already_set& e) {
       event["error"] = python_error_text(runtime, e);
     } catch (const std::exception& e) {
@@ -76,11 +75,12 @@ int run_worker(const worker_options& options) {
   auto interpreter = start_interpreter();
   py::module_ runtime;
   try {
-    runtime = import_runtime();
+    // A build imports the candidate: only the runner's modules are there to see.
+    runtime = import_modules(std::holds_alternative<exec::build_job>(job) ? python_role::runner
+                                                                          : python_role::judge);
     json hello{{"type", "hello"}};
     if (std::holds_alternative<exec::probe_job>(job)) // the full fingerprint costs subprocesses (nvcc): once
-      hello["environment"] = json::parse(
-          py::module_::import("json").attr("dumps")(runtime.attr("environment")()).cast<std::string>());
+      hello["environment"] = to_json(py::module_::import("kj_info").attr("environment")());
     channel.emit(hello);
   } catch (py::error_already_set& e) {
     channel.emit({{"type", "verdict"},

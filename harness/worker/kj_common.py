@@ -1,0 +1,380 @@
+"""What the judge and the runner both need, embedded in the `kj` binary: errors with a verdict, loading problem
+sources, building inputs from recipes (the judge and the runner draw the very same tensors from the same recipe),
+backend flags, and small tensor helpers. Nothing here compares outputs or decides a verdict (kj_judge.py does).
+"""
+import ast
+import linecache
+import sys
+import traceback
+import types
+
+import torch
+
+
+class KjError(Exception):
+    """An error with a verdict attached: `kind` is one of the worker's verdicts (load_error, compile_error, ...);
+    `reason` refines it (out_of_memory, tolerance, ...)."""
+
+    def __init__(self, kind, message, reason=""):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.reason = reason
+
+
+def is_out_of_memory(exc):
+    """torch's device OOM, Python's MemoryError, or the CPU allocator's failure (a RuntimeError in torch)."""
+    if isinstance(exc, (torch.OutOfMemoryError, MemoryError)):
+        return True
+    text = str(exc)
+    return isinstance(exc, RuntimeError) and ("can't allocate memory" in text or "out of memory" in text)
+
+
+def format_exception(exc):
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
+
+
+def first_line(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def set_seed(seed):
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed(seed)
+
+
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def to_device(value, device, dtype=None):
+    """Moves a tensor to the device; floating tensors are cast to `dtype` when given. Integer and bool inputs keep
+    their dtypes (KernelBench main casts every input to its precision: its issue #151)."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    if dtype is not None and value.is_floating_point():
+        return value.to(device=device, dtype=dtype)
+    return value.to(device=device)
+
+
+# ---- sources ----
+
+def apply_overrides(source, overrides, filename):
+    """Rewrites top-level `NAME = <int literal>` assignments named in `overrides`; returns (source, applied)."""
+    tree = ast.parse(source, filename)
+    lines = source.splitlines(keepends=True)
+    edits, applied = [], {}
+    for node in tree.body:
+        target = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            target = node.targets[0].id
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            target = node.target.id
+        if target not in overrides:
+            continue
+        value = node.value
+        if not (isinstance(value, ast.Constant) and type(value.value) is int) or value.lineno != value.end_lineno:
+            continue
+        edits.append((value.lineno - 1, value.col_offset, value.end_col_offset, str(int(overrides[target]))))
+        applied[target] = int(overrides[target])
+    for line, start, end, text in sorted(edits, reverse=True):
+        encoded = lines[line].encode()  # ast offsets are in UTF-8 bytes
+        lines[line] = (encoded[:start] + text.encode() + encoded[end:]).decode()
+    return "".join(lines), applied
+
+
+def load_module(name, source, filename):
+    """Executes `source` in a fresh module registered as `name` (tracebacks show the source's lines)."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    module = types.ModuleType(name)
+    module.__file__ = filename
+    sys.modules[name] = module
+    exec(compile(source, filename, "exec"), module.__dict__)
+    return module
+
+
+def is_build_failure(exc):
+    import subprocess
+
+    text = f"{type(exc).__name__}: {exc}"
+    return isinstance(exc, subprocess.CalledProcessError) or "Error building extension" in text
+
+
+def needs_weights(exc):
+    """A Hugging Face model that cannot be had: transformers missing, or its weights not downloadable/cached."""
+    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in ("transformers", "huggingface_hub"):
+        return True
+    text = f"{type(exc).__module__}.{type(exc).__name__}: {exc}"
+    return isinstance(exc, OSError) and any(k in text for k in (
+        "huggingface", "hf.co", "HF_HUB_OFFLINE", "offline mode", "couldn't connect", "does not appear to have a file"))
+
+
+class Problem:
+    """A problem file loaded into its own module, with integer module constants overridden."""
+
+    def __init__(self, path, source, overrides, dtype=None):
+        self.raw_source = source
+        self.dtype = dtype  # floating inputs are cast to it (the protocol's precision); None keeps them
+        try:
+            source, self.applied = apply_overrides(source, overrides, path)
+            self.source = source
+            self.module = load_module("kj_problem", source, path)
+        except SyntaxError as exc:
+            raise KjError("problem_error", f"problem file {path}: {format_exception(exc)}") from None
+        except Exception as exc:
+            if needs_weights(exc):
+                raise KjError("needs_weights", f"problem file {path} needs `transformers` and its model weights "
+                              "available offline (KernelBench level 4 loads Hugging Face models): "
+                              f"{type(exc).__name__}: {first_line(exc)}") from None
+            raise KjError("problem_error", f"problem file {path} raised while loading:\n{format_exception(exc)}")
+        for name in ("Model", "get_inputs", "get_init_inputs"):
+            if not hasattr(self.module, name):
+                raise KjError("problem_error", f"problem file {path}: no `{name}` defined (KernelBench format needs "
+                              "class Model, get_inputs() and get_init_inputs())")
+        self.path = path
+        self.device_draws = None  # whether get_inputs() runs under a device context (decided at the first draw)
+
+    def int_constants(self):
+        """Top-level `NAME = <int literal>` assignments (after overrides): the sizes `--set` can change."""
+        found = {}
+        for node in ast.parse(self.source).body:
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                    and isinstance(node.value, ast.Constant) and type(node.value.value) is int):
+                found[node.targets[0].id] = node.value.value
+        return found
+
+    def init_inputs(self):
+        return list(self.module.get_init_inputs())
+
+    def get_inputs(self):
+        """The problem's own get_inputs(); its failure is the problem's, never a candidate's."""
+        try:
+            return list(self.module.get_inputs())
+        except KjError:
+            raise
+        except Exception as exc:
+            if is_out_of_memory(exc):
+                raise
+            raise KjError("problem_error", f"the problem's get_inputs() raised:\n{format_exception(exc)}") from None
+
+    def inputs(self, device, rng="host"):
+        """get_inputs() on the device. rng "host": KernelBench's draw (the CPU generator, then moved: its exact
+        values); "device": get_inputs() runs with the device as the default device, so torch.rand/randn/randint
+        draw there directly from the device generator (same distributions, other values, no host copy). A
+        get_inputs() that cannot run under a device context falls back to the host draw, for judge and runner
+        alike (the decision is the same code on the same problem)."""
+        if rng == "device" and torch.device(device).type != "cpu" and self.device_draws is not False:
+            try:
+                with torch.device(device):
+                    drawn = self.get_inputs()
+                self.device_draws = True
+                return [to_device(x, device, self.dtype) for x in drawn]
+            except KjError:
+                if self.device_draws:
+                    raise
+                self.device_draws = False
+        return [to_device(x, device, self.dtype) for x in self.get_inputs()]
+
+
+# ---- inputs from recipes ----
+
+CHUNK = 1 << 24  # elements per step of any elementwise pass: GB-sized tensors never need GB-sized temporaries
+
+
+def flat_chunks(*tensors, size=None):
+    """Matching flat slices of equally sized tensors, `size` elements at a time (views: no copies)."""
+    step = size or CHUNK
+    flat = [t.reshape(-1) for t in tensors]
+    for i in range(0, flat[0].numel(), step):
+        yield [f[i:i + step] for f in flat]
+
+
+def _transform_chunk(y, kind, g, info, state):
+    """One chunk of an adversarial transform, in place on `y`."""
+    if kind in ("distribution", "extreme"):
+        v = torch.empty(y.shape, dtype=torch.float32, device=y.device)
+        if kind == "distribution":
+            v.normal_(generator=g).mul_(2.0).exp_()  # magnitudes exp(N(0, 2))
+        else:
+            v.uniform_(0.0, 1000.0, generator=g)
+        v.copysign_(torch.rand(y.shape, generator=g, device=y.device).sub_(0.5))
+        y.copy_(v)
+        return
+    u = torch.rand(y.shape, generator=g, device=y.device)
+    rare = kind in ("nan", "inf")
+    pick = u < (0.01 if rare else 0.1)
+    negative = u < (0.005 if rare else 0.05)  # half of the picked ones
+    if not state["picked"] and bool(pick.any()):
+        state["picked"] = True
+    if kind == "nan":
+        y.masked_fill_(pick, float("nan"))
+    elif kind == "inf":
+        y.masked_fill_(pick, float("inf")).masked_fill_(negative, float("-inf"))
+    elif kind == "denormal":
+        tiny = u.mul_(0.9 * info.tiny).add_(0.01 * info.tiny)  # within [0.01, 0.91) x tiny: subnormal
+        y.copy_(torch.where(pick, torch.where(negative, -tiny, tiny).to(y.dtype), y))
+    elif kind == "negzero":
+        y.masked_fill_(pick, -0.0)
+    else:
+        raise ValueError(f"unknown input transform {kind}")
+
+
+def adversarial(inputs, kind, generator):
+    """The inputs transformed in place (floating tensors only), a chunk at a time: nan, inf, denormal, negzero
+    replace a random tenth (a hundredth for nan/inf) of the values; distribution draws magnitudes exp(N(0, 2)),
+    extreme U(0, 1000), both with random signs. A transform that picked nothing picks the first value."""
+    for x in inputs:
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point()) or x.numel() == 0:
+            continue
+        info, state = torch.finfo(x.dtype), {"picked": False}
+        for (y,) in flat_chunks(x):
+            _transform_chunk(y, kind, generator, info, state)
+        if kind not in ("distribution", "extreme") and not state["picked"]:
+            x.reshape(-1)[:1].fill_({"nan": float("nan"), "inf": float("inf"), "negzero": -0.0}.get(kind, 0.5 * info.tiny))
+    return inputs
+
+
+def draw(problem, recipe, device):
+    """The inputs a recipe names: {"kind": "trial", "seed", "rng"?} is KernelBench's draw (rng "host": its CPU
+    generator, its exact values; "device": the device generator); {"kind": "case" or "timing", "seed",
+    "transform"?, "tseed"?} draws on the device, then applies the transform with a generator seeded by tseed.
+    With "rng_after", the global RNG is seeded with it once the inputs are drawn: the same inputs then meet
+    another RNG state in the forward (the determinism class)."""
+    set_seed(int(recipe["seed"]))
+    rng = recipe.get("rng", "host") if recipe.get("kind") == "trial" else "device"
+    inputs = problem.inputs(device, rng)
+    if recipe.get("transform"):
+        generator = torch.Generator(device=device).manual_seed(int(recipe["tseed"]))
+        inputs = adversarial(inputs, recipe["transform"], generator)
+    if "rng_after" in recipe:
+        set_seed(int(recipe["rng_after"]))
+    return inputs
+
+
+def tensor_bytes(values):
+    """Bytes held by the tensors in a (possibly nested) list or tuple."""
+    if isinstance(values, torch.Tensor):
+        return values.numel() * values.element_size()
+    if isinstance(values, (list, tuple)):
+        return sum(tensor_bytes(v) for v in values)
+    return 0
+
+
+class TimingInputs:
+    """The inputs of timed calls. fresh (method robust): every call gets new inputs drawn on the device under
+    base + k, in prepare() (outside the timed window): no two calls see the same contents, so a result cache keyed
+    on a tensor's identity or contents never hits, and any call's inputs can be drawn again from its recipe to
+    check its output. Otherwise KernelBench's one fixed set (its seed), for the kernelbench and cuda-agent
+    methods."""
+
+    def __init__(self, problem, device, base, fresh, rng="host"):
+        self.problem, self.device, self.base, self.fresh, self.rng = problem, device, int(base), fresh, rng
+        self.calls = 0
+        self.current = draw(problem, self.recipe(0), device)
+
+    def recipe(self, k):
+        if not self.fresh:
+            return {"kind": "trial", "seed": self.base, "rng": self.rng}
+        return {"kind": "timing", "seed": (self.base + 7919 * k) % (2**63)}
+
+    def prepare(self):
+        if self.fresh:
+            self.current = None  # the previous call's inputs go first: one set in memory at a time
+            self.current = draw(self.problem, self.recipe(self.calls), self.device)
+        self.calls += 1
+
+    def drop(self):
+        self.current = None
+
+    def ensure(self):
+        """Inputs for a call outside the timed loop (the trace pass): the last call's recipe drawn again."""
+        if self.current is None:
+            self.current = draw(self.problem, self.recipe(max(0, self.calls - 1)), self.device)
+
+
+# ---- backend flags: process-wide numerics switches a candidate could flip ----
+
+# TF32 matmuls and convolutions make an fp32 reference about 1e-3 accurate; cuDNN modes change how it is timed.
+_FLAGS = {
+    "float32_matmul_precision": (torch.get_float32_matmul_precision, torch.set_float32_matmul_precision),
+    "backends.cuda.matmul.allow_tf32": (lambda: torch.backends.cuda.matmul.allow_tf32,
+                                        lambda v: setattr(torch.backends.cuda.matmul, "allow_tf32", v)),
+    "backends.cudnn.allow_tf32": (lambda: torch.backends.cudnn.allow_tf32,
+                                  lambda v: setattr(torch.backends.cudnn, "allow_tf32", v)),
+    "backends.cuda.matmul.allow_fp16_reduced_precision_reduction": (
+        lambda: torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        lambda v: setattr(torch.backends.cuda.matmul, "allow_fp16_reduced_precision_reduction", v)),
+    "backends.cuda.matmul.allow_bf16_reduced_precision_reduction": (
+        lambda: torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        lambda v: setattr(torch.backends.cuda.matmul, "allow_bf16_reduced_precision_reduction", v)),
+    "backends.cudnn.benchmark": (lambda: torch.backends.cudnn.benchmark,
+                                 lambda v: setattr(torch.backends.cudnn, "benchmark", v)),
+    "backends.cudnn.deterministic": (lambda: torch.backends.cudnn.deterministic,
+                                     lambda v: setattr(torch.backends.cudnn, "deterministic", v)),
+}
+
+
+def backend_flags():
+    import warnings
+
+    with warnings.catch_warnings():  # newer torch deprecates some of these names in favour of fp32_precision
+        warnings.simplefilter("ignore")
+        return {name: get() for name, (get, _) in _FLAGS.items()}
+
+
+def set_backend_flags(flags):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, value in flags.items():
+            _FLAGS[name][1](value)
+
+
+# ---- small tensor helpers ----
+
+def outputs_of(value):
+    """A forward's outputs as a list: [tensor] for one tensor, the elements of a tuple or list, else None."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return list(value)
+    return None
+
+
+def same_bits(a, b):
+    """Bitwise-equal tensors (NaN payloads included), compared a chunk at a time."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.numel() == 0:
+        return True
+    for x, y in flat_chunks(a.detach().contiguous().view(torch.uint8), b.detach().contiguous().view(torch.uint8)):
+        if not torch.equal(x, y.to(x.device)):
+            return False
+    return True
+
+
+def capture_graph(model, inputs, device, owner):
+    """A CUDA graph of model(*inputs) after 3 warmup calls on a side stream; returns its replay. The graph is kept
+    alive on `owner`. Raises when the forward cannot be captured."""
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    with torch.no_grad(), torch.cuda.stream(side):
+        for _ in range(3):
+            model(*inputs)
+    torch.cuda.current_stream(device).wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(graph):
+        model(*inputs)
+    torch.cuda.synchronize(device)
+    owner.graphs = getattr(owner, "graphs", []) + [graph]
+    return graph.replay
+
+
+class _EmptyModel(torch.nn.Module):
+    def forward(self, *inputs):
+        return None
+
+
+EMPTY_MODEL = _EmptyModel()

@@ -1,0 +1,433 @@
+"""The judge's half of an evaluation, embedded in the `kj` binary: the problem, its reference Model, the inputs drawn
+from recipes, the candidate's outputs taken from the arena, KernelBench's comparison, and the memory model. The
+candidate runs in another process (the runner, kj_runner.py); nothing here runs its code. Timing and statistics
+stay in C++.
+
+Memory model (docs/design.md): with I, R and C the bytes of one input set, of the reference's outputs and of the
+candidate's, the judge holds at most the arena's copy of C, its own clone of C, one input set and R, plus
+comparison chunks; every case frees what it used before the next one starts. The budget of kj's own device
+memory per case is 1.25 x (I + R + C) + 1 GiB.
+"""
+import os
+import sys
+
+import torch
+
+from kj_common import (DTYPES, Problem, KjError, TimingInputs, capture_graph, draw, first_line,
+                       is_out_of_memory, outputs_of, set_seed, tensor_bytes, to_device)
+
+GIB = 1 << 30
+
+
+def sandbox_paths():
+    """The folders Python and torch are loaded from (prefixes, sys.path entries that exist): what a sandbox must
+    expose read-only for the embedded interpreter to start."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.dirname(torch.__file__))}
+    paths.update(p for p in sys.path if p and os.path.isabs(p))
+    return sorted(p for p in paths if os.path.isdir(p))
+
+
+# ---- memory ----
+
+class Memory:
+    """The judge's view of device memory: the per-case budget and the numbers an out-of-memory message names."""
+
+    def __init__(self, device):
+        self.device = torch.device(device)
+        self.input_bytes = self.output_bytes = 0
+        self.arena_bytes = 0  # the arena the runner writes into, allocated by C++ outside torch
+        self.arena_peak = 0
+
+    def learn(self, inputs, outputs):
+        """The sizes of one input set and of the reference's outputs (the largest seen so far)."""
+        self.input_bytes = max(self.input_bytes, tensor_bytes(inputs))
+        self.output_bytes = max(self.output_bytes, tensor_bytes(outputs))
+
+    def budget(self):
+        return int(1.25 * (self.input_bytes + 2 * self.output_bytes)) + GIB
+
+    def held(self):
+        if self.device.type != "cuda":
+            return self.arena_bytes
+        return torch.cuda.memory_reserved(self.device) + self.arena_bytes
+
+    def describe(self):
+        text = f"kj's judge holds {self.held()} bytes (its budget {self.budget()})"
+        if self.device.type == "cuda":
+            free, total = torch.cuda.mem_get_info(self.device)
+            text += f"; the device has {free} of {total} bytes free"
+        return text
+
+    def release(self):
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+
+    def peaks(self):
+        """Peak bytes of this process: device (torch's reserved memory plus the largest arena) and host RSS."""
+        out = {"judge_rss_bytes": _peak_rss()}
+        if self.device.type == "cuda":
+            out["judge_device_bytes"] = torch.cuda.max_memory_reserved(self.device) + self.arena_peak
+        return out
+
+
+def _peak_rss():
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def guarded(memory, what, work, retry=None):
+    """Runs kj's own `work` (drawing inputs, the reference, a comparison); out of memory there is kj's failure,
+    never the candidate's: free, run `retry` (smaller chunks) once, else raise harness_error with the numbers."""
+    try:
+        return work()
+    except KjError:
+        raise
+    except Exception as exc:
+        if not is_out_of_memory(exc):
+            raise
+        first = first_line(exc)
+    memory.release()
+    try:
+        return (retry or work)()
+    except KjError:
+        raise
+    except Exception as exc:
+        if not is_out_of_memory(exc):
+            raise
+        raise KjError("harness_error", f"{what} ran out of memory in kj's own code, twice ({first}); "
+                      f"{memory.describe()}", reason="out_of_memory") from None
+
+
+# ---- KernelBench's comparison ----
+
+def compare(reference, output, atol, rtol, chunk=None):
+    """KernelBench's check, torch.allclose(reference, output, atol, rtol) (NaN anywhere fails), with error measures
+    and a reason (tolerance, shape, dtype, structure). A reference that returns several tensors (tuple or list) is
+    compared output by output (ARCHITECTURE invariant 3); the candidate must return the same structure."""
+    if isinstance(reference, torch.Tensor):
+        return _compare_tensor(reference, output, atol, rtol, chunk)
+    refs = outputs_of(reference)
+    result = {"passed": False, "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "message": "",
+              "reason": "structure"}
+    if refs is None:
+        result["message"] = f"the reference returned {type(reference).__name__}, which kj cannot compare"
+        return result
+    outs = outputs_of(output) if not isinstance(output, torch.Tensor) else None
+    if outs is None or len(outs) != len(refs):
+        got = f"{type(output).__name__} of {len(outs)}" if outs is not None else _type_name(output)
+        result["message"] = f"ModelNew returned {got}, expected a {type(reference).__name__} of {len(refs)} outputs"
+        return result
+    result.update(passed=True, reason="")
+    for i, (r, o) in enumerate(zip(refs, outs)):
+        one = compare(r, o, atol, rtol, chunk) if isinstance(r, torch.Tensor) else {
+            "passed": r == o, "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": int(r != o),
+            "message": "" if r == o else f"expected {r!r}, got {o!r}", "reason": "" if r == o else "tolerance"}
+        result["mismatches"] += one["mismatches"]
+        result["max_abs_err"] = max(result["max_abs_err"], one["max_abs_err"])
+        result["max_rel_err"] = max(result["max_rel_err"], one["max_rel_err"])
+        if not one["passed"] and result["passed"]:
+            result.update(passed=False, message=f"output {i}: {one['message']}", reason=one["reason"])
+    return result
+
+
+def _type_name(value):
+    return value.type_name if isinstance(value, Opaque) else type(value).__name__
+
+
+def _compare_tensor(reference, output, atol, rtol, chunk):
+    """One tensor, a chunk at a time, so that comparing never needs more than a few chunks of extra memory."""
+    result = {"passed": False, "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "message": "",
+              "reason": "structure"}
+    if not isinstance(output, torch.Tensor):
+        result["message"] = f"ModelNew returned {_type_name(output)}, expected one torch.Tensor"
+        return result
+    result["shape"] = list(output.shape)
+    result["dtype"] = str(output.dtype).replace("torch.", "")
+    if output.shape != reference.shape:
+        result.update(reason="shape", message=f"output shape mismatch: expected {list(reference.shape)}, got "
+                      f"{list(output.shape)}")
+        return result
+    if output.dtype != reference.dtype:  # KernelBench's torch.allclose raises on mixed dtypes: incorrect there too
+        result.update(reason="dtype", message=f"output dtype mismatch: expected "
+                      f"{str(reference.dtype).replace('torch.', '')}, got {result['dtype']}")
+        return result
+    from kj_common import flat_chunks
+
+    tiny = torch.finfo(torch.float32).tiny
+    with torch.no_grad():
+        for r, o in flat_chunks(reference.detach(), output.detach(), size=chunk):
+            result["mismatches"] += int((~torch.isclose(r, o, atol=atol, rtol=rtol)).sum())
+            if r.is_floating_point():
+                diff = (r.double() - o.double()).abs()
+                finite = torch.isfinite(diff)
+                if bool(finite.any()):
+                    result["max_abs_err"] = max(result["max_abs_err"], float(diff[finite].max()))
+                    rel = diff.div_(r.double().abs().clamp_min_(tiny))
+                    result["max_rel_err"] = max(result["max_rel_err"], float(rel[finite].max()))
+    result["passed"] = result["mismatches"] == 0
+    result["reason"] = "" if result["passed"] else "tolerance"
+    if not result["passed"]:
+        result["message"] = (f"output mismatch: {result['mismatches']} of {reference.numel()} elements outside "
+                             f"atol={atol} rtol={rtol}; max abs error {result['max_abs_err']:.3g}")
+    return result
+
+
+def assert_close(reference, output, atol, rtol):
+    """CUDA Agent's check: torch.testing.assert_close(output, reference, atol, rtol), which also requires the same
+    dtype and device and fails on NaN; the error measures come from `compare`."""
+    result = compare(reference, output, atol, rtol)
+    if outputs_of(output) is None or len(outputs_of(output)) != len(outputs_of(reference) or []):
+        return result
+    try:
+        torch.testing.assert_close(output, reference, atol=atol, rtol=rtol)
+        result.update(passed=True, message="", reason="")
+    except AssertionError as exc:
+        result.update(passed=False, message="assert_close: " + str(exc).strip().splitlines()[0],
+                      reason=result["reason"] or "tolerance")
+    return result
+
+
+# ---- the arena: judge-owned memory the runner writes the candidate's outputs into ----
+
+class _DeviceMemory:
+    """Raw device memory seen through __cuda_array_interface__ (torch.as_tensor wraps it without a copy)."""
+
+    def __init__(self, ptr, nbytes):
+        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (ptr, False), "version": 3,
+                                         "strides": None}
+
+
+def arena_tensor(spec, device):
+    """A uint8 tensor over an arena {"kind": "cuda", "ptr", "bytes"} or {"kind": "file", "path", "bytes"}."""
+    if spec["kind"] == "cuda":
+        return torch.as_tensor(_DeviceMemory(int(spec["ptr"]), int(spec["bytes"])), device=device)
+    import mmap
+
+    with open(spec["path"], "r+b") as f:
+        memory = mmap.mmap(f.fileno(), int(spec["bytes"]))
+    return torch.frombuffer(memory, dtype=torch.uint8)
+
+
+_DTYPE_NAMES = {str(d).replace("torch.", ""): d for d in (
+    torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8, torch.int16,
+    torch.int32, torch.int64, torch.bool, torch.complex64, torch.complex128)}
+
+
+class Opaque:
+    """Something the candidate returned that is not a tensor (its type name only crosses the process boundary)."""
+
+    def __init__(self, type_name):
+        self.type_name = type_name
+
+    def __repr__(self):
+        return f"<{self.type_name}>"
+
+
+class RemoteError(KjError):
+    pass
+
+
+class RemoteCandidate:
+    """The judge's handle on the candidate in the runner process. `request` (C++) sends one JSON request and
+    returns the reply; outputs come back as bytes in the arena, described by the reply (offset, dtype, shape),
+    and are cloned out of it at once; then `release` (C++) has the runner drop its copy and frees a large arena,
+    so that no case starts with the last one's memory held. Nothing the runner sends is unpickled or executed."""
+
+    def __init__(self, request, device, release=None, memory=None):
+        self.request, self.device, self.release = request, torch.device(device), release
+        self.memory = memory or Memory(device)
+
+    def call(self, message):
+        import json
+
+        reply = json.loads(self.request(json.dumps(message)))
+        if not reply.get("ok"):
+            raise RemoteError(reply.get("kind", "runtime_error"), reply.get("error", "the runner failed"),
+                              reply.get("reason", ""))
+        return reply
+
+    def forward(self, recipe, sizes=None, check_inputs=False, phase="case"):
+        reply = self.call({"op": "forward", "recipe": recipe, "sizes": sizes or {}, "check_inputs": check_inputs,
+                           "phase": phase})
+        return self.outputs(reply), reply
+
+    def outputs(self, reply):
+        """The forward's result as the judge sees it: a tensor, a tuple/list of tensors, or an `Opaque` for
+        anything else; cloned out of this reply's arena, which is then released."""
+        try:
+            arena = arena_tensor(reply["arena"], self.device) if reply["outputs"] else None
+            self.memory.arena_bytes = int(reply["arena"]["bytes"])
+            self.memory.arena_peak = max(self.memory.arena_peak, self.memory.arena_bytes)
+            parts = [self._tensor(arena, o) if o.get("tensor") else Opaque(o.get("type", "?"))
+                     for o in reply["outputs"]]
+            del arena
+        finally:
+            if self.release is not None:
+                self.release()
+            self.memory.arena_bytes = 0
+        structure = reply["structure"]
+        if structure == "tensor":
+            return parts[0]
+        if structure in ("tuple", "list"):
+            return tuple(parts) if structure == "tuple" else list(parts)
+        return Opaque(reply.get("type", "?"))
+
+    def _tensor(self, arena, o):
+        dtype = _DTYPE_NAMES.get(o["dtype"])
+        if dtype is None:
+            return Opaque(f"tensor of dtype {o['dtype']}")
+        nbytes, offset = int(o["nbytes"]), int(o["offset"])
+        if offset < 0 or offset + nbytes > arena.numel():
+            raise KjError("harness_error", "the runner described an output outside the arena")
+        flat = guarded(self.memory, "taking the candidate's output from the arena",
+                       lambda: arena[offset:offset + nbytes].clone())
+        return flat.view(dtype).reshape([int(d) for d in o["shape"]])
+
+
+# ---- the session ----
+
+class Session:
+    """The trusted side of an evaluation (and of a baseline): the problem, its reference Model, the inputs drawn
+    from recipes. The candidate runs in another process (the runner); `remote` reaches it."""
+
+    def __init__(self, device, protocol=None):
+        self.device = torch.device(device)
+        self.protocol = dict(protocol or {})
+        precision = self.protocol.get("precision", "fp32")
+        self.dtype = None if precision == "fp32" else DTYPES[precision]
+        self.rng = self.protocol.get("input_rng", "host")
+        self.problem = None
+        self.model = None
+        self.remote = None
+        self.problems = {}
+        self.memory = Memory(device)
+
+    def load_problem(self, path, source, overrides):
+        self.overrides = dict(overrides)
+        self.problem = Problem(path, source, overrides, self.dtype)
+        return self.problem.applied
+
+    def problem_at(self, sizes):
+        """The problem with other module constants (the shape class); cached."""
+        if not sizes:
+            return self.problem
+        key = tuple(sorted(sizes.items()))
+        if key not in self.problems:
+            overrides = dict(self.overrides)
+            overrides.update(sizes)
+            self.problems[key] = Problem(self.problem.path, self.problem.raw_source, overrides, self.dtype)
+        return self.problems[key]
+
+    def build_reference(self, seed):
+        self.model = self.construct_reference(self.problem, seed)
+        self.sync()
+
+    def construct_reference(self, problem, seed):
+        """Model built the KernelBench way: seed, init inputs, seed, Model; moved and cast; eval() when the protocol
+        says so (CUDA Agent)."""
+        set_seed(seed)
+        init_inputs = [to_device(x, self.device, self.dtype) for x in problem.init_inputs()]
+        with torch.no_grad():
+            set_seed(seed)
+            model = self._place(problem.module.Model(*init_inputs))
+        if self.protocol.get("eval_mode"):
+            model.eval()
+        return model
+
+    def _place(self, model):
+        return model.to(device=self.device, dtype=self.dtype) if self.dtype else model.to(self.device)
+
+    def trial_seeds(self, seed, count):
+        torch.manual_seed(seed)
+        return [int(torch.randint(0, 2**32 - 1, (1,)).item()) for _ in range(count)]
+
+    def stream(self):
+        """The CUDA stream forwards run on (its handle as an integer); 0 on the CPU."""
+        return int(torch.cuda.current_stream(self.device).cuda_stream) if self.device.type == "cuda" else 0
+
+    def sync(self):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def draw(self, recipe, problem=None):
+        return guarded(self.memory, "drawing the inputs", lambda: draw(problem or self.problem, recipe, self.device))
+
+    def reference(self, inputs, model=None):
+        """The reference's outputs on `inputs` (kj's own work: out of memory here is a harness_error)."""
+        def run():
+            with torch.no_grad():
+                out = (model or self.model)(*inputs)
+            self.sync()
+            return out
+        out = guarded(self.memory, "the reference Model", run)
+        self.memory.learn(inputs, out)
+        return out
+
+    def run_trial(self, seed, atol, rtol):
+        """One KernelBench correctness trial: the reference on the trial's inputs, then the candidate (in the
+        runner) on the same draw. The judge keeps only the reference's outputs while the candidate runs."""
+        recipe = {"kind": "trial", "seed": seed, "rng": self.rng}
+        inputs = self.draw(recipe)
+        reference = self.reference(inputs)
+        del inputs
+        self.memory.release()
+        output, _ = self.remote.forward(recipe, phase="trial")
+        check = assert_close if self.protocol.get("comparison") == "assert_close" else compare
+        result = guarded(self.memory, "comparing the outputs", lambda: check(reference, output, atol, rtol),
+                         retry=lambda: compare(reference, output, atol, rtol, chunk=1 << 20))
+        del reference, output
+        self.memory.release()
+        return result
+
+    # ---- timing of the reference (the candidate is timed in the runner) ----
+    def timing_begin(self, base, fresh):
+        self.timing = TimingInputs(self.problem, self.device, base, fresh, self.rng)
+
+    def prepare_call(self):
+        self.timing.prepare()
+
+    def call_reference(self):
+        with torch.no_grad():
+            self.model(*self.timing.current)
+
+    def timing_end(self):
+        self.timing.drop()
+        self.memory.release()
+
+    def check_retained(self, calls, atol, rtol):
+        """Each output the runner kept from its timed calls (fetched by call number) against the reference on that
+        call's inputs, drawn again here from the call's recipe; returns one case dict per call."""
+        cases = []
+        first = getattr(self, "timed_checks", 0)  # case indices stay unique over the rounds
+        for k in calls:
+            r = self.remote.call({"op": "fetch", "call": int(k)})
+            output = self.remote.outputs(r)
+            reference = self.reference(self.draw(r["recipe"]))
+            result = guarded(self.memory, "comparing a timed output", lambda: compare(reference, output, atol, rtol),
+                             retry=lambda: compare(reference, output, atol, rtol, chunk=1 << 20))
+            cases.append({"class": "timed_outputs", "index": first + len(cases), "seed": int(r["recipe"]["seed"]),
+                          "status": "pass" if result["passed"] else "fail",
+                          "max_abs_err": result["max_abs_err"], "max_rel_err": result["max_rel_err"],
+                          "mismatches": result["mismatches"],
+                          "message": result["message"] and f"timed call {r['call']}: {result['message']}"})
+            del reference, output
+            self.memory.release()
+        self.timed_checks = first + len(cases)
+        return cases
+
+    def capture_graph(self):
+        """Captures the reference on the current timing inputs into a CUDA graph; returns a replay callable."""
+        return capture_graph(self.model, self.timing.current, self.device, self)
+
+    def empty_cache(self):
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+
+    def memory_peaks(self):
+        return self.memory.peaks()
