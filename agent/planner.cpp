@@ -11,6 +11,7 @@
 #include "harness/orchestrator/summary.hpp"
 #include "harness/version.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <fmt/core.h>
 #include <fstream>

@@ -1,8 +1,11 @@
 // Importing KernelBench's published baseline timings (results/timing/<HW>/*.json) as external rows.
 #include "baselines/baselines.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <fstream>
+#include <limits>
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -10,6 +10,16 @@
 
 namespace kj::db {
 
+// What an evaluation held (schema v8) [bytes]; unset values were not measured (the device ones on the CPU).
+struct memory_record {
+  std::optional<std::int64_t> device_peak_bytes;   // the device's used memory, sampled (every process)
+  std::optional<std::int64_t> judge_device_bytes;  // the judge's torch peak plus its largest arena
+  std::optional<std::int64_t> runner_device_bytes; // the runner's torch peak (its own report)
+  std::optional<std::int64_t> judge_rss_bytes;     // peak resident host memory of the judge
+  std::optional<std::int64_t> runner_rss_bytes;    // of the runner and its descendants (the watchdog's)
+  std::optional<std::int64_t> budget_bytes;        // the memory model's per-case budget
+};
+
 // One `timings` row with its raw samples (in measurement order).
 struct timing_row {
   std::int64_t id = 0; // timings.id
@@ -65,13 +75,16 @@ struct evaluation_row {
   std::string strict_verdict;
   std::string strict_failed;
   std::string degenerate;
+  std::string reason;                  // schema v8: of the verdict (out_of_memory, tolerance, ...)
+  std::optional<memory_record> memory; // schema v8
+  std::string phases_json;             // schema v8: {"phase": seconds, ...}; "" when none were recorded
   std::string finished_at;
   std::optional<double> duration_s;
   std::vector<std::string> finding_kinds;     // distinct, sorted
   std::vector<timing_row> timings;            // by id
   std::vector<linked_baseline_row> baselines; // by id
-  // Schema v4: the tokens (four buckets) and cost of the LLM exchange that generated the candidate in this run;
-  // none when no LLM adapter produced it (cost none also when the model has no price).
+  // Schema v4: the tokens (four buckets) and cost of the LLM exchange that generated the candidate in this
+  // run; none when no LLM adapter produced it (cost none also when the model has no price).
   std::optional<std::int64_t> input_tokens, cache_read_tokens, cache_write_tokens, output_tokens;
   std::optional<double> cost_usd;
 };

@@ -122,16 +122,6 @@ struct finding_record {
   std::string excerpt;
 };
 
-// What an evaluation held (schema v8) [bytes]; unset values were not measured (the device ones on the CPU).
-struct memory_record {
-  std::optional<std::int64_t> device_peak_bytes;   // the device's used memory, sampled (every process)
-  std::optional<std::int64_t> judge_device_bytes;  // the judge's torch peak plus its largest arena
-  std::optional<std::int64_t> runner_device_bytes; // the runner's torch peak (its own report)
-  std::optional<std::int64_t> judge_rss_bytes;     // peak resident host memory of the judge
-  std::optional<std::int64_t> runner_rss_bytes;    // of the runner and its descendants (the watchdog's)
-  std::optional<std::int64_t> budget_bytes;        // the memory model's per-case budget
-};
-
 // The wall time of one phase of an evaluation (schema v8) [s].
 struct phase_record {
   std::string phase;

@@ -18,8 +18,12 @@ SELECT e.id, e.run_id, r.run_uid, r.created_at, COALESCE(json_extract(r.config_j
        c.id, c.path, c.producer, c.sample, c.source_hash, e.stack_id, s.stack_hash, e.device, e.protocol,
        e.verdict, e.error, e.strict_verdict, e.strict_failed, e.degenerate, e.finished_at, e.duration_s,
        (SELECT group_concat(kind, ',') FROM (SELECT DISTINCT kind FROM static_findings f
-                                             WHERE f.evaluation_id = e.id ORDER BY kind))
+                                             WHERE f.evaluation_id = e.id ORDER BY kind)),
+       e.reason, m.evaluation_id, m.device_peak_bytes, m.judge_device_bytes, m.runner_device_bytes,
+       m.judge_rss_bytes, m.runner_rss_bytes, m.budget_bytes,
+       (SELECT json_group_object(phase, seconds) FROM evaluation_phases ph WHERE ph.evaluation_id = e.id)
 FROM evaluations e
+LEFT JOIN evaluation_memory m ON m.evaluation_id = e.id
 JOIN runs r ON r.id = e.run_id
 JOIN problems p ON p.id = e.problem_id
 JOIN candidates c ON c.id = e.candidate_id
@@ -75,6 +79,13 @@ evaluation_row read_evaluation_row(const statement& row) {
   e.finished_at = row.column_text(27);
   e.duration_s = row.column_optional_double(28);
   if (!row.is_null(29)) e.finding_kinds = split_commas(row.column_text(29));
+  e.reason = row.column_text(30);
+  const auto bytes = [&](int column) {
+    return row.is_null(column) ? std::nullopt : std::optional<std::int64_t>(row.column_int64(column));
+  };
+  if (!row.is_null(31))
+    e.memory = memory_record{bytes(32), bytes(33), bytes(34), bytes(35), bytes(36), bytes(37)};
+  if (!row.is_null(38) && row.column_text(38) != "{}") e.phases_json = row.column_text(38);
   return e;
 }
 

@@ -174,6 +174,9 @@ void copy_identity(const db::evaluation_row& e, result_row& r) {
   r.strict_verdict = e.strict_verdict;
   r.strict_failed = e.strict_failed;
   r.degenerate = e.degenerate;
+  r.reason = e.reason;
+  r.memory = e.memory;
+  r.phases_json = e.phases_json;
   for (const auto& kind : e.finding_kinds)
     r.findings += (r.findings.empty() ? "" : ",") + kind;
   r.input_tokens = e.input_tokens;

@@ -72,6 +72,9 @@ struct result_row {
   std::string strict_failed;
   std::string findings; // kinds, comma-separated
   std::string degenerate;
+  std::string reason;                      // of the verdict (out_of_memory, tolerance, ...)
+  std::optional<db::memory_record> memory; // what the evaluation held
+  std::string phases_json;                 // {"phase": seconds}
 
   std::optional<measured> candidate; // the candidate's first timing
   std::optional<measured> reference; // its eager reference, same method and clock preferred

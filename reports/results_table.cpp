@@ -36,6 +36,23 @@ std::string candidate_label(const result_row& r) {
 const char* const compiled_modes[] = {"compile-default", "max-autotune", "max-autotune-no-cudagraphs",
                                       "reduce-overhead"};
 
+// "incorrect (tolerance)", "runtime_error (out_of_memory)": the verdict with its reason.
+std::string verdict_text(const result_row& r) {
+  return r.reason.empty() ? r.verdict : r.verdict + " (" + r.reason + ")";
+}
+
+json memory_json(const result_row& r) {
+  if (!r.memory) return json();
+  const auto value = [](const std::optional<std::int64_t>& v) { return v ? json(*v) : json(); };
+  const db::memory_record& m = *r.memory;
+  return {{"device_peak_bytes", value(m.device_peak_bytes)},
+          {"judge_device_bytes", value(m.judge_device_bytes)},
+          {"runner_device_bytes", value(m.runner_device_bytes)},
+          {"judge_rss_bytes", value(m.judge_rss_bytes)},
+          {"runner_rss_bytes", value(m.runner_rss_bytes)},
+          {"budget_bytes", value(m.budget_bytes)}};
+}
+
 std::string best_text(const result_row& r) {
   return r.speedup_best ? fmt::format("{:.3f}x {}", *r.speedup_best, r.best_baseline) : "";
 }
@@ -52,7 +69,7 @@ std::string tokens_text(const result_row& r) {
 void write_table(const std::vector<result_row>& rows, std::ostream& out) {
   const bool llm = std::any_of(rows.begin(), rows.end(), [](const result_row& r) { return r.output_tokens; });
   out << fmt::format(
-      "{:>2} {:>4} {:<30} {:<40} {:<14} {:<26} {:>9} {:>9} {:>8} {:<24}  {}\n", "L", "id", "problem",
+      "{:>2} {:>4} {:<30} {:<40} {:<28} {:<26} {:>9} {:>9} {:>8} {:<24}  {}\n", "L", "id", "problem",
       "candidate", "verdict", "strict", "cand ms", "ref ms", "speedup", "vs best baseline",
       llm ? fmt::format("{:>13} {:>8}  error / findings", "tokens in/out", "cost $") : "error / findings");
   for (const auto& r : rows) {
@@ -64,10 +81,11 @@ void write_table(const std::vector<result_row>& rows, std::ostream& out) {
     if (llm)
       note = fmt::format("{:>13} {:>8}  {}", tokens_text(r),
                          r.cost_usd ? fmt::format("{:.4f}", *r.cost_usd) : "", note);
-    out << fmt::format("{:>2} {:>4} {:<30} {:<40} {:<14} {:<26} {:>9} {:>9} {:>8} {:<24}  {}\n", r.level,
-                       r.number, r.problem_name.substr(0, 30), candidate_label(r).substr(0, 40), r.verdict,
-                       strict.substr(0, 26), ms(r.candidate_median_ms), ms(r.reference_median_ms),
-                       r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "", best_text(r), note);
+    out << fmt::format("{:>2} {:>4} {:<30} {:<40} {:<28} {:<26} {:>9} {:>9} {:>8} {:<24}  {}\n", r.level,
+                       r.number, r.problem_name.substr(0, 30), candidate_label(r).substr(0, 40),
+                       verdict_text(r), strict.substr(0, 26), ms(r.candidate_median_ms),
+                       ms(r.reference_median_ms), r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "",
+                       best_text(r), note);
   }
 }
 
@@ -124,6 +142,7 @@ json result_json(const result_row& r) {
           {"sample", r.sample},
           {"device", r.device},
           {"verdict", r.verdict},
+          {"reason", r.reason},
           {"error", r.error},
           {"candidate_median_ms", optional_json(r.candidate_median_ms)},
           {"reference_median_ms", optional_json(r.reference_median_ms)},
@@ -154,7 +173,9 @@ json result_json(const result_row& r) {
           {"cache_read_tokens", optional_count(r.cache_read_tokens)},
           {"cache_write_tokens", optional_count(r.cache_write_tokens)},
           {"output_tokens", optional_count(r.output_tokens)},
-          {"cost_usd", optional_json(r.cost_usd)}};
+          {"cost_usd", optional_json(r.cost_usd)},
+          {"memory", memory_json(r)},
+          {"phases", r.phases_json.empty() ? json() : json::parse(r.phases_json)}};
 }
 
 namespace {
@@ -182,7 +203,8 @@ void write_csv(const std::vector<result_row>& rows, std::ostream& out) {
          "reference_ci_high_ms,speedup_ci_low,speedup_ci_high,speedup_best_ci_low,speedup_best_ci_high,"
          "gpu_busy_share,stack,protocol,dtype,input_tokens,cache_read_tokens,cache_write_tokens,output_"
          "tokens,"
-         "cost_usd,format_version\n";
+         "cost_usd,reason,device_peak_bytes,judge_device_bytes,runner_device_bytes,judge_rss_bytes,"
+         "runner_rss_bytes,format_version\n";
   for (const auto& r : rows) {
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", r.evaluation_id,
                        csv_field(r.run_uid), csv_field(r.suite), r.level, r.number, csv_field(r.problem_name),
@@ -194,12 +216,18 @@ void write_csv(const std::vector<result_row>& rows, std::ostream& out) {
     for (const char* mode : compiled_modes)
       out << "," << number(r.speedup_vs(mode));
     const auto count = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : ""; };
-    out << fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", measured_csv(r.candidate),
-                       measured_csv(r.reference), bound(r.speedup_ci, false), bound(r.speedup_ci, true),
-                       bound(r.speedup_best_ci, false), bound(r.speedup_best_ci, true),
-                       number(r.gpu_busy_share), r.stack_hash, csv_field(r.protocol), r.dtype,
-                       count(r.input_tokens), count(r.cache_read_tokens), count(r.cache_write_tokens),
-                       count(r.output_tokens), number(r.cost_usd), results_format_version);
+    const auto mem = [&](std::optional<std::int64_t> db::memory_record::*field) {
+      return r.memory ? count((*r.memory).*field) : std::string();
+    };
+    out << fmt::format(
+        ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", measured_csv(r.candidate),
+        measured_csv(r.reference), bound(r.speedup_ci, false), bound(r.speedup_ci, true),
+        bound(r.speedup_best_ci, false), bound(r.speedup_best_ci, true), number(r.gpu_busy_share),
+        r.stack_hash, csv_field(r.protocol), r.dtype, count(r.input_tokens), count(r.cache_read_tokens),
+        count(r.cache_write_tokens), count(r.output_tokens), number(r.cost_usd), r.reason,
+        mem(&db::memory_record::device_peak_bytes), mem(&db::memory_record::judge_device_bytes),
+        mem(&db::memory_record::runner_device_bytes), mem(&db::memory_record::judge_rss_bytes),
+        mem(&db::memory_record::runner_rss_bytes), results_format_version);
   }
 }
 

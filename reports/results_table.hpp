@@ -18,7 +18,7 @@ results_format parse_results_format(const std::string& name);
 // The version of the JSON and CSV layouts: each JSON record and each CSV row carries it. 1: the fields before
 // versioning; 2: adds, per timing, the sample count and the headline's interval, speedup intervals, stack,
 // protocol and dtype (docs/reports.md lists them).
-inline constexpr int results_format_version = 2;
+inline constexpr int results_format_version = 3; // 3: reason, memory, phases
 
 void write_results(const std::vector<result_row>& rows, results_format format, std::ostream& out);
 

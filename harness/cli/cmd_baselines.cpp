@@ -10,6 +10,7 @@
 #include "harness/scheduler/sinks.hpp"
 #include "harness/version.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <fmt/core.h>
 #include <map>

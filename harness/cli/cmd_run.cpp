@@ -89,6 +89,13 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
                   "tolerance 1e-2 for fp16 and bf16)")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
       ->capture_default_str();
+  cmd->add_option(
+         "--input-rng", s->options.input_rng,
+         "where the compatible trials' get_inputs() draws: device (the GPU's generator: KernelBench's "
+         "distributions, other values, no GB-sized host draws) or host (KernelBench's CPU generator: "
+         "its exact values); the same on the CPU")
+      ->check(CLI::IsMember({"device", "host"}))
+      ->capture_default_str();
   cmd->add_option("--trials", s->options.trials,
                   "compatible trials per candidate (default: the protocol's 5); fewer saves time on large "
                   "problems and is recorded, but is no longer the original protocol")

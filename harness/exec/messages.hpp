@@ -24,10 +24,13 @@ struct protocol_spec {
   bool clone_inputs = false;      // each model gets its own clone of the trial's inputs
   bool forbid_functional = false; // torch.nn.functional raises inside ModelNew.forward during the trials
   std::string comparison = "allclose"; // "allclose" (KernelBench) or "assert_close" (also checks dtype)
+  // Where the compatible trials' get_inputs() draws: "device" (the GPU's generator: same distributions,
+  // other values, no host copy) or "host" (KernelBench's CPU generator: its exact values). Same on the CPU.
+  std::string input_rng = "device";
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(protocol_spec, name, trials, atol, rtol, seed, precision,
                                                 weights, eval_mode, clone_inputs, forbid_functional,
-                                                comparison)
+                                                comparison, input_rng)
 
 // Returns the protocol for a KernelBench version ("main", "v0.1", "v0") at a precision ("fp32", "fp16",
 // "bf16"); throws std::invalid_argument otherwise.

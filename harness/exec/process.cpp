@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdexcept>
+#include <string_view>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -21,7 +21,8 @@ struct evaluate_options {
   std::string device = "auto"; // auto, cpu or cuda
   std::string protocol = "kernelbench";
   std::string precision = "fp32";
-  int trials = 0; // 0: the protocol's own count
+  std::string input_rng = "device"; // exec::protocol_spec::input_rng
+  int trials = 0;                   // 0: the protocol's own count
   exec::timing_spec timing;
   bool strict = true;
   std::map<std::string, std::int64_t> overrides;

@@ -43,6 +43,7 @@ exec::evaluate_job evaluate_message(const evaluation_context& ctx, const kb::pro
   job.overrides = p.overrides_for(ctx.device, ctx.overrides);
   job.protocol =
       exec::make_protocol(ctx.protocol, p.kb_version.empty() ? "main" : p.kb_version, ctx.precision);
+  job.protocol.input_rng = ctx.input_rng;
   if (ctx.trials > 0 && ctx.trials != job.protocol.trials) { // no longer the original protocol
     job.protocol.trials = ctx.trials;
     job.protocol.name += fmt::format("+trials={}", ctx.trials);

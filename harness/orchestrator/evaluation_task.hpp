@@ -23,7 +23,8 @@ struct evaluation_context {
   nlohmann::json env; // the probe worker's environment (versions that key the builds)
   std::string protocol = "kernelbench";
   std::string precision = "fp32";
-  int trials = 0; // 0: the protocol's own count
+  std::string input_rng = "device"; // where the compatible trials draw (exec::protocol_spec::input_rng)
+  int trials = 0;                   // 0: the protocol's own count
   exec::timing_spec timing;
   bool strict = true;
   std::map<std::string, std::int64_t> overrides; // the user's --set
@@ -45,6 +46,7 @@ evaluation_context context_of(const Options& options, const nlohmann::json& env,
       .env = env,
       .protocol = options.protocol,
       .precision = options.precision,
+      .input_rng = options.input_rng,
       .trials = options.trials,
       .timing = options.timing,
       .strict = options.strict,

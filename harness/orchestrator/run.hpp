@@ -33,9 +33,10 @@ struct run_options {
   std::string protocol =
       "kernelbench";              // compatible verdict: "kernelbench" (rules of --kb-version) or "cuda-agent"
   std::string precision = "fp32"; // fp32, fp16 or bf16
-  exec::trace_policy trace;       // what the strict verdict makes of the kernel trace
-  int trials = 0;                 // compatible trials; 0: the protocol's own count (5)
-  int build_jobs = 0;             // parallel compile workers; 0: one per core, at most 8
+  std::string input_rng = "device"; // where the compatible trials draw: device or host (exec::protocol_spec)
+  exec::trace_policy trace;         // what the strict verdict makes of the kernel trace
+  int trials = 0;                   // compatible trials; 0: the protocol's own count (5)
+  int build_jobs = 0;               // parallel compile workers; 0: one per core, at most 8
   // Compiled baselines to compare with (eager is always timed in the run, paired with the candidate):
   // "cached" links the matching rows `kj baselines` measured, "none" nothing, or a comma-separated list of
   // modes that are measured first where the cache lacks them.

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 namespace kj::orchestrator {
 

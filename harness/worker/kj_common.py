@@ -179,12 +179,16 @@ class Problem:
 
 # ---- inputs from recipes ----
 
-CHUNK = 1 << 24  # elements per step of any elementwise pass: GB-sized tensors never need GB-sized temporaries
+# Elements per step of any elementwise pass: GB-sized tensors never need GB-sized temporaries. On the host the
+# temporaries stay under glibc's mmap threshold (32 MiB), so they are reused instead of mapped and faulted in
+# afresh; torch's caching allocator does that on the device.
+CHUNK = 1 << 24
+HOST_CHUNK = 1 << 20
 
 
 def flat_chunks(*tensors, size=None):
     """Matching flat slices of equally sized tensors, `size` elements at a time (views: no copies)."""
-    step = size or CHUNK
+    step = size or (CHUNK if tensors[0].is_cuda else HOST_CHUNK)
     flat = [t.reshape(-1) for t in tensors]
     for i in range(0, flat[0].numel(), step):
         yield [f[i:i + step] for f in flat]

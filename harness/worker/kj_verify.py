@@ -126,7 +126,8 @@ class Verifier:
         outs = outputs_of(out)
         guarded(self.memory, "comparing the outputs",
                 lambda: self._judge_values(case, outs, refs, recipe if not sizes else None),
-                retry=lambda: self._judge_values(case, outs, refs, recipe if not sizes else None, chunk=1 << 18))
+                retry=lambda: self._judge_values(case, outs, refs, recipe if not sizes else None, chunk=1 << 18),
+                fault="compare")
 
     def _reference(self, inputs, model, measure):
         if self.depth is None and measure:

@@ -1,7 +1,9 @@
-// One end of the judge-runner socket: JSON messages as lines, with a deadline on reads.
+// One end of the judge-runner socket: JSON messages as lines, with a deadline on reads; a message may carry a
+// file descriptor (SCM_RIGHTS: the judge hands the runner its CPU arena, a memfd that has no path).
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -15,16 +17,19 @@ public:
   line_socket(const line_socket&) = delete;
   line_socket& operator=(const line_socket&) = delete;
 
-  // False when the peer is gone.
-  bool send(const nlohmann::json& message);
+  // False when the peer is gone. `pass_fd` >= 0 travels with the message.
+  bool send(const nlohmann::json& message, int pass_fd = -1);
   enum class status { line, closed, timed_out };
   // Waits up to `timeout` for a whole line (lines over `max_bytes` end the connection: closed).
   status receive(std::string& line, std::chrono::milliseconds timeout, std::size_t max_bytes = 64 << 20);
   int fd() const { return m_fd; }
+  // The oldest descriptor received with a message and not yet taken (the caller owns it), or -1.
+  int take_fd();
 
 private:
   int m_fd;
   std::string m_pending;
+  std::deque<int> m_fds;
 };
 
 } // namespace kj::worker

@@ -31,7 +31,8 @@ json failure(const std::string& kind, const std::string& error) {
 
 class runner {
 public:
-  runner(py::module_ runtime, const std::string& device) : m_runtime(std::move(runtime)), m_device(device) {
+  runner(py::module_ runtime, const std::string& device, line_socket& socket)
+      : m_runtime(std::move(runtime)), m_device(device), m_socket(&socket) {
     m_trusted = capture_trusted();
     if (device == "cuda") {
       std::string error;
@@ -48,7 +49,7 @@ public:
     if (!m_session) return failure("harness_error", "request '" + op + "' before load");
     if (op == "forward") return forward(request);
     if (op == "deliver") return deliver(m_last);
-    if (op == "release") return release();
+    if (op == "release") return release(request.value("keep_arena", false));
     if (op == "memory") return {{"ok", true}, {"peaks", to_json(m_session.attr("memory_peaks")())}};
     if (op == "time") return time(request);
     if (op == "fetch") return fetch(request);
@@ -80,8 +81,9 @@ private:
         handle[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
       m_arena.ptr = m_plugin->ipc_open(handle);
     } else {
-      const int fd = ::open(r.value("path", "").c_str(), O_RDWR | O_CLOEXEC);
-      if (fd < 0) throw std::runtime_error("cannot open the arena file " + r.value("path", ""));
+      const int fd = r.value("fd", false) ? m_socket->take_fd()
+                                          : ::open(r.value("path", "").c_str(), O_RDWR | O_CLOEXEC);
+      if (fd < 0) throw std::runtime_error("the arena's descriptor did not arrive");
       void* p = ::mmap(nullptr, m_arena.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
       ::close(fd);
       if (p == MAP_FAILED) throw std::runtime_error("cannot map the arena file");
@@ -101,11 +103,11 @@ private:
 
   // The judge has taken the last outputs: drop them, unmap a large arena (the judge frees it) and return the
   // cached device memory, so that the next case starts with nothing of this one held.
-  json release() {
+  json release(bool keep_arena) {
     m_last = py::none();
     if (m_fetched) m_retained.erase(*m_fetched);
     m_fetched.reset();
-    close_arena();
+    if (!keep_arena) close_arena();
     m_session.attr("empty_cache")();
     return {{"ok", true}};
   }
@@ -230,6 +232,7 @@ private:
 
   py::module_ m_runtime;
   std::string m_device;
+  line_socket* m_socket; // the arena's descriptor arrives with its message
   trusted_handles m_trusted;
   const cuda::plugin* m_plugin = nullptr;
   arena_view m_arena;
@@ -253,7 +256,7 @@ int run_runner(const runner_options& options) {
     py::module_ runtime = import_modules(python_role::runner);
     py::module_::import("torch").attr("set_grad_enabled")(false); // the runner never needs autograd
     if (options.device == "cuda") py::module_::import("torch").attr("cuda").attr("init")();
-    serve.emplace(runtime, options.device);
+    serve.emplace(runtime, options.device, socket);
   } catch (const std::exception& e) {
     socket.send(
         failure("crashed", fmt::format("the runner could not start Python with torch: {}", e.what())));
@@ -277,6 +280,7 @@ int run_runner(const runner_options& options) {
     } catch (py::error_already_set& e) {
       py::module_ runtime = py::module_::import("kj_common");
       reply = failure(verdict_of(runtime, e), python_error_text(runtime, e));
+      if (const std::string reason = reason_of(runtime, e); !reason.empty()) reply["reason"] = reason;
     } catch (const std::exception& e) {
       reply = failure("runtime_error", e.what());
     }

@@ -15,6 +15,7 @@
 #include <map>
 #include <poll.h>
 #include <set>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -167,8 +168,8 @@ void runner_link::free_arena() noexcept {
     } catch (const std::exception&) { // the context may be gone with a crash; nothing to do
     }
   }
-  std::error_code ignored;
-  if (!m_arena_path.empty()) fs::remove(m_arena_path, ignored);
+  if (m_arena_fd >= 0) ::close(m_arena_fd);
+  m_arena_fd = -1;
   m_arena_ptr = 0;
   m_arena_bytes = 0;
   m_arena_path.clear();
@@ -176,8 +177,12 @@ void runner_link::free_arena() noexcept {
 
 void runner_link::release_arena() {
   if (m_arena_bytes <= k_first_arena) return; // small: kept for the next outputs
-  if (!m_dead) exchange({{"op", "release"}}); // the runner unmaps it before it is freed
-  free_arena();
+  // On the device the arena goes (the runner unmaps it first): the judge's own copy and the next case's
+  // inputs need the room. On the host it stays for the next case (the same outputs' size, no new pages to
+  // fault in); the runner drops its own copy of the outputs either way.
+  const bool keep = m_spec.device != "cuda";
+  if (!m_dead) exchange({{"op", "release"}, {"keep_arena", keep}});
+  if (!keep) free_arena();
 }
 
 void runner_link::start() {
@@ -187,6 +192,7 @@ void runner_link::start() {
     throw std::runtime_error(std::string("runner: socketpair/pipe: ") + std::strerror(errno));
   // Everything the child needs is built before fork: after it only async-signal-safe calls.
   std::map<std::string, std::string> env = exec::scrubbed_environment();
+  env.erase("KJ_TEST_FAULT"); // the judge's fault injection (tests) is none of the candidate's business
   env["HOME"] = m_spec.scratch.string();
   env["TMPDIR"] = (m_spec.scratch / "tmp").string();
   env["KJ_SCRATCH_DIR"] = m_spec.scratch.string();
@@ -297,6 +303,7 @@ json runner_link::request(const json& message) {
     if (need > m_spec.limits.memory_bytes)
       return {{"ok", false},
               {"kind", "runtime_error"},
+              {"reason", "out_of_memory"},
               {"error", fmt::format("the candidate's outputs take {} bytes, more than the limit", need)}};
     json grown;
     try {
@@ -324,24 +331,31 @@ json runner_link::grow_arena(std::uint64_t bytes) {
   json message{{"op", "arena"}, {"id", m_arena_id + 1}, {"bytes", bytes}};
   const bool cuda = m_spec.device == "cuda";
   std::uint64_t ptr = 0;
+  int fd = -1;
   fs::path path;
   if (cuda) {
     ptr = m_plugin->mem_alloc(bytes);
     message["kind"] = "cuda";
     message["handle"] = hex(m_plugin->ipc_handle(ptr));
-  } else {
-    path = m_spec.scratch / fmt::format("arena-{}", m_arena_id + 1);
-    { std::ofstream(path).close(); }
-    fs::resize_file(path, bytes);
+  } else { // shared memory with no path (never written back to a disk), handed over with the message
+    fd = ::memfd_create("kj-arena", MFD_CLOEXEC);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+      const std::string error = std::strerror(errno);
+      if (fd >= 0) ::close(fd);
+      throw std::runtime_error(fmt::format("memfd_create/ftruncate of {} bytes: {}", bytes, error));
+    }
     message["kind"] = "file";
-    message["path"] = path.string();
+    message["fd"] = true;
+    path = fmt::format("/proc/self/fd/{}", fd); // the judge's own way in
   }
-  const json reply = exchange(message);
+  const json reply = exchange(message, fd);
   if (!reply.value("ok", false)) {
     if (cuda) m_plugin->mem_free(ptr);
+    if (fd >= 0) ::close(fd);
     return reply;
   }
   free_arena();
+  m_arena_fd = fd;
   m_arena_ptr = ptr;
   m_arena_path = path;
   m_arena_bytes = bytes;
@@ -354,10 +368,10 @@ json runner_link::grow_arena(std::uint64_t bytes) {
   return reply;
 }
 
-json runner_link::exchange(const json& message) {
+json runner_link::exchange(const json& message, int pass_fd) {
   if (m_dead) return death();
   const std::string op = message.is_null() ? "start" : message.value("op", "?");
-  if (!message.is_null() && !m_socket->send(message)) return died(op);
+  if (!message.is_null() && !m_socket->send(message, pass_fd)) return died(op);
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(m_spec.deadline -
                                                                           std::chrono::steady_clock::now());
   std::string line;

@@ -78,7 +78,7 @@ public:
 private:
   void start();
   void stop();
-  nlohmann::json exchange(const nlohmann::json& message);
+  nlohmann::json exchange(const nlohmann::json& message, int pass_fd = -1);
   nlohmann::json grow_arena(std::uint64_t bytes);
   void free_arena() noexcept;
   nlohmann::json died(const std::string& during);
@@ -105,7 +105,8 @@ private:
   // the arena; its ids grow over the judge's life, restarts included, so that no view of an old one is reused
   int m_arena_id = 0;
   std::uint64_t m_arena_bytes = 0, m_arena_ptr = 0;
-  std::filesystem::path m_arena_path;
+  std::filesystem::path m_arena_path; // the judge's view: /proc/self/fd/N of the CPU arena
+  int m_arena_fd = -1;                // the CPU arena's memfd
   nlohmann::json m_arena_spec;
 };
 

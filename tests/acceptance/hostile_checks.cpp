@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <sys/socket.h>
 #include <unistd.h>
 

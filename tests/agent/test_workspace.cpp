@@ -6,6 +6,7 @@
 #include "tests/support/paths.hpp"
 
 #include <filesystem>
+#include <functional>
 
 using namespace kj;
 using namespace kj::test;

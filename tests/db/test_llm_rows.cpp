@@ -3,6 +3,8 @@
 #include "db_fixtures.hpp"
 #include "tests/support/catch_compat.hpp"
 
+#include <array>
+
 using namespace kj;
 using namespace kj::test;
 using namespace kj::test::db;

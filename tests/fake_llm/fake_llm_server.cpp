@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cstdint>
 #include <fmt/core.h>
 #include <fstream>
 #include <httplib.h>

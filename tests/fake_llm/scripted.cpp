@@ -2,10 +2,12 @@
 // encode the turn as an Anthropic, Gemini or OpenAI reply.
 #include "tests/fake_llm/scripted.hpp"
 
+#include <cstdint>
 #include <fmt/core.h>
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 
 namespace kj::test {
 namespace {

@@ -5,6 +5,7 @@
 #include "tests/support/catch_compat.hpp"
 
 #include <thread>
+#include <tuple>
 
 using namespace kj;
 using namespace kj::test;

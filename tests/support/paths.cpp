@@ -3,6 +3,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <fcntl.h>
 #include <fstream>
 #include <poll.h>

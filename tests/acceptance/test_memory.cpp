@@ -1,0 +1,95 @@
+// The memory model on the CPU (docs/design.md): a 1 GiB-input problem under a memory limit just above what
+// the model says a candidate's process holds; the candidate's own out-of-memory is its runtime_error, kj's
+// own is a harness_error, and a case that produced no output is never compared.
+#include "tests/support/catch_compat.hpp"
+#include "tests/support/paths.hpp"
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+using namespace kj::test;
+
+namespace {
+
+constexpr double k_gib = 1024.0 * 1024 * 1024;
+
+json run_memory(const scratch_dir& dir, const std::string& run, const fs::path& candidates) {
+  const auto r = run_kj({"run",
+                         "--device",
+                         "cpu",
+                         "--kernelbench",
+                         (fixtures_dir() / "memory").string(),
+                         "--candidates",
+                         candidates.string(),
+                         "--memory-limit",
+                         "4",
+                         "--no-timing",
+                         "--trials",
+                         "2",
+                         "--timeout",
+                         "900",
+                         "--db",
+                         (dir / "kj.sqlite").string(),
+                         "--cache-dir",
+                         (dir / "cache").string(),
+                         "--run-id",
+                         run},
+                        dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto results =
+      run_kj({"results", "--db", (dir / "kj.sqlite").string(), "--run", run, "--format", "json"});
+  REQUIRE(results.exit_code == 0);
+  return json::parse(results.out);
+}
+
+const json& row_of(const json& rows, const std::string& file) {
+  for (const auto& row : rows)
+    if (fs::path(row["candidate"].get<std::string>()).filename() == file) return row;
+  FAIL("no result for " << file);
+  return rows[0];
+}
+
+} // namespace
+
+TEST_CASE("a 1 GiB-input problem under a 4 GiB limit: honest correct, greedy out of memory, kj's own OOM is "
+          "harness_error") {
+  scratch_dir dir;
+  const fs::path candidates = fixtures_dir() / "memory" / "candidates";
+  const json rows = run_memory(dir, "limits", candidates);
+  REQUIRE(rows.size() == 2);
+
+  const json& honest = row_of(rows, "level_1_problem_1_sample_0_kernel.py");
+  INFO(honest.dump(2).substr(0, 3000));
+  CHECK(honest["verdict"] == "correct");
+  CHECK(honest["strict_verdict"] == "pass");
+  REQUIRE(honest["memory"].is_object());
+  // The runner held one input set, one output, the input check's host copy and the interpreter: under 4 GiB.
+  CHECK(honest["memory"]["runner_rss_bytes"].get<double>() < 4 * k_gib);
+  CHECK(honest["memory"]["runner_rss_bytes"].get<double>() > 1 * k_gib);
+  CHECK(honest["memory"]["judge_rss_bytes"].get<double>() < 5 * k_gib);
+
+  const json& greedy = row_of(rows, "level_1_problem_1_sample_1_kernel.py");
+  INFO(greedy.dump(2).substr(0, 3000));
+  CHECK(greedy["verdict"] == "runtime_error");
+  CHECK(greedy["reason"] == "out_of_memory");
+  CHECK(greedy["strict_verdict"] == "fail");
+  CHECK(greedy["error"].get<std::string>().find("out of memory") != std::string::npos);
+
+  // kj's own comparison runs out of memory (forced): the evaluation is kj's failure, not the candidate's.
+  ::setenv("KJ_TEST_FAULT", "compare", 1);
+  const fs::path honest_only = dir / "honest";
+  fs::create_directories(honest_only);
+  fs::copy_file(candidates / "level_1_problem_1_sample_0_kernel.py",
+                honest_only / "level_1_problem_1_sample_0_kernel.py");
+  const json faulted = run_memory(dir, "fault", honest_only);
+  ::unsetenv("KJ_TEST_FAULT");
+  REQUIRE(faulted.size() == 1);
+  INFO(faulted[0].dump(2).substr(0, 3000));
+  CHECK(faulted[0]["verdict"] == "harness_error");
+  CHECK(faulted[0]["reason"] == "out_of_memory");
+  CHECK(faulted[0]["strict_verdict"] == "");
+  CHECK(faulted[0]["error"].get<std::string>().find("kj's own code") != std::string::npos);
+}
