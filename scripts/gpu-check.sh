@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: configure, build, run the `gpu` tests and real `kj` runs; logs and tables go to $OUT.
-# Stages (default: build tests suite kb-identity): build, tests, corpus, baselines-gpu, suite, kb-identity, kb-compat,
+# Stages (default: build tests suite kb-identity): gate (scripts/gpu/gate.sh), kb-honest, kb-memory
+# (scripts/gpu/acceptance.sh), build, tests, corpus, baselines-gpu, suite, kb-identity, kb-compat,
 # strict-cost, rep-<name> (any number of repeatability runs), kb-method, kb-own, timing-report, baselines,
 # baselines-again, baselines-l4, diag-pin, compare-aa, scale-gpus, scale-shards, agent-gpu (docs/gpu-machine.md says what each
 # does). Headers the machine lacks (sqlite3.h, OpenSSL) come from .gpu-carry/root (Debian packages unpacked with
@@ -32,6 +33,8 @@ kb_timing_run() {
   tail -1 "$OUT/$run.err" >>"$OUT/summary.txt"
 }
 log() { printf '== %s %s\n' "$(date +%T)" "$*" | tee -a "$OUT/summary.txt"; }
+# Stages kept in files of their own (stage_<name> functions): the gate and the acceptance runs.
+for f in scripts/gpu/*.sh; do source "$f"; done
 
 configure_and_build() {
   local args=(-DKJ_PYTHON="$(command -v python3)" -DCMAKE_BUILD_TYPE=RelWithDebInfo)
@@ -380,6 +383,9 @@ PY
       done; } >>"$OUT/agent-gpu.txt" 2>&1
     log "agent-gpu: exit $rc, $(grep -c "SCRIPT MISMATCH" "$OUT/agent-gpu.txt") script mismatches, $(grep -c "^Nsight Compute\|    Nsight Compute" "$OUT/agent-gpu.txt") Nsight Compute tables"
     grep -E "^ +[0-9]+  L1" "$OUT/agent-gpu.txt" | tee -a "$OUT/summary.txt"
+    ;;
+  *)
+    if declare -F "stage_${stage//-/_}" >/dev/null; then "stage_${stage//-/_}"; else log "unknown stage $stage"; fi
     ;;
   esac
 done

@@ -1,0 +1,44 @@
+# Sourced by scripts/gpu-check.sh: acceptance runs on KernelBench main (docs/gpu-machine.md).
+
+# The 30 KernelBench main problems with the largest inputs (all level 1, 6-16 GiB).
+KB_LARGEST30=${KB_LARGEST30:-45,4,46,96,94,39,38,76,52,51,53,49,48,47,35,37,36,34,32,31,30,29,28,27,26,25,24,23,22,21}
+
+# kb-honest: hand-written CUDA kernels (honest and buggy) for L1 19, 23, 47 against their headers.
+stage_kb_honest() {
+  log "kb-honest: tests/fixtures/kb_gpu on KernelBench main L1 19, 23, 47"
+  "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level 1 --ids 19,23,47 \
+    --candidates tests/fixtures/kb_gpu/candidates --max-time-ms 500 --db "$OUT/kj.sqlite" --run-id kb-honest \
+    >/dev/null 2>"$OUT/kb-honest.err"
+  "$kj" results --db "$OUT/kj.sqlite" --run kb-honest --format json | python3 -c '
+import json, re, sys
+ok = 0
+rows = json.load(sys.stdin)
+for r in rows:
+    text = open(r["candidate"]).read()
+    want_c = re.search(r"# kj-expect: (\w+)", text).group(1)
+    s = re.search(r"# kj-strict: (\w+) ?([\w,]*)", text)
+    good = r["verdict"] == want_c and r["strict_verdict"] == s.group(1) and all(
+        c in r["strict_failed"].split(",") for c in s.group(2).split(",") if c)
+    ok += good
+    m = r.get("memory") or {}
+    print(f"{\"ok  \" if good else \"MISS\"} L1 {r[\"problem_id\"]} {r[\"candidate\"].split(\"/\")[-1]}: {r[\"verdict\"]}"
+          f"/{r[\"strict_verdict\"]} [{r[\"strict_failed\"]}] speedup {r[\"speedup\"]} peak "
+          f"{(m.get(\"device_peak_bytes\") or 0) / 2**30:.2f} GiB {r[\"error\"][:100]}")
+print(f"kb-honest: {ok} of {len(rows)} as their headers say")' | tee -a "$OUT/summary.txt"
+}
+
+# kb-memory: identity on the 30 largest inputs (kj's peak per evaluation), then KernelBench's own
+# eval_kernel_against_ref on KB_MEM_IDS with each process's device memory sampled by nvidia-smi.
+stage_kb_memory() {
+  log "kb-memory: identity on the 30 largest KernelBench main inputs"
+  "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level 1 --ids "$KB_LARGEST30" --candidates identity \
+    --no-timing --db "$OUT/kj.sqlite" --run-id kb-largest30 >/dev/null 2>"$OUT/kb-largest30.err"
+  identity_memory_table kb-largest30 >"$OUT/kb-memory.txt"
+  tail -1 "$OUT/kb-memory.txt" | tee -a "$OUT/summary.txt"
+  kb_pip
+  log "kb-memory: KernelBench's own eval on L1 ${KB_MEM_IDS:=45,4,19,23,47,39}, ${KB_MEM_JOBS:=2} at a time"
+  PYTHONPATH=/tmp/site timeout "${KB_MEM_S:-300}" python3 scripts/kb_memory.py --kb-src "$CARRY/kb-src/src" \
+    --problems "$CARRY/KernelBench" --level 1 --ids "$KB_MEM_IDS" --jobs "$KB_MEM_JOBS" \
+    >>"$OUT/kb-memory.txt" 2>"$OUT/kb-memory.err"
+  grep "^kb " "$OUT/kb-memory.txt" | tee -a "$OUT/summary.txt"
+}
