@@ -449,8 +449,29 @@ CREATE INDEX agent_tool_calls_evaluation ON agent_tool_calls(evaluation_id);
 // Version 8: what an evaluation cost. Its verdict's reason (out_of_memory for a runtime_error or a
 // harness_error, tolerance or mismatch for an incorrect one); the memory it held (the device's sampled peak,
 // each process's peak device and host memory, the memory model's budget); the wall time of each of its
-// phases.
+// phases. A strict case kj could not judge (its own failure) has status harness_error: verification_cases is
+// rebuilt for its CHECK.
 constexpr const char* schema_resources = R"sql(
+CREATE TABLE verification_cases_v8 (
+  id                   INTEGER PRIMARY KEY,
+  evaluation_id        INTEGER NOT NULL REFERENCES evaluations(id) ON DELETE CASCADE,
+  case_class           TEXT NOT NULL,
+  case_index           INTEGER NOT NULL,
+  seed                 INTEGER NOT NULL,
+  status               TEXT NOT NULL CHECK (status IN ('pass', 'fail', 'uninformative', 'harness_error')),
+  judged_against       TEXT NOT NULL,
+  max_abs_err          REAL,
+  max_rel_err          REAL,
+  mismatches           INTEGER NOT NULL,
+  nonfinite_mismatches INTEGER NOT NULL,
+  first_index          INTEGER NOT NULL,
+  message              TEXT NOT NULL,
+  UNIQUE (evaluation_id, case_class, case_index)
+);
+INSERT INTO verification_cases_v8 SELECT * FROM verification_cases;
+DROP TABLE verification_cases;
+ALTER TABLE verification_cases_v8 RENAME TO verification_cases;
+CREATE INDEX verification_cases_class ON verification_cases(case_class, status);
 ALTER TABLE evaluations ADD COLUMN reason TEXT NOT NULL DEFAULT '';
 CREATE TABLE evaluation_memory (
   evaluation_id       INTEGER PRIMARY KEY REFERENCES evaluations(id),

@@ -20,8 +20,7 @@ struct trace_policy {
 
 // The strict case rows derived from a trace summary (the worker's "trace" JSON): `side_stream` always,
 // `library` unless the policy is "report". Empty when there is no usable trace (CPU, or tracing failed).
-std::vector<db::case_record> trace_cases(const nlohmann::json& trace, const trace_policy& policy,
-                                         const std::string& method = "kernelbench");
+std::vector<db::case_record> trace_cases(const nlohmann::json& trace, const trace_policy& policy);
 
 // The strict verdict from the compatible verdict and the cases: pass only when the compatible verdict is
 // correct and no case class failed; also labels a degenerate problem (constant reference output).

@@ -37,6 +37,7 @@ class Memory:
         self.input_bytes = self.output_bytes = 0
         self.arena_bytes = 0  # the arena the runner writes into, allocated by C++ outside torch
         self.arena_peak = 0
+        self.parameter_bytes = 0  # the reference model's parameters and buffers
 
     def learn(self, inputs, outputs):
         """The sizes of one input set and of the reference's outputs (the largest seen so far)."""
@@ -50,6 +51,26 @@ class Memory:
         if self.device.type != "cuda":
             return self.arena_bytes
         return torch.cuda.memory_reserved(self.device) + self.arena_bytes
+
+    def others(self):
+        """Device bytes held outside the judge (the runner's process, whatever it left behind); 0 on the CPU."""
+        if self.device.type != "cuda":
+            return 0
+        free, total = torch.cuda.mem_get_info(self.device)
+        return max(0, total - free - self.held())
+
+    def out_of_memory(self, what, first):
+        """kj's own work ran out of memory: kj's failure (harness_error), unless the candidate's process holds
+        more than a process between calls needs (a CUDA context, its model, torch's slack): then it starved kj,
+        and that is its runtime_error."""
+        others = self.others()
+        allowance = GIB + GIB // 2 + 2 * self.parameter_bytes
+        if others > allowance:
+            return KjError("runtime_error", f"{what} ran out of memory because the candidate's process holds "
+                           f"{others} bytes of device memory between its calls (a process needs about "
+                           f"{allowance}); {self.describe()}: {first}", reason="out_of_memory")
+        return KjError("harness_error", f"{what} ran out of memory in kj's own code, twice ({first}); "
+                       f"{self.describe()}", reason="out_of_memory")
 
     def describe(self):
         text = f"kj's judge holds {self.held()} bytes (its budget {self.budget()})"
@@ -109,8 +130,7 @@ def guarded(memory, what, work, retry=None, fault=""):
     except Exception as exc:
         if not is_out_of_memory(exc):
             raise
-        raise KjError("harness_error", f"{what} ran out of memory in kj's own code, twice ({first}); "
-                      f"{memory.describe()}", reason="out_of_memory") from None
+        raise memory.out_of_memory(what, first) from None
 
 
 # ---- KernelBench's comparison ----
@@ -268,6 +288,8 @@ class RemoteCandidate:
         import json
 
         reply = json.loads(self.request(json.dumps(message)))
+        if not reply.get("ok") and reply.get("kind") == "harness_error" and reply.get("reason") == "out_of_memory":
+            raise self.memory.out_of_memory("allocating the arena for the candidate's outputs", reply.get("error", ""))
         if not reply.get("ok"):
             raise RemoteError(reply.get("kind", "runtime_error"), reply.get("error", "the runner failed"),
                               reply.get("reason", ""))
@@ -282,8 +304,11 @@ class RemoteCandidate:
         """The forward's result as the judge sees it: a tensor, a tuple/list of tensors, or an `Opaque` for
         anything else; cloned out of this reply's arena, which is then released."""
         try:
-            arena = arena_tensor(reply["arena"], self.device) if reply["outputs"] else None
-            self.memory.arena_bytes = int(reply["arena"]["bytes"])
+            tensors = any(o.get("tensor") for o in reply["outputs"])
+            if tensors and "arena" not in reply:
+                raise KjError("harness_error", "the runner described outputs in an arena kj has released")
+            arena = arena_tensor(reply["arena"], self.device) if tensors else None
+            self.memory.arena_bytes = int(reply["arena"]["bytes"]) if tensors else 0
             self.memory.arena_peak = max(self.memory.arena_peak, self.memory.arena_bytes)
             parts = [self._tensor(arena, o) if o.get("tensor") else Opaque(o.get("type", "?"))
                      for o in reply["outputs"]]
@@ -347,6 +372,7 @@ class Session:
 
     def build_reference(self, seed):
         self.model = self.construct_reference(self.problem, seed)
+        self.memory.parameter_bytes = tensor_bytes(list(self.model.parameters()) + list(self.model.buffers()))
         self.sync()
 
     def construct_reference(self, problem, seed):

@@ -93,7 +93,13 @@ class Verifier:
 
     def run_case(self, cls, index, recipe, sizes=None, check_inputs=False):
         case = _case(cls, index, recipe["seed"])
-        got = self._forward(case, recipe, sizes, check_inputs)
+        try:
+            got = self._forward(case, recipe, sizes, check_inputs)
+        except KjError as exc:  # kj's own failure around the call (its arena), or the candidate starving it
+            if exc.kind == "problem_error":
+                raise
+            case.update(status="harness_error" if exc.kind == "harness_error" else "fail", message=exc.message[:600])
+            return case
         if got is None:
             return case
         out, reply = got

@@ -33,6 +33,7 @@ class runner {
 public:
   runner(py::module_ runtime, const std::string& device, line_socket& socket)
       : m_runtime(std::move(runtime)), m_device(device), m_socket(&socket) {
+    m_arena.cuda = device == "cuda";
     m_trusted = capture_trusted();
     if (device == "cuda") {
       std::string error;
@@ -84,21 +85,33 @@ private:
       const int fd = r.value("fd", false) ? m_socket->take_fd()
                                           : ::open(r.value("path", "").c_str(), O_RDWR | O_CLOEXEC);
       if (fd < 0) throw std::runtime_error("the arena's descriptor did not arrive");
-      void* p = ::mmap(nullptr, m_arena.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-      ::close(fd);
-      if (p == MAP_FAILED) throw std::runtime_error("cannot map the arena file");
-      m_arena.ptr = reinterpret_cast<std::uint64_t>(p);
+      m_arena_fd = fd;
+      map_arena();
     }
     return {{"ok", true}};
   }
 
-  void close_arena() {
-    if (m_arena.ptr == 0) return;
-    if (m_arena.cuda)
-      m_plugin->ipc_close(m_arena.ptr);
-    else
-      ::munmap(reinterpret_cast<void*>(m_arena.ptr), m_arena.bytes);
-    m_arena = {};
+  // A host arena kept between cases is unmapped here (its pages stay in the judge's memfd, out of this
+  // process's resident memory) and mapped again for the next outputs.
+  void map_arena() {
+    if (m_arena.cuda || m_arena.ptr != 0 || m_arena_fd < 0) return;
+    void* p = ::mmap(nullptr, m_arena.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m_arena_fd, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("cannot map the arena");
+    m_arena.ptr = reinterpret_cast<std::uint64_t>(p);
+  }
+
+  void close_arena(bool keep_host_arena = false) {
+    if (m_arena.ptr != 0) {
+      if (m_arena.cuda)
+        m_plugin->ipc_close(m_arena.ptr);
+      else
+        ::munmap(reinterpret_cast<void*>(m_arena.ptr), m_arena.bytes);
+      m_arena.ptr = 0; // still the device's kind of arena: the next outputs ask for one of that kind
+    }
+    if (keep_host_arena && !m_arena.cuda) return;
+    if (m_arena_fd >= 0) ::close(m_arena_fd);
+    m_arena_fd = -1;
+    m_arena.bytes = 0;
   }
 
   // The judge has taken the last outputs: drop them, unmap a large arena (the judge frees it) and return the
@@ -107,12 +120,13 @@ private:
     m_last = py::none();
     if (m_fetched) m_retained.erase(*m_fetched);
     m_fetched.reset();
-    if (!keep_arena) close_arena();
+    close_arena(keep_arena);
     m_session.attr("empty_cache")();
     return {{"ok", true}};
   }
 
   json deliver(const py::object& output, bool parked = false) {
+    map_arena();
     json reply = export_outputs(m_trusted, output, m_arena, m_plugin, parked);
     reply["ok"] = true;
     reply["arena_id"] = m_arena_id;
@@ -236,6 +250,7 @@ private:
   trusted_handles m_trusted;
   const cuda::plugin* m_plugin = nullptr;
   arena_view m_arena;
+  int m_arena_fd = -1; // a host arena's memfd (kept while the judge keeps the arena)
   int m_arena_id = 0;
   py::object m_session, m_model, m_last, m_timing;
   std::map<long, py::object> m_retained; // -1: the last timed call

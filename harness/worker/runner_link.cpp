@@ -182,7 +182,9 @@ void runner_link::release_arena() {
   // fault in); the runner drops its own copy of the outputs either way.
   const bool keep = m_spec.device != "cuda";
   if (!m_dead) exchange({{"op", "release"}, {"keep_arena", keep}});
-  if (!keep) free_arena();
+  if (keep) return;
+  free_arena();
+  m_arena_spec = json(); // never described again: the next outputs need a new one
 }
 
 void runner_link::start() {
@@ -321,7 +323,7 @@ json runner_link::request(const json& message) {
   if (reply.value("ok", false) && reply.contains("outputs")) {
     if (reply.value("arena_id", -1) != m_arena_id)
       return {{"ok", false}, {"kind", "runtime_error"}, {"error", "the runner answered for another arena"}};
-    reply["arena"] = m_arena_spec;
+    if (m_arena_bytes > 0) reply["arena"] = m_arena_spec; // a released arena is never described again
   }
   return reply;
 }
