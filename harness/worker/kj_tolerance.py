@@ -113,7 +113,9 @@ def nonfinite_class(t):
 def finite_rms(t, chunk=None):
     squares, count = 0.0, 0
     for (r,) in flat_chunks(t, size=chunk):
-        if r.is_floating_point() and not bool(torch.isfinite(r).all()):
+        if not r.is_floating_point():
+            r = r.double()  # integer and bool outputs (argmax, masks): their RMS still scales nothing
+        elif not bool(torch.isfinite(r).all()):
             r = r[torch.isfinite(r)]
         squares += float(torch.linalg.vector_norm(r, dtype=torch.float64)) ** 2
         count += r.numel()
@@ -127,7 +129,8 @@ def _fast_pass(o, r, floor, rtol):
     if not r.is_floating_point() or r.dtype not in (torch.float32, torch.float64):
         return None
     diff = (o - r).abs_()
-    if not bool((diff <= r.abs().mul_(rtol).add_(floor)).all()):  # NaN and Inf differences fail this
+    # NaN and Inf differences fail either test (an Inf reference would make its own limit infinite)
+    if not bool((diff <= r.abs().mul_(rtol).add_(floor)).all()) or not bool(torch.isfinite(diff).all()):
         return None
     return float(diff.max()) if diff.numel() else 0.0
 
