@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+#include <string>
+#include <vector>
 
 namespace kj::adapters {
 namespace {

@@ -5,8 +5,11 @@
 #include "adapters/llm/assemblers.hpp"
 #include "adapters/llm/json_fields.hpp"
 
+#include <cstdint>
 #include <fmt/core.h>
 #include <map>
+#include <memory>
+#include <string>
 
 namespace kj::llm {
 namespace {

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <fmt/core.h>
+#include <memory>
+#include <optional>
+#include <string_view>
 #include <thread>
 
 namespace kj::llm {

@@ -6,6 +6,8 @@
 #include "adapters/llm/json_fields.hpp"
 
 #include <fmt/core.h>
+#include <memory>
+#include <string>
 
 namespace kj::llm {
 namespace {

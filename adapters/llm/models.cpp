@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <regex>
+#include <string>
+#include <vector>
 
 namespace kj::llm::models {
 

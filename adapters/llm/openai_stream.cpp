@@ -5,8 +5,11 @@
 #include "adapters/llm/assemblers.hpp"
 #include "adapters/llm/json_fields.hpp"
 
+#include <cstdint>
 #include <fmt/core.h>
 #include <map>
+#include <memory>
+#include <string>
 
 namespace kj::llm {
 namespace {
@@ -21,6 +24,9 @@ public:
       return;
     }
     const json chunk = event_json(event);
+    if (fields::text(chunk, "object") == "error") // vLLM's flat error object
+      throw stream_error(stream_error_kind(chunk),
+                         fields::text(chunk, "type") + ": " + fields::text(chunk, "message"));
     if (const json* error = fields::find(chunk, "error")) {
       const std::string type = error->is_object() ? fields::text(*error, "type") : "";
       const std::string message = error->is_object() ? fields::text(*error, "message") : error->dump();

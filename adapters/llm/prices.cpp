@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace kj::llm {
 namespace {

@@ -4,6 +4,7 @@
 #include "adapters/llm/provider.hpp"
 
 #include <fmt/core.h>
+#include <string>
 
 namespace kj::llm {
 

@@ -2,9 +2,11 @@
 // (not from kj's adapters/llm/models.cpp), so that the two are checked against each other.
 #include "tests/fake_llm/documented_rules.hpp"
 
+#include <cstddef>
 #include <fmt/core.h>
 #include <regex>
 #include <set>
+#include <string>
 
 namespace kj::test {
 namespace {

@@ -1,6 +1,7 @@
 // Implements the streams of the three wire formats from a complete body.
 #include "tests/fake_llm/event_stream.hpp"
 
+#include <string>
 #include <vector>
 
 namespace kj::test {

@@ -20,13 +20,14 @@ int main(int argc, char** argv) {
     } else if ((arg == "--fixtures" || arg == "--answers" || arg == "--scripts") && i + 1 < argc) {
       (arg == "--fixtures" ? fixtures : arg == "--answers" ? answers : scripts) = argv[++i];
     } else {
-      std::fprintf(stderr,
-                   "usage: kj_fake_llm [--fixtures DIR] [--answers DIR] [--scripts DIR] [--lenient]\n"
-                   "  scenarios: a model named <scenario> is answered from DIR/<provider>/<scenario>.json;\n"
-                   "  answers: other models get the candidate files of --answers for kerneljudge's prompt\n"
-                   "  scripts: requests with tools (kj agent) get the turns of DIR/<device>/[<model>/]"
-                   "level_L_problem_N.json\n"
-                   "  --lenient: accept requests the providers' documentation does not allow (default: 400)\n");
+      std::fprintf(
+          stderr,
+          "usage: kj_fake_llm [--fixtures DIR] [--answers DIR] [--scripts DIR] [--lenient]\n"
+          "  scenarios: a model named <scenario> is answered from DIR/<provider>/<scenario>.json;\n"
+          "  answers: other models get the candidate files of --answers for kerneljudge's prompt\n"
+          "  scripts: requests with tools (kj agent) get the turns of DIR/<device>/[<model>/]"
+          "level_L_problem_N.json\n"
+          "  --lenient: accept requests the providers' documentation does not allow (default: 400)\n");
       return 2;
     }
   }

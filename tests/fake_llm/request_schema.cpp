@@ -3,6 +3,7 @@
 
 #include "tests/fake_llm/documented_rules.hpp"
 
+#include <algorithm>
 #include <fmt/core.h>
 #include <fstream>
 #include <map>
@@ -10,6 +11,8 @@
 #include <regex>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace kj::test {
 namespace {
