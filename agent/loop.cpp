@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <fmt/core.h>
+#include <iterator>
 #include <memory>
+#include <string>
 
 namespace kj::agent {
 
@@ -40,6 +42,7 @@ private:
   void take_usage(const llm::reply& reply, db::turn_record& turn);
   bool run_tools(const llm::reply& reply, int turn, llm::message& results,
                  std::vector<db::tool_call_record>& calls);
+  void add_user_turn(llm::message turn, bool model_turn_kept);
   void finish(bool measure);
   void stop(std::string status, std::string detail) {
     m_t.status = std::move(status);
@@ -128,6 +131,7 @@ llm::request trajectory_run::make_request() const {
   r.max_tokens = m_model.max_tokens;
   r.temperature = m_model.temperature;
   r.thinking_budget = m_model.thinking_budget;
+  r.effort = m_model.effort;
   r.context_edit = m_context.provider_request();
   return r;
 }
@@ -180,6 +184,32 @@ bool trajectory_run::run_tools(const llm::reply& reply, int turn, llm::message& 
   return submitted;
 }
 
+// What kj tells the model after a reply without a tool call.
+std::string idle_note(const llm::reply& reply, const std::string& why) {
+  if (reply.stop == llm::stop_reason::max_tokens)
+    return "kj: your reply was cut off at the output token limit. Write large files in several smaller steps "
+           "(write_file, then edit_file).";
+  if (reply.stop == llm::stop_reason::tool_call_error)
+    return fmt::format("kj: the provider rejected your last function call ({}), so nothing ran. Call one of "
+                       "the declared tools by name, with a JSON object of arguments that matches its "
+                       "schema; write a large file in several smaller steps.",
+                       why);
+  return "kj: no tool was called, and only tools act. Continue with a tool call; call submit when you are "
+         "done.";
+}
+
+// Appends kj's turn; after a dropped (empty) model turn it joins the previous user turn instead, so that
+// the conversation still alternates.
+void trajectory_run::add_user_turn(llm::message turn, bool model_turn_kept) {
+  if (!model_turn_kept && !m_messages.empty() && m_messages.back().who == llm::role::user) {
+    auto& parts = m_messages.back().parts;
+    parts.insert(parts.end(), std::make_move_iterator(turn.parts.begin()),
+                 std::make_move_iterator(turn.parts.end()));
+    return;
+  }
+  m_messages.push_back(std::move(turn));
+}
+
 db::trajectory_record trajectory_run::run() {
   open();
   std::string note; // what kj adds to the next user turn
@@ -204,21 +234,20 @@ db::trajectory_record trajectory_run::run() {
                                               0});
       take_usage(reply, record);
       m_t.turns = turn;
-      m_messages.push_back(reply.content);
+      // An empty turn (a blocked prompt, a function call the provider rejected) is never sent back: the
+      // providers refuse a model turn without content.
+      const bool kept = !reply.empty();
+      if (kept) m_messages.push_back(reply.content);
       llm::message results;
       const bool submitted = run_tools(reply, turn, results, calls);
       if (submitted) stop("submitted", "the model called submit");
       if (calls.empty()) {
-        if (reply.stop == llm::stop_reason::refusal) stop("refused", "the model refused: " + reply.stop_raw);
+        const std::string why = reply.stop_raw + (reply.stop_detail.empty() ? "" : ": " + reply.stop_detail);
+        if (reply.stop == llm::stop_reason::refusal) stop("refused", "the model refused: " + why);
         if (reply.stop == llm::stop_reason::context_exceeded) stop("context_exceeded", reply.stop_raw);
         if (++idle >= m_limits.max_idle_replies)
           stop("no_tool_calls", fmt::format("{} replies in a row without a tool call", idle));
-        note =
-            reply.stop == llm::stop_reason::max_tokens
-                ? "kj: your reply was cut off at the output token limit. Write large files in several "
-                  "smaller steps (write_file, then edit_file)."
-                : "kj: no tool was called, and only tools act. Continue with a tool call; call submit when "
-                  "you are done.";
+        note = idle_note(reply, why);
       } else {
         idle = 0;
       }
@@ -227,7 +256,7 @@ db::trajectory_record trajectory_run::run() {
                 "kj: 3 turns are left in your budget: make sure your best version is verified and profiled, "
                 "then submit.";
       if (!note.empty()) results.parts.push_back(llm::part::make_text(note));
-      if (!results.parts.empty()) m_messages.push_back(std::move(results));
+      if (!results.parts.empty()) add_user_turn(std::move(results), kept);
     } catch (const llm::llm_error& e) {
       stop(e.kind() == llm::error_kind::cancelled ? "interrupted" : "llm_error", e.what());
       if (llm::stops_generation(e.kind())) fatal = std::current_exception();

@@ -37,6 +37,7 @@ struct model_settings {
   std::optional<double> temperature;
   std::optional<int> max_tokens;
   std::optional<int> thinking_budget;
+  std::optional<std::string> effort;
   llm::client_options client;
   const llm::price_table* prices = nullptr;
 };

@@ -164,6 +164,7 @@ std::string settings_json(const agent_options& o, const std::string& device, con
       {"temperature", o.generation.temperature ? json(*o.generation.temperature) : json()},
       {"max_tokens", o.generation.max_tokens ? json(*o.generation.max_tokens) : json()},
       {"thinking_budget", o.generation.thinking_budget ? json(*o.generation.thinking_budget) : json()},
+      {"effort", o.generation.effort ? json(*o.generation.effort) : json()},
       {"max_turns", o.limits.max_turns},
       {"max_trajectory_tokens", o.limits.max_tokens ? json(*o.limits.max_tokens) : json()},
       {"max_trajectory_seconds", o.limits.max_seconds ? json(*o.limits.max_seconds) : json()},
@@ -188,10 +189,12 @@ model_settings model_settings_of(const agent_options& o, const llm::price_table&
                    o.generation.temperature,
                    o.generation.max_tokens,
                    o.generation.thinking_budget,
+                   o.generation.effort,
                    {},
                    &prices};
   m.client.connect_timeout = ms(o.generation.connect_timeout_s);
   m.client.request_timeout = ms(o.generation.request_timeout_s);
+  m.client.stream = llm::parse_stream_mode(o.generation.stream).value_or(llm::stream_mode::automatic);
   m.client.retry.max_retries = o.generation.max_retries;
   m.client.retry.base_delay = ms(o.generation.retry_base_s);
   m.client.retry.max_wait = ms(o.generation.max_retry_wait_s);

@@ -2,3 +2,6 @@
 # agent's end-to-end run compiles candidates on every core.
 set_tests_properties("agent_scripted:kj agent --adapter openai runs the scripted model on L1 1-3 end to end"
                      PROPERTIES PROCESSORS 2)
+set_tests_properties(
+  "agent_scripted:kj agent --adapter anthropic and gemini complete L1 1-3 against the documented provider"
+  PROPERTIES PROCESSORS 2)

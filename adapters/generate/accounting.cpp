@@ -2,6 +2,9 @@
 #include "adapters/generate/accounting.hpp"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
+#include <string>
+#include <vector>
 
 namespace kj::adapters {
 namespace {
@@ -12,6 +15,14 @@ std::string per(double cost, std::int64_t count) {
 
 nlohmann::json per_json(double cost, std::int64_t count) {
   return count > 0 ? nlohmann::json(cost / static_cast<double>(count)) : nlohmann::json();
+}
+
+// Whether one of the run's models is priced by `e`.
+bool used_by(const llm::price_table& prices, const llm::price_entry& e,
+             const std::vector<db::llm_cost_row>& rows) {
+  for (const auto& r : rows)
+    if (prices.find(r.provider, r.model) == &e) return true;
+  return false;
 }
 
 } // namespace
@@ -60,6 +71,36 @@ nlohmann::json cost_json(const std::vector<db::llm_cost_row>& rows) {
                      {"solved_strict", r.solved_strict},
                      {"cost_per_solved_strict_usd", per_json(r.cost_usd, r.solved_strict)}});
   return array;
+}
+
+void write_price_age(const llm::price_table& prices, const std::vector<db::llm_cost_row>& rows,
+                     std::ostream& out, int max_age_days, const std::string& today) {
+  const auto stale = prices.stale(max_age_days, today);
+  if (stale.empty()) return;
+  out << fmt::format("\n{} of {} rows of the price table {} were checked more than {} days ago; check them "
+                     "against their sources (* prices a model of this run):\n",
+                     stale.size(), prices.entries().size(), prices.path().string(), max_age_days);
+  for (const auto& s : stale)
+    out << fmt::format("  {} {:<40} {:<9} checked {} ({} days ago) {}\n",
+                       used_by(prices, *s.entry, rows) ? "*" : " ",
+                       fmt::format("{}", fmt::join(s.entry->patterns, " ")).substr(0, 40), s.entry->provider,
+                       s.entry->checked, s.age_days, s.entry->source);
+}
+
+nlohmann::json price_age_json(const llm::price_table& prices, const std::vector<db::llm_cost_row>& rows,
+                              int max_age_days, const std::string& today) {
+  auto stale = nlohmann::json::array();
+  for (const auto& s : prices.stale(max_age_days, today))
+    stale.push_back({{"match", s.entry->patterns},
+                     {"provider", s.entry->provider},
+                     {"checked", s.entry->checked},
+                     {"age_days", s.age_days},
+                     {"source", s.entry->source},
+                     {"used_by_run", used_by(prices, *s.entry, rows)}});
+  return {{"file", prices.path().string()},
+          {"date", prices.date()},
+          {"max_age_days", max_age_days},
+          {"stale", stale}};
 }
 
 } // namespace kj::adapters

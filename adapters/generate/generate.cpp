@@ -35,6 +35,7 @@ llm::client_options client_options_of(const generation_options& o, bool replay,
   llm::client_options c;
   c.connect_timeout = ms_of(o.connect_timeout_s);
   c.request_timeout = ms_of(o.request_timeout_s);
+  c.stream = llm::parse_stream_mode(o.stream).value_or(llm::stream_mode::automatic);
   c.retry.max_retries = o.max_retries;
   c.retry.base_delay = ms_of(o.retry_base_s);
   c.retry.max_wait = ms_of(o.max_retry_wait_s);
@@ -106,6 +107,7 @@ private:
       r.max_tokens = m_settings.max_tokens;
       r.temperature = m_settings.temperature;
       r.thinking_budget = m_settings.thinking_budget;
+      r.effort = m_settings.effort;
       try {
         t.reply = m_client.complete(r, {purpose_of(p, t.sample), t.sample});
         t.status = task::state::done;

@@ -22,8 +22,10 @@ struct generation_options {
   std::optional<double> temperature;
   std::optional<int> max_tokens;
   std::optional<int> thinking_budget;
-  int concurrency = 4;               // calls in flight at once
-  std::optional<double> budget_usd;  // stop issuing calls once the run has spent this much
+  std::optional<std::string> effort; // thinking level: Anthropic effort, Gemini 3 thinkingLevel, OpenAI
+  std::string stream = "auto";      // auto (long generations), always or never: answers as server-sent events
+  int concurrency = 4;              // calls in flight at once
+  std::optional<double> budget_usd; // stop issuing calls once the run has spent this much
   std::filesystem::path prices_path; // "" the shipped default (adapters/prices.json)
   std::string replay_from;           // adapter "replay": the run whose recording answers
   double connect_timeout_s = 10;

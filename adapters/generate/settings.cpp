@@ -28,15 +28,17 @@ std::optional<T> optional_from(const json& j, const char* key) {
 } // namespace
 
 json generation_settings::to_json() const {
-  return {{"adapter", adapter},
-          {"model", model},
-          {"base_url", base_url},
-          {"samples", samples},
-          {"temperature", optional_json(temperature)},
-          {"max_tokens", optional_json(max_tokens)},
-          {"thinking_budget", optional_json(thinking_budget)},
-          {"device", device},
-          {"prompt_version", prompt_version}};
+  json out{{"adapter", adapter},
+           {"model", model},
+           {"base_url", base_url},
+           {"samples", samples},
+           {"temperature", optional_json(temperature)},
+           {"max_tokens", optional_json(max_tokens)},
+           {"thinking_budget", optional_json(thinking_budget)},
+           {"device", device},
+           {"prompt_version", prompt_version}};
+  if (effort) out["effort"] = *effort; // only when set: runs recorded before it existed compare equal
+  return out;
 }
 
 generation_settings generation_settings::from_json(const json& j, const std::string& where) {
@@ -49,6 +51,7 @@ generation_settings generation_settings::from_json(const json& j, const std::str
     s.temperature = optional_from<double>(j, "temperature");
     s.max_tokens = optional_from<int>(j, "max_tokens");
     s.thinking_budget = optional_from<int>(j, "thinking_budget");
+    s.effort = optional_from<std::string>(j, "effort");
     s.device = j.at("device").get<std::string>();
     s.prompt_version = j.at("prompt_version").get<std::string>();
   } catch (const json::exception& e) {
@@ -100,6 +103,7 @@ generation_settings resolve_settings(const db::store& store, const generation_op
   s.temperature = options.temperature;
   s.max_tokens = options.max_tokens;
   s.thinking_budget = options.thinking_budget;
+  s.effort = options.effort;
   s.device = device;
   s.prompt_version = prompt_version;
   return s;

@@ -1,7 +1,15 @@
-// Anthropic's Messages API (POST /v1/messages): content blocks, tool_use/tool_result, thinking blocks passed
-// back with their signatures, prompt-caching breakpoints, and spend limits told apart from rate limits.
+// Anthropic's Messages API (POST /v1/messages, streamed with "stream": true): content blocks,
+// tool_use/tool_result, thinking as each model documents it (a budget up to 4.6, adaptive with an effort from
+// 4.6 on) with its blocks passed back with their signatures, prompt-caching breakpoints, and spend limits told
+// apart from rate limits.
+#include "adapters/llm/assemblers.hpp"
 #include "adapters/llm/json_fields.hpp"
+#include "adapters/llm/models.hpp"
 #include "adapters/llm/provider.hpp"
+
+#include <algorithm>
+#include <fmt/core.h>
+#include <fmt/ranges.h>
 
 namespace kj::llm {
 namespace {
@@ -10,6 +18,51 @@ using nlohmann::json;
 
 // Anthropic requires max_tokens; this is enough for a kernel with some thinking.
 constexpr int default_max_tokens = 16384;
+// The smallest thinking budget the Messages API accepts (extended-thinking documentation).
+constexpr int min_thinking_budget = 1024;
+
+[[noreturn]] void refuse(const std::string& why) {
+  throw llm_error("anthropic", error_kind::config, "anthropic: " + why);
+}
+
+// thinking / output_config as the model documents them; refuses (before sending) what it would reject
+// with 400: a budget where only adaptive thinking exists, a budget under 1024 or not below max_tokens,
+// thinking beside a custom temperature, a temperature where sampling parameters were removed.
+void encode_thinking(const request& r, int max_tokens, json& body) {
+  const models::claude_controls can = models::claude(r.model);
+  const bool budget = r.thinking_budget && *r.thinking_budget > 0; // 0: no thinking
+  if (budget && r.effort) refuse("give a thinking budget or an effort level, not both");
+  if (r.temperature && !can.sampling)
+    refuse(fmt::format("{} no longer accepts a temperature (sampling parameters were removed in Claude 4.7): "
+                       "leave --temperature out",
+                       r.model));
+  if ((budget || (r.effort && can.adaptive)) && r.temperature)
+    refuse("thinking is not compatible with a custom temperature: leave --temperature out");
+  if (budget) {
+    if (!can.budget)
+      refuse(fmt::format("{} takes adaptive thinking only (a thinking budget is rejected with 400): use "
+                         "--effort {} instead of --thinking-tokens",
+                         r.model, fmt::join(models::effort_levels("anthropic"), "|")));
+    if (*r.thinking_budget < min_thinking_budget)
+      refuse(fmt::format("a thinking budget must be at least {} tokens (got {})", min_thinking_budget,
+                         *r.thinking_budget));
+    if (*r.thinking_budget >= max_tokens)
+      refuse(fmt::format("the thinking budget ({}) must be below max_tokens ({}): raise --max-tokens",
+                         *r.thinking_budget, max_tokens));
+    body["thinking"] = {{"type", "enabled"}, {"budget_tokens", *r.thinking_budget}};
+  }
+  if (r.effort) {
+    const auto& levels = models::effort_levels("anthropic");
+    if (std::find(levels.begin(), levels.end(), *r.effort) == levels.end())
+      refuse(fmt::format("effort '{}' is not one of {}", *r.effort, fmt::join(levels, ", ")));
+    if (!can.effort)
+      refuse(fmt::format("{} takes no effort level (Claude Opus 4.5, and 4.6 or later, do): use "
+                         "--thinking-tokens",
+                         r.model));
+    if (can.adaptive) body["thinking"] = {{"type", "adaptive"}};
+    body["output_config"] = {{"effort", *r.effort}};
+  }
+}
 
 json encode_part(const part& p) {
   switch (p.type) {
@@ -68,7 +121,8 @@ public:
   std::string name() const override { return "anthropic"; }
 
   wire_request encode(const request& r) const override {
-    json body{{"model", r.model}, {"max_tokens", r.max_tokens.value_or(default_max_tokens)}};
+    const int max_tokens = r.max_tokens.value_or(default_max_tokens);
+    json body{{"model", r.model}, {"max_tokens", max_tokens}};
     if (!r.system.empty()) {
       json block{{"type", "text"}, {"text", r.system}};
       if (r.cache_prompt) block["cache_control"] = {{"type", "ephemeral"}};
@@ -82,6 +136,7 @@ public:
       else
         for (const part& p : m.parts)
           content.push_back(encode_part(p));
+      if (content.empty()) continue; // an empty turn: the API refuses empty content
       messages.push_back({{"role", m.who == role::user ? "user" : "assistant"}, {"content", content}});
     }
     // A breakpoint on the last turn caches the whole prefix for the next call (samples, agent turns).
@@ -94,8 +149,8 @@ public:
         tools.push_back({{"name", t.name}, {"description", t.description}, {"input_schema", t.input_schema}});
       body["tools"] = tools;
     }
+    encode_thinking(r, max_tokens, body);
     if (r.temperature) body["temperature"] = *r.temperature;
-    if (r.thinking_budget) body["thinking"] = {{"type", "enabled"}, {"budget_tokens", *r.thinking_budget}};
     std::vector<std::string> headers{"content-type: application/json", "anthropic-version: 2023-06-01"};
     if (r.context_edit) {
       const context_editing& e = *r.context_edit;
@@ -109,6 +164,9 @@ public:
     }
     return {base_url() + "/v1/messages", std::move(headers), std::move(body)};
   }
+
+  void to_stream(wire_request& wire) const override { wire.body["stream"] = true; }
+  std::unique_ptr<stream_assembler> assembler() const override { return make_anthropic_assembler(); }
 
   std::vector<std::string> auth_headers() const override {
     return has_key() ? std::vector<std::string>{"x-api-key: " + api_key()} : std::vector<std::string>{};

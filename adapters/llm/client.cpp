@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <fmt/core.h>
+#include <memory>
+#include <optional>
+#include <string_view>
 #include <thread>
 
 namespace kj::llm {
@@ -42,12 +45,24 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 
 } // namespace
 
+bool is_long_generation(const request& r) {
+  return !r.max_tokens || *r.max_tokens > long_generation_tokens || r.thinking_budget.value_or(0) > 0 ||
+         r.effort.has_value();
+}
+
+std::optional<stream_mode> parse_stream_mode(const std::string& text) {
+  if (text == "auto") return stream_mode::automatic;
+  if (text == "always") return stream_mode::always;
+  if (text == "never") return stream_mode::never;
+  return std::nullopt;
+}
+
 client::client(std::unique_ptr<provider> wire, client_options options, exchange_log* log,
                const price_table* prices)
     : m_provider(std::move(wire)), m_options(std::move(options)), m_log(log), m_prices(prices),
       m_slots(std::clamp(m_options.concurrency, 1, 1024)), m_rng(std::random_device{}()) {}
 
-client::attempt_result client::attempt(const wire_request& wire, const std::string& body) {
+client::attempt_result client::attempt(const wire_request& wire, const std::string& body, bool streamed) {
   http_request h;
   h.url = wire.url;
   h.headers = wire.headers;
@@ -57,13 +72,42 @@ client::attempt_result client::attempt(const wire_request& wire, const std::stri
   h.connect_timeout = m_options.connect_timeout;
   h.total_timeout = m_options.request_timeout;
   h.cancelled = m_options.cancelled;
+  std::unique_ptr<stream_assembler> assembler;
+  sse_parser parser;
+  std::optional<failure> broken; // the stream's own error, or an event kj cannot read
+  if (streamed) {
+    assembler = m_provider->assembler();
+    h.total_timeout = m_options.stream_timeout;
+    h.idle_timeout = m_options.request_timeout;
+    h.on_stream = [&](std::string_view bytes) {
+      try {
+        parser.feed(bytes, [&](const sse_event& e) { assembler->take(e); });
+        return true;
+      } catch (const stream_error& e) {
+        broken = failure{e.kind(), m_provider->redact(fmt::format("error in the stream: {}", e.what()))};
+      } catch (const std::exception& e) { // malformed_response, or a JSON type error
+        broken = failure{
+            error_kind::malformed,
+            m_provider->redact(fmt::format("a streamed event is not the documented shape: {}", e.what()))};
+      }
+      return false;
+    };
+  }
   attempt_result a;
   a.response = http_post(h);
   const http_response& r = a.response;
   a.f.request_id = header_request_id(r);
+  if (broken) {
+    const std::string id = a.f.request_id;
+    a.f = *broken;
+    a.f.request_id = id;
+    return a;
+  }
   if (!r.transport_error.empty()) {
     a.f.kind = r.aborted ? error_kind::cancelled : r.timed_out ? error_kind::timeout : error_kind::transport;
     a.f.message = m_provider->redact(r.transport_error);
+    // Our own limit ran out on a request the server had: it may be generating (and billing) the answer.
+    a.f.unanswered_generation = r.timed_out && r.request_sent;
     return a;
   }
   if (r.status < 200 || r.status >= 300) {
@@ -75,11 +119,34 @@ client::attempt_result client::attempt(const wire_request& wire, const std::stri
     return a;
   }
   a.f.status = r.status;
-  const json parsed = json::parse(r.body, nullptr, false);
-  if (parsed.is_discarded()) {
-    a.f.kind = error_kind::malformed;
-    a.f.message = fmt::format("the response body is not valid JSON ({} bytes)", r.body.size());
-    return a;
+  read_answer(a, r.streamed ? assembler.get() : nullptr);
+  return a;
+}
+
+// A 2xx answer: the streamed events assembled into the documented body (recorded as the body), or the body.
+void client::read_answer(attempt_result& a, stream_assembler* assembler) const {
+  json parsed;
+  if (assembler) {
+    if (!assembler->complete()) {
+      a.f.kind = error_kind::transport;
+      a.f.message = "the stream ended before its last event";
+      return;
+    }
+    try {
+      parsed = assembler->body();
+    } catch (const std::exception& e) {
+      a.f.kind = error_kind::malformed;
+      a.f.message = m_provider->redact(fmt::format("the stream cannot be assembled: {}", e.what()));
+      return;
+    }
+    a.response.body = parsed.dump();
+  } else {
+    parsed = json::parse(a.response.body, nullptr, false);
+    if (parsed.is_discarded()) {
+      a.f.kind = error_kind::malformed;
+      a.f.message = fmt::format("the response body is not valid JSON ({} bytes)", a.response.body.size());
+      return;
+    }
   }
   try {
     a.ok = m_provider->decode(parsed);
@@ -87,7 +154,6 @@ client::attempt_result client::attempt(const wire_request& wire, const std::stri
     a.f.kind = error_kind::malformed;
     a.f.message = m_provider->redact(fmt::format("the response is not the documented shape: {}", e.what()));
   }
-  return a;
 }
 
 reply client::from_recording(const db::llm_exchange_record& recorded) const {
@@ -190,10 +256,14 @@ void client::give_up(exchange_draft& draft, const failure& f, const std::string&
 
 reply client::complete(const request& r, const call_context& context) {
   const std::string name = m_provider->name();
-  const wire_request wire = m_provider->encode(r);
-  const std::string body = wire.body.dump();
-  const std::string hash = request_hash(name, r.model, body);
+  wire_request wire = m_provider->encode(r); // refuses what the provider documents as invalid
+  // The hash is of the request as answered whole: a streamed and a plain call share one recording.
+  const std::string hash = request_hash(name, r.model, wire.body.dump());
   if (auto recorded = from_log(hash, r, context)) return std::move(*recorded);
+  const bool streamed = m_options.stream == stream_mode::always ||
+                        (m_options.stream == stream_mode::automatic && is_long_generation(r));
+  if (streamed) m_provider->to_stream(wire);
+  const std::string body = wire.body.dump();
 
   slot_guard slot(m_slots); // held while waiting to retry too: a rate limit is not made worse
   exchange_draft draft;
@@ -206,7 +276,7 @@ reply client::complete(const request& r, const call_context& context) {
              .request_json = m_provider->redact(body)};
   draft.x.started_at = db::now_iso8601();
   for (int number = 1;; ++number) {
-    attempt_result a = attempt(wire, body);
+    attempt_result a = attempt(wire, body, streamed);
     draft.attempt_done(a.response, number, *m_provider);
     if (a.ok) return finish(std::move(*a.ok), a.f.request_id, r.model, draft);
     std::string why_not;

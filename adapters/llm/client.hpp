@@ -12,15 +12,27 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <semaphore>
 #include <string>
 
 namespace kj::llm {
 
+// Whether answers come as server-sent events: `automatic` streams long generations (no output limit, one
+// above long_generation_tokens, or thinking asked for), as Anthropic asks for large max_tokens.
+enum class stream_mode { automatic, always, never };
+inline constexpr int long_generation_tokens = 8192;
+bool is_long_generation(const request& r);
+// "auto", "always", "never"; none for anything else.
+std::optional<stream_mode> parse_stream_mode(const std::string& text);
+
 struct client_options {
   std::chrono::milliseconds connect_timeout{10'000};
-  std::chrono::milliseconds request_timeout{600'000}; // one attempt, the whole body included
+  // A non-streamed attempt, the whole body included; for a streamed one, the longest silence (no byte).
+  std::chrono::milliseconds request_timeout{600'000};
+  std::chrono::milliseconds stream_timeout{7'200'000}; // a streamed attempt, the whole answer included
+  stream_mode stream = stream_mode::automatic;
   retry_policy retry;
   int concurrency = 4;                              // calls in flight at once to this provider
   bool replay_only = false;                         // never send: a request not in the recording is an error
@@ -50,7 +62,8 @@ private:
   struct attempt_result;
   struct exchange_draft;
   std::optional<reply> from_log(const std::string& hash, const request& r, const call_context& context) const;
-  attempt_result attempt(const wire_request& wire, const std::string& body);
+  attempt_result attempt(const wire_request& wire, const std::string& body, bool streamed);
+  void read_answer(attempt_result& a, stream_assembler* assembler) const;
   reply finish(reply out, const std::string& header_request_id, const std::string& model,
                exchange_draft& draft);
   [[noreturn]] void give_up(exchange_draft& draft, const failure& f, const std::string& what,

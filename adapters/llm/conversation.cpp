@@ -39,6 +39,7 @@ usage& usage::operator+=(const usage& other) {
   cache_read += other.cache_read;
   cache_write += other.cache_write;
   output += other.output;
+  reasoning += other.reasoning;
   return *this;
 }
 
@@ -56,6 +57,8 @@ std::string to_string(stop_reason reason) {
     return "refusal";
   case stop_reason::context_exceeded:
     return "context_exceeded";
+  case stop_reason::tool_call_error:
+    return "tool_call_error";
   case stop_reason::other:
     break;
   }

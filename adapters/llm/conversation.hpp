@@ -68,7 +68,10 @@ struct request {
   std::optional<int> max_tokens;      // unset: the provider's default (Anthropic, which requires one: 16384)
   std::optional<double> temperature;  // unset: not sent (some models refuse non-default sampling)
   std::optional<int> thinking_budget; // tokens of extended thinking; unset: the model's default
-  bool cache_prompt = true;           // Anthropic: cache breakpoints on the system prompt and the last turn
+  // How hard the model thinks, where it is a level (Anthropic output_config.effort with adaptive thinking,
+  // Gemini 3 thinkingLevel, OpenAI reasoning_effort); unset: the model's default.
+  std::optional<std::string> effort;
+  bool cache_prompt = true; // Anthropic: cache breakpoints on the system prompt and the last turn
   std::optional<context_editing> context_edit; // unset: none
 };
 
@@ -78,17 +81,30 @@ struct usage {
   std::int64_t cache_read = 0;  // input served from the prompt cache
   std::int64_t cache_write = 0; // input written to the prompt cache
   std::int64_t output = 0;      // output, thinking included
+  std::int64_t reasoning = 0;   // of which thinking, where the provider counts it (already in `output`)
   usage& operator+=(const usage& other);
   std::int64_t prompt() const { return input + cache_read + cache_write; }
 };
 
-enum class stop_reason { end_turn, max_tokens, tool_use, stop_sequence, refusal, context_exceeded, other };
+// tool_call_error: the provider rejected the model's own function call (Gemini's MALFORMED_FUNCTION_CALL,
+// UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS): the turn holds nothing to send back; tell the model instead.
+enum class stop_reason {
+  end_turn,
+  max_tokens,
+  tool_use,
+  stop_sequence,
+  refusal,
+  context_exceeded,
+  tool_call_error,
+  other
+};
 std::string to_string(stop_reason reason);
 
 struct reply {
   message content; // the assistant turn; append it to the conversation to go on
   stop_reason stop = stop_reason::other;
-  std::string stop_raw; // the provider's own stop reason
+  std::string stop_raw;    // the provider's own stop reason
+  std::string stop_detail; // the provider's explanation, if any (Gemini's finishMessage, a block reason)
   usage tokens;
   std::string model;      // as the provider reported it
   std::string request_id; // the provider's request id, "" when it gave none
@@ -100,6 +116,9 @@ struct reply {
   std::int64_t exchange_id = 0;   // the recorded exchange (0 when not recorded)
 
   std::string text() const; // the text parts, concatenated
+  // Whether the turn holds nothing (a blocked prompt, a rejected function call): such a turn must not be
+  // appended to the conversation, whose providers refuse an empty model turn.
+  bool empty() const { return content.parts.empty(); }
   std::vector<part> tool_calls() const;
 };
 

@@ -126,7 +126,12 @@ std::optional<std::chrono::milliseconds> next_delay(const retry_policy& policy, 
     if (why_not) *why_not = std::move(why);
     return std::nullopt;
   };
-  if (!is_retryable(f.kind)) return refuse(fmt::format("{} errors are not retried", to_string(f.kind)));
+  if (f.should_retry == false) return refuse("the server says not to retry (x-should-retry: false)");
+  if (f.unanswered_generation)
+    return refuse("not sent again: the request had reached the provider, which may have generated (and "
+                  "billed) the answer; raise --request-timeout, or stream the answer (--stream always)");
+  if (!is_retryable(f.kind) && f.should_retry != true)
+    return refuse(fmt::format("{} errors are not retried", to_string(f.kind)));
   if (retry > policy.max_retries) return refuse(fmt::format("gave up after {} retries", policy.max_retries));
   if (f.retry_after) {
     if (*f.retry_after > policy.max_wait)

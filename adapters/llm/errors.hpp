@@ -61,6 +61,10 @@ struct failure {
   long status = 0;
   std::string request_id;
   std::optional<std::chrono::milliseconds> retry_after; // what the server asked for, if it did
+  std::optional<bool> should_retry; // the server's `x-should-retry: true|false`, obeyed over the kind
+  // Our own time limit cut an attempt whose request had reached the server: it may have generated (and
+  // billed) the answer, so it is not sent again.
+  bool unanswered_generation = false;
 };
 
 // The default kind of an HTTP error status; providers refine it (spend limits hide behind 400 and 429).
@@ -79,8 +83,9 @@ struct retry_policy {
 };
 
 // The wait before retry number `retry` (1 for the first) after `f`, or none with the reason in `why_not`:
-// the kind is not retried, the retries are spent, or the server asks for longer than max_wait. A server's
-// own delay is honoured as given; otherwise exponential backoff with jitter in [d/2, d].
+// the kind is not retried (or the server said `x-should-retry: false`), the retries are spent, a timed-out
+// generation may already be billed, or the server asks for longer than max_wait. A server's own delay is
+// honoured as given; otherwise exponential backoff with jitter in [d/2, d].
 std::optional<std::chrono::milliseconds> next_delay(const retry_policy& policy, int retry, const failure& f,
                                                     std::mt19937_64& rng, std::string* why_not);
 

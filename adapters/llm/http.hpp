@@ -1,10 +1,12 @@
-// A blocking HTTP POST over libcurl with connect and whole-request timeouts: what the LLM clients send with.
+// A blocking HTTP POST over libcurl with connect, idle and whole-request timeouts and TCP keep-alive, whose
+// 2xx body can be handed over as it arrives (server-sent events): what the LLM clients send with.
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kj::llm {
@@ -15,18 +17,27 @@ struct http_request {
   std::string body;
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds total_timeout{600'000}; // the whole exchange, body included
-  std::function<bool()> cancelled;                  // polled while waiting; true aborts the transfer
+  // No byte for this long aborts the transfer as timed out (0: no limit). A stream stays alive on the
+  // provider's own pings; TCP keep-alive keeps idle connections from being dropped by middleboxes.
+  std::chrono::milliseconds idle_timeout{0};
+  std::function<bool()> cancelled; // polled while waiting; true aborts the transfer
+  // When set, a 2xx body of type text/event-stream goes here piece by piece instead of into `body`;
+  // returning false aborts the transfer (the receiver keeps its own reason).
+  std::function<bool(std::string_view)> on_stream;
 };
 
 struct http_response {
   long status = 0;                            // 0 when no response arrived
   std::map<std::string, std::string> headers; // lower-case names; the last value of a repeated header
-  std::string body;
+  std::string body;                           // the whole body, unless it was streamed to on_stream
+  bool streamed = false;                      // the body went to on_stream
   // Why no complete response arrived ("" when one did): connection refused, timed out, body cut off, ...
   std::string transport_error;
   bool timed_out = false;
-  bool truncated = false; // the connection closed before the body announced by Content-Length arrived
-  bool aborted = false;   // `cancelled` returned true
+  bool truncated = false;      // the connection closed before the body announced by Content-Length arrived
+  bool aborted = false;        // `cancelled` returned true
+  bool stream_stopped = false; // on_stream returned false
+  bool request_sent = false;   // the whole request body reached the server (it may be generating an answer)
   double elapsed_ms = 0;
 
   std::string header(const std::string& lower_name) const; // "" when absent

@@ -1,7 +1,14 @@
 // OpenAI chat completions (POST {base}/chat/completions), as OpenAI and compatible servers (vLLM, SGLang)
-// speak it: tool_calls with JSON-string arguments, role "tool" results, both error-body shapes.
+// speak it: tool_calls with JSON-string arguments, role "tool" results, max_completion_tokens and
+// reasoning_effort for reasoning models, streamed with usage, both error-body shapes.
+#include "adapters/llm/assemblers.hpp"
 #include "adapters/llm/json_fields.hpp"
+#include "adapters/llm/models.hpp"
 #include "adapters/llm/provider.hpp"
+
+#include <algorithm>
+#include <fmt/core.h>
+#include <fmt/ranges.h>
 
 namespace kj::llm {
 namespace {
@@ -38,6 +45,7 @@ void encode_message(const message& m, json& messages) {
                            // Arguments that did not parse as JSON travel back as the model wrote them.
                            {"arguments", p.arguments.is_string() ? p.arguments.get<std::string>()
                                                                  : p.arguments.dump()}}}});
+    if (text.empty() && calls.empty()) return; // an empty turn: no server takes it back
     if (!calls.empty()) out["tool_calls"] = calls;
     messages.push_back(out);
     return;
@@ -77,11 +85,28 @@ public:
               {{"name", t.name}, {"description", t.description}, {"parameters", t.input_schema}}}});
       body["tools"] = tools;
     }
-    // max_tokens, not max_completion_tokens: the name every OpenAI-compatible server accepts.
-    if (r.max_tokens) body["max_tokens"] = *r.max_tokens;
+    // OpenAI's reasoning models reject the deprecated max_tokens; other compatible servers may know only
+    // max_tokens. The choice is by model, never by server, so that a recording replays from any base URL.
+    if (r.max_tokens)
+      body[models::openai_reasoning(r.model) ? "max_completion_tokens" : "max_tokens"] = *r.max_tokens;
     if (r.temperature) body["temperature"] = *r.temperature;
+    if (r.effort) {
+      const auto& levels = models::effort_levels("openai");
+      if (std::find(levels.begin(), levels.end(), *r.effort) == levels.end())
+        throw llm_error("openai", error_kind::config,
+                        fmt::format("openai: effort '{}' is not one of {} (reasoning_effort)", *r.effort,
+                                    fmt::join(levels, ", ")));
+      body["reasoning_effort"] = *r.effort;
+    }
     return {base_url() + "/chat/completions", {"content-type: application/json"}, std::move(body)};
   }
+
+  // The usage arrives in a last chunk only when asked for.
+  void to_stream(wire_request& wire) const override {
+    wire.body["stream"] = true;
+    wire.body["stream_options"] = {{"include_usage", true}};
+  }
+  std::unique_ptr<stream_assembler> assembler() const override { return make_openai_assembler(); }
 
   std::vector<std::string> auth_headers() const override {
     return has_key() ? std::vector<std::string>{"authorization: Bearer " + api_key()}
@@ -123,9 +148,11 @@ public:
     if (const json* u = fields::find(body, "usage")) {
       const json* details = fields::find(*u, "prompt_tokens_details");
       const std::int64_t cached = details ? fields::count(*details, "cached_tokens") : 0;
+      const json* completion = fields::find(*u, "completion_tokens_details");
       // prompt_tokens includes the cached ones; completion_tokens includes reasoning.
       out.tokens = {fields::count(*u, "prompt_tokens") - cached, cached, 0,
-                    fields::count(*u, "completion_tokens")};
+                    fields::count(*u, "completion_tokens"),
+                    completion ? fields::count(*completion, "reasoning_tokens") : 0};
     }
     return out;
   }

@@ -1,6 +1,7 @@
 // Implements loading, matching and applying the price table.
 #include "adapters/llm/prices.hpp"
 
+#include <chrono>
 #include <cstdlib>
 #include <fmt/core.h>
 #include <fnmatch.h>
@@ -8,11 +9,33 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace kj::llm {
 namespace {
 
 using nlohmann::json;
+
+bool is_iso_date(const json& value) {
+  static const std::regex iso_date(R"(\d{4}-\d{2}-\d{2})");
+  return value.is_string() && std::regex_match(value.get<std::string>(), iso_date);
+}
+
+// Days since 1970-01-01 of a YYYY-MM-DD date.
+long days_of(const std::string& date) {
+  using namespace std::chrono;
+  const year_month_day ymd{year(std::stoi(date.substr(0, 4))), month(std::stoul(date.substr(5, 2))),
+                           day(std::stoul(date.substr(8, 2)))};
+  return sys_days(ymd).time_since_epoch().count();
+}
+
+std::string today_utc() {
+  using namespace std::chrono;
+  const year_month_day ymd{floor<days>(system_clock::now())};
+  return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                     static_cast<unsigned>(ymd.day()));
+}
 
 struct reader {
   const std::filesystem::path& file;
@@ -48,6 +71,9 @@ struct reader {
     e.provider = object.value("provider", "");
     e.base = prices(object, where);
     e.source = object.value("source", "");
+    if (object.contains("checked") && !is_iso_date(object["checked"]))
+      fail(where + ".checked", "the date this row was checked against its source, as \"YYYY-MM-DD\"");
+    e.checked = object.value("checked", "");
     if (const auto tier = object.find("long_context"); tier != object.end()) {
       const std::string at = where + ".long_context";
       if (!tier->is_object()) fail(at, "an object");
@@ -73,21 +99,30 @@ price_table price_table::load(const std::filesystem::path& path) {
   if (doc.is_discarded() || !doc.is_object()) r.fail("the whole file", "a JSON object");
   price_table table;
   table.m_path = path;
-  static const std::regex iso_date(R"(\d{4}-\d{2}-\d{2})");
-  if (!doc.contains("date") || !doc["date"].is_string() ||
-      !std::regex_match(doc["date"].get<std::string>(), iso_date))
+  if (!doc.contains("date") || !is_iso_date(doc["date"]))
     r.fail("date", "the date the prices were checked, as \"YYYY-MM-DD\"");
   table.m_date = doc["date"].get<std::string>();
   if (doc.value("unit", "") != "USD per 1M tokens") r.fail("unit", "\"USD per 1M tokens\"");
   if (!doc.contains("models") || !doc["models"].is_array()) r.fail("models", "a list of price entries");
-  for (std::size_t i = 0; i < doc["models"].size(); ++i)
+  for (std::size_t i = 0; i < doc["models"].size(); ++i) {
     table.m_entries.push_back(r.entry(doc["models"][i], fmt::format("models[{}]", i)));
+    if (table.m_entries.back().checked.empty()) table.m_entries.back().checked = table.m_date;
+  }
   return table;
 }
 
 std::filesystem::path price_table::default_path() {
   if (const char* env = std::getenv("KJ_PRICES"); env && *env) return env;
   return std::filesystem::path(KJ_SOURCE_DIR) / "adapters" / "prices.json";
+}
+
+std::vector<stale_price> price_table::stale(int max_age_days, const std::string& today) const {
+  const long now = days_of(today.empty() ? today_utc() : today);
+  std::vector<stale_price> out;
+  for (const price_entry& e : m_entries)
+    if (const long age = now - days_of(e.checked); age > max_age_days)
+      out.push_back({&e, static_cast<int>(age)});
+  return out;
 }
 
 const price_entry* price_table::find(const std::string& provider, const std::string& model) const {

@@ -32,7 +32,14 @@ struct price_entry {
   // pays `long_price` on all of its tokens.
   std::optional<std::int64_t> long_threshold;
   price long_price;
-  std::string source; // where the numbers come from
+  std::string source;  // where the numbers come from
+  std::string checked; // when they were last checked against it (YYYY-MM-DD; the file's date if not given)
+};
+
+// The rows of a price table checked more than `max_age_days` before `today` (YYYY-MM-DD).
+struct stale_price {
+  const price_entry* entry = nullptr;
+  int age_days = 0;
 };
 
 class price_table {
@@ -49,6 +56,8 @@ public:
                              const usage& tokens) const;
 
   const std::string& date() const { return m_date; } // when the prices were checked (YYYY-MM-DD)
+  // Rows checked more than `max_age_days` days before `today` ("" = the system's date, UTC).
+  std::vector<stale_price> stale(int max_age_days = 90, const std::string& today = "") const;
   const std::filesystem::path& path() const { return m_path; }
   const std::vector<price_entry>& entries() const { return m_entries; }
 

@@ -30,7 +30,7 @@ provider::provider(std::string base_url, std::string api_key)
 }
 
 std::string provider::redact(std::string text) const {
-  if (m_api_key.size() < 4) return text; // an empty or trivial key cannot be told from ordinary text
+  if (m_api_key.empty()) return text;
   for (std::size_t at = text.find(m_api_key); at != std::string::npos; at = text.find(m_api_key, at))
     text.replace(at, m_api_key.size(), "[redacted]");
   return text;
@@ -83,6 +83,9 @@ failure generic_failure(const provider& p, const http_response& response, nlohma
   for (const char* header : {"request-id", "x-request-id", "x-goog-request-id"})
     if (f.request_id.empty()) f.request_id = response.header(header);
   f.retry_after = retry_after_from_headers(response);
+  // Anthropic's and OpenAI's servers say whether a retry can help; their SDKs obey it over the status.
+  if (const std::string should = response.header("x-should-retry"); should == "true" || should == "false")
+    f.should_retry = should == "true";
 
   const nlohmann::json body = nlohmann::json::parse(response.body, nullptr, false);
   nlohmann::json error = nlohmann::json::object();

@@ -5,6 +5,7 @@
 #include "adapters/llm/conversation.hpp"
 #include "adapters/llm/errors.hpp"
 #include "adapters/llm/http.hpp"
+#include "adapters/llm/stream.hpp"
 
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -32,7 +33,14 @@ public:
   virtual ~provider() = default;
 
   virtual std::string name() const = 0; // "anthropic", "gemini", "openai"
+  // Throws llm_error(config) for a request the provider documents as invalid for this model (a thinking
+  // budget where only adaptive thinking exists, thinking with a custom temperature, ...): nothing is sent.
   virtual wire_request encode(const request& r) const = 0;
+  // Turns an encoded request into the same call answered as a stream of server-sent events (a flag in the
+  // body, or the streaming endpoint). The request hash is taken before, so both share one recording.
+  virtual void to_stream(wire_request& wire) const = 0;
+  // Reads a streamed answer's events into the body the non-streamed call returns (then given to decode).
+  virtual std::unique_ptr<stream_assembler> assembler() const = 0;
   // Throws malformed_response when the body does not have the documented shape.
   virtual reply decode(const nlohmann::json& body) const = 0;
   // A non-2xx response: kind (spend limits told apart from rate limits), message, requested delay.
@@ -43,7 +51,8 @@ public:
   const std::string& base_url() const { return m_base_url; }
   bool has_key() const { return !m_api_key.empty(); }
   // `text` with every occurrence of the key replaced by "[redacted]": applied to all text that leaves the
-  // client (errors, recorded bodies), should a server echo the key back.
+  // client (errors, recorded bodies), should a server echo the key back. A key of any length is redacted:
+  // a short one may mangle ordinary text, which is better than printing a secret.
   std::string redact(std::string text) const;
 
 protected:

@@ -1,21 +1,24 @@
 // `kj generate` (candidates from an LLM adapter, not judged) and `kj costs` (what a run's LLM calls cost).
 #include "adapters/generate/accounting.hpp"
 #include "adapters/generate/generate.hpp"
+#include "adapters/llm/prices.hpp"
 #include "db/store.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/common.hpp"
 #include "harness/cli/generation_flags.hpp"
 #include "harness/exec/job_runner.hpp"
+#include "harness/exec/process.hpp"
 #include "harness/orchestrator/problem_sources.hpp"
 #include "harness/orchestrator/run.hpp"
-#include "harness/exec/process.hpp"
 #include "harness/version.hpp"
 
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <fmt/core.h>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <random>
 
 namespace kj::cli {
@@ -60,8 +63,7 @@ action add_generate_command(CLI::App& app, int argc, char** argv) {
   s->generation.add_to(*cmd, generation_use::generate);
   return [s, argc, argv] {
     const adapters::generation_options options = s->generation.resolve();
-    const auto problems =
-        orchestrator::load_all_problems(s->sources.resolve(), exec::default_cache_dir());
+    const auto problems = orchestrator::load_all_problems(s->sources.resolve(), exec::default_cache_dir());
     db::store store = db::store::open(s->db);
     const std::string run_uid = s->run_uid.empty() ? new_generation_uid() : s->run_uid;
     std::int64_t run_id = 0;
@@ -106,6 +108,7 @@ action add_costs_command(CLI::App& app) {
     std::string db = default_db_path();
     std::string run;
     std::string format = "table";
+    std::string prices;
   };
   auto s = std::make_shared<state>();
   cmd->add_option("--db", s->db, "SQLite file to read")->capture_default_str();
@@ -113,6 +116,9 @@ action add_costs_command(CLI::App& app) {
   cmd->add_option("--format", s->format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
+  cmd->add_option("--prices", s->prices,
+                  "price table whose rows older than 90 days are named (default: adapters/prices.json, or "
+                  "$KJ_PRICES)");
   return [s] {
     const db::store store = db::store::open_read_only(s->db);
     std::string run = s->run;
@@ -124,12 +130,25 @@ action add_costs_command(CLI::App& app) {
       throw usage_error(fmt::format("no run '{}' in {}", run, s->db));
     }
     const auto rows = store.llm_costs(run);
+    std::optional<llm::price_table> prices; // the costs stand without it: only the price ages need it
+    try {
+      prices = llm::price_table::load(s->prices.empty() ? llm::price_table::default_path()
+                                                        : std::filesystem::path(s->prices));
+    } catch (const llm::price_error& e) {
+      fmt::print(stderr, "kj: {}\n", e.what());
+    }
     if (s->format == "json") {
-      std::cout << nlohmann::json{{"run", run}, {"models", adapters::cost_json(rows)}}.dump(2) << "\n";
+      std::cout << nlohmann::json{{"run", run},
+                                  {"models", adapters::cost_json(rows)},
+                                  {"prices",
+                                   prices ? adapters::price_age_json(*prices, rows) : nlohmann::json()}}
+                       .dump(2)
+                << "\n";
       return 0;
     }
     if (rows.empty()) fmt::print("run {} made no LLM calls\n", run);
     adapters::write_cost_table(rows, std::cout);
+    if (prices) adapters::write_price_age(*prices, rows, std::cout);
     return 0;
   };
 }

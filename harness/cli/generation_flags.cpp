@@ -44,6 +44,11 @@ void generation_flags::add_to(CLI::App& app, generation_use use) {
           app.add_option("--thinking-tokens", m_thinking,
                          "extended thinking budget in tokens (Anthropic, Gemini; default: the model's)")
               ->check(CLI::Range(0, 10'000'000)),
+      m_effort_option = app.add_option(
+          "--effort", m_effort,
+          "how hard the model thinks, as a level: Anthropic low|medium|high|xhigh|max (adaptive thinking, "
+          "Claude 4.6 and later), Gemini 3 minimal|low|medium|high (thinkingLevel), OpenAI "
+          "none|minimal|low|medium|high|xhigh (reasoning_effort); default: the model's"),
   };
   m_live = {
       m_budget_option =
@@ -58,8 +63,14 @@ void generation_flags::add_to(CLI::App& app, generation_use use) {
       app.add_option("--connect-timeout", o.connect_timeout_s, "seconds to wait for a connection")
           ->check(CLI::PositiveNumber)
           ->capture_default_str(),
+      app.add_option("--stream", o.stream,
+                     "answers as server-sent events: auto (long generations: no or a large --max-tokens, or "
+                     "thinking), always or never")
+          ->check(CLI::IsMember({"auto", "always", "never"}))
+          ->capture_default_str(),
       app.add_option("--request-timeout", o.request_timeout_s,
-                     "seconds one attempt may take, the answer included")
+                     "seconds one attempt may take, the answer included (a streamed answer: the longest "
+                     "silence)")
           ->check(CLI::PositiveNumber)
           ->capture_default_str(),
       app.add_option("--max-retries", o.max_retries,
@@ -110,6 +121,7 @@ adapters::generation_options generation_flags::resolve() const {
   if (given(m_temperature_option)) o.temperature = m_temperature;
   if (given(m_max_tokens_option)) o.max_tokens = m_max_tokens;
   if (given(m_thinking_option)) o.thinking_budget = m_thinking;
+  if (given(m_effort_option)) o.effort = m_effort;
   if (given(m_budget_option)) o.budget_usd = m_budget;
   o.prices_path = m_prices;
   return o;

@@ -26,13 +26,14 @@ private:
   adapters::generation_options m_options;
   double m_temperature = 0, m_budget = 0;
   int m_max_tokens = 0, m_thinking = 0;
-  std::string m_prices;
+  std::string m_prices, m_effort;
   std::vector<CLI::Option*> m_settings; // options a replay takes from the recording
   std::vector<CLI::Option*> m_live;     // options that only mean something with an adapter
   CLI::Option* m_temperature_option = nullptr;
   CLI::Option* m_budget_option = nullptr;
   CLI::Option* m_max_tokens_option = nullptr;
   CLI::Option* m_thinking_option = nullptr;
+  CLI::Option* m_effort_option = nullptr;
   CLI::Option* m_from_option = nullptr;
 };
 

@@ -11,8 +11,36 @@ TEST_CASE("the shipped price table loads, carries its date and prices the models
   const auto table = llm::price_table::load(source_dir() / "adapters" / "prices.json");
   CHECK(table.date().size() == 10);
   CHECK_FALSE(table.entries().empty());
-  for (const auto& e : table.entries())
-    CHECK_FALSE(e.source.empty()); // every price says where it comes from
+  for (const auto& e : table.entries()) {
+    INFO(e.patterns[0]);
+    CHECK_FALSE(e.source.empty());   // every price says where it comes from
+    CHECK(e.checked.size() == 10);   // and when it was checked against it
+    CHECK_FALSE(e.provider.empty()); // a row is for one provider's models
+  }
+  // The current models of each provider (issue 24), dated and dated models alike.
+  for (const auto& [provider, model] :
+       std::vector<std::pair<std::string, std::string>>{{"anthropic", "claude-opus-4-7"},
+                                                        {"anthropic", "claude-sonnet-4-6"},
+                                                        {"anthropic", "claude-haiku-4-5-20251001"},
+                                                        {"gemini", "gemini-2.5-flash"},
+                                                        {"gemini", "gemini-3-flash-preview"},
+                                                        {"gemini", "gemini-3.1-pro-preview"},
+                                                        {"openai", "gpt-5.5"},
+                                                        {"openai", "gpt-5.4-mini"},
+                                                        {"openai", "gpt-5"},
+                                                        {"openai", "o3"},
+                                                        {"openai", "o4-mini"}}) {
+    INFO(model);
+    CHECK(table.find(provider, model));
+  }
+  CHECK(table.find("openai", "gpt-5.4-mini")->base.input == Approx(0.75));     // not the gpt-5.4 row
+  CHECK(table.find("gemini", "gemini-2.5-flash")->base.output == Approx(2.5)); // not gemini-2.5-pro's
+  // Rows older than 90 days are the ones `kj costs` names.
+  const auto stale = table.stale(90, "2026-11-26");
+  CHECK_FALSE(stale.empty());
+  for (const auto& s : stale)
+    CHECK(s.age_days > 90);
+  CHECK(table.stale(90, "2026-11-24").size() == stale.size()); // the rows checked on 2026-11-23 are fresh
   // Dated and undated ids; the more specific entry (opus 5.5) wins over the broader one (opus 5).
   const auto* opus55 = table.find("anthropic", "claude-opus-5-5");
   const auto* opus5 = table.find("anthropic", "claude-opus-5-20260724");
@@ -69,5 +97,8 @@ TEST_CASE("a broken price file is refused, naming the file and the field") {
   CHECK(negative.find("bad.json: models[0].input: expected a non-negative number") != std::string::npos);
   CHECK(error_of(R"({"date": "2026-01-02", "unit": "USD per 1M tokens", "models": [{"input": 1}]})")
             .find("models[0].match") != std::string::npos);
+  CHECK(error_of(R"({"date": "2026-01-02", "unit": "USD per 1M tokens", "models": [
+      {"match": ["x"], "input": 1, "cache_read": 0, "cache_write": 0, "output": 0, "checked": "last week"}]})")
+            .find("models[0].checked") != std::string::npos);
   CHECK_THROWS_AS(llm::price_table::load(dir / "missing.json"), llm::price_error);
 }

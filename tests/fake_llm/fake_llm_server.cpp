@@ -1,6 +1,8 @@
 // Implements the fake LLM provider over cpp-httplib: scenario steps from fixtures, answers from a folder.
 #include "tests/fake_llm/fake_llm_server.hpp"
 
+#include "tests/fake_llm/event_stream.hpp"
+#include "tests/fake_llm/request_schema.hpp"
 #include "tests/fake_llm/scripted.hpp"
 
 #include <algorithm>
@@ -64,14 +66,58 @@ void fill(json& value, const std::map<std::string, std::string>& texts,
   }
 }
 
+// Sends `body` with `status`: as its provider's event stream when the request asked for one and the answer
+// is a success, else as JSON.
+void send(const received_request& r, int status, const json& body, httplib::Response& res) {
+  res.status = status;
+  if (r.streamed && status >= 200 && status < 300)
+    res.set_content(event_stream_of(r.provider, body), "text/event-stream");
+  else
+    res.set_content(body.dump(), "application/json");
+}
+
+// A 400 in the provider's documented error shape.
+json invalid_request(const std::string& provider, const std::string& message) {
+  if (provider == "anthropic")
+    return {{"type", "error"}, {"error", {{"type", "invalid_request_error"}, {"message", message}}}};
+  if (provider == "gemini")
+    return {{"error", {{"code", 400}, {"message", message}, {"status", "INVALID_ARGUMENT"}}}};
+  return {{"error",
+           {{"message", message}, {"type", "invalid_request_error"}, {"param", nullptr}, {"code", nullptr}}}};
+}
+
+// One recorded step: explicit events (a documented stream), a body (streamed when asked for), a body as
+// raw text, or a body cut off after some bytes.
+void serve_step(const received_request& r, const json& step, httplib::Response& res) {
+  res.status = step.value("status", 200);
+  if (step.contains("headers"))
+    for (const auto& [name, value] : step["headers"].items())
+      res.set_header(name, value.get<std::string>());
+  if (step.contains("events")) return res.set_content(event_stream_text(step["events"]), "text/event-stream");
+  if (step.contains("body") && !step.contains("truncate_after"))
+    return send(r, res.status, step["body"], res);
+  const std::string body =
+      step.contains("body_text") ? step["body_text"].get<std::string>() : step["body"].dump();
+  if (step.contains("truncate_after")) { // announce the whole body, send a part, close the connection
+    const std::size_t sent = std::min<std::size_t>(step["truncate_after"].get<std::size_t>(), body.size());
+    res.set_content_provider(body.size(), "application/json",
+                             [body, sent](std::size_t offset, std::size_t, httplib::DataSink& sink) {
+                               if (offset == 0) sink.write(body.data(), sent);
+                               return false;
+                             });
+    return;
+  }
+  res.set_content(body, "application/json");
+}
+
 } // namespace
 
-fake_llm_server::fake_llm_server(fs::path fixtures, fs::path answers, fs::path scripts)
+fake_llm_server::fake_llm_server(fs::path fixtures, fs::path answers, fs::path scripts, bool documented)
     : m_fixtures(std::move(fixtures)), m_answers(std::move(answers)), m_scripts(std::move(scripts)),
-      m_server(std::make_unique<httplib::Server>()) {
+      m_documented(documented), m_server(std::make_unique<httplib::Server>()) {
   m_server->Post("/v1/messages",
                  [this](const httplib::Request& q, httplib::Response& s) { handle("anthropic", q, s); });
-  m_server->Post(R"(/v1beta/models/([^/:]+):generateContent)",
+  m_server->Post(R"(/v1beta/models/([^/:]+):(generateContent|streamGenerateContent))",
                  [this](const httplib::Request& q, httplib::Response& s) { handle("gemini", q, s); });
   m_server->Post("/v1/chat/completions",
                  [this](const httplib::Request& q, httplib::Response& s) { handle("openai", q, s); });
@@ -82,7 +128,9 @@ fake_llm_server::fake_llm_server(fs::path fixtures, fs::path answers, fs::path s
                       {"model", r.model},
                       {"path", r.path},
                       {"headers", r.headers},
-                      {"body", r.body}});
+                      {"body", r.body},
+                      {"streamed", r.streamed},
+                      {"violations", r.violations}});
     s.set_content(list.dump(), "application/json");
   });
   m_port = m_server->bind_to_any_port("127.0.0.1");
@@ -120,6 +168,35 @@ std::size_t fake_llm_server::count(const std::string& model) const {
                                                 [&](const received_request& r) { return r.model == model; }));
 }
 
+std::vector<std::string> fake_llm_server::violations() const {
+  std::lock_guard<std::mutex> guard(m_lock);
+  std::vector<std::string> out;
+  for (const auto& r : m_requests)
+    for (const auto& v : r.violations)
+      out.push_back(fmt::format("{} {}: {}", r.provider, r.model, v));
+  return out;
+}
+
+bool fake_llm_server::reject_undocumented(const received_request& r, httplib::Response& res) const {
+  if (r.violations.empty()) return false;
+  std::string message = "kj fake provider (documentation mode): the request is not what the API reference "
+                        "documents:";
+  for (const auto& v : r.violations)
+    message += "\n  " + v;
+  send(r, 400, invalid_request(r.provider, message), res);
+  return true;
+}
+
+void fake_llm_server::answer_scripted(const received_request& r, httplib::Response& res) const {
+  scripted_answer answer;
+  try {
+    answer = scripted_reply(r.provider, r.model, json::parse(r.body), m_scripts);
+  } catch (const std::exception& e) { // a broken script: the test sees the reason in kj's error
+    answer = {500, {{"error", {{"type", "api_error"}, {"message", std::string("script: ") + e.what()}}}}};
+  }
+  send(r, answer.status, answer.body, res);
+}
+
 void fake_llm_server::wait(int milliseconds) {
   std::unique_lock<std::mutex> guard(m_lock);
   m_stop_signal.wait_for(guard, std::chrono::milliseconds(milliseconds),
@@ -135,33 +212,28 @@ void fake_llm_server::handle(const std::string& provider, const httplib::Request
                    [](unsigned char c) { return std::tolower(c); });
     r.headers[lower] = value;
   }
-  if (provider == "gemini")
+  const json request = json::parse(req.body, nullptr, false);
+  if (provider == "gemini") {
     r.model = req.matches[1];
-  else
-    r.model = json::parse(req.body, nullptr, false).value("model", "");
+    r.streamed = req.matches[2] == "streamGenerateContent" && req.get_param_value("alt") == "sse";
+  } else if (request.is_object()) {
+    r.model = request.value("model", "");
+    r.streamed = request.contains("stream") && request["stream"] == true;
+  }
+  if (m_documented)
+    r.violations = request.is_object() ? request_violations(m_fixtures, provider, r.model, request)
+                                       : std::vector<std::string>{"the body is not a JSON object"};
   std::size_t index = 0;
   {
     std::lock_guard<std::mutex> guard(m_lock);
     m_requests.push_back(r);
     index = m_counts[provider + "/" + r.model]++;
   }
+  if (reject_undocumented(r, res)) return;
   const fs::path scenario = m_fixtures / provider / (r.model + ".json");
   if (!fs::is_regular_file(scenario)) {
-    if (!m_scripts.empty()) {
-      const json request = json::parse(req.body, nullptr, false);
-      if (request.is_object() && request.contains("tools")) {
-        scripted_answer answer;
-        try {
-          answer = scripted_reply(provider, r.model, request, m_scripts);
-        } catch (const std::exception& e) { // a broken script: the test sees the reason in kj's error
-          answer = {500,
-                    {{"error", {{"type", "api_error"}, {"message", std::string("script: ") + e.what()}}}}};
-        }
-        res.status = answer.status;
-        res.set_content(answer.body.dump(), "application/json");
-        return;
-      }
-    }
+    if (!m_scripts.empty() && request.is_object() && request.contains("tools"))
+      return answer_scripted(r, res);
     if (!m_answers.empty()) return answer_from_folder(provider, r, res);
     res.status = 404;
     res.set_content(json{{"error", {{"type", "not_found_error"}, {"message", "model: " + r.model}}}}.dump(),
@@ -176,22 +248,7 @@ void fake_llm_server::handle(const std::string& provider, const httplib::Request
   if (r.headers.count("authorization")) key = r.headers.at("authorization").substr(7); // "Bearer "
   fill(step, {{"{{API_KEY}}", key}}, {});
   if (step.contains("delay_ms")) wait(step["delay_ms"].get<int>());
-  res.status = step.value("status", 200);
-  if (step.contains("headers"))
-    for (const auto& [name, value] : step["headers"].items())
-      res.set_header(name, value.get<std::string>());
-  const std::string body =
-      step.contains("body_text") ? step["body_text"].get<std::string>() : step["body"].dump();
-  if (step.contains("truncate_after")) { // announce the whole body, send a part, close the connection
-    const std::size_t sent = std::min<std::size_t>(step["truncate_after"].get<std::size_t>(), body.size());
-    res.set_content_provider(body.size(), "application/json",
-                             [body, sent](std::size_t offset, std::size_t, httplib::DataSink& sink) {
-                               if (offset == 0) sink.write(body.data(), sent);
-                               return false;
-                             });
-    return;
-  }
-  res.set_content(body, "application/json");
+  serve_step(r, step, res);
 }
 
 void fake_llm_server::answer_from_folder(const std::string& provider, const received_request& r,
@@ -227,11 +284,7 @@ void fake_llm_server::answer_from_folder(const std::string& provider, const rece
         {"{{UNCACHED_TOKENS}}", prompt_tokens - cached},
         {"{{CACHED_TOKENS}}", cached},
         {"{{COMPLETION_TOKENS}}", word_count(text)}});
-  res.status = step.value("status", 200);
-  if (step.contains("headers"))
-    for (const auto& [name, value] : step["headers"].items())
-      res.set_header(name, value.get<std::string>());
-  res.set_content(step["body"].dump(), "application/json");
+  serve_step(r, step, res);
 }
 
 } // namespace kj::test

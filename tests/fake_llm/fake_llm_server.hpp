@@ -1,7 +1,10 @@
 // A fake LLM provider on 127.0.0.1 for the tests: it speaks the Anthropic, Gemini and OpenAI wire formats
-// from recorded fixtures (tests/fixtures/llm), and in "answers" mode replies to kerneljudge's own prompt with
-// the candidate files of a folder, so that `kj run --adapter ...` can be exercised end to end offline; in
-// "scripts" mode it plays the built-in agent's model turn by turn (`kj agent` offline).
+// from fixtures transcribed from the providers' documentation (tests/fixtures/llm), and in "answers" mode
+// replies to kerneljudge's own prompt with the candidate files of a folder, so that `kj run --adapter ...`
+// can be exercised end to end offline; in "scripts" mode it plays the built-in agent's model turn by turn
+// (`kj agent` offline). In documentation mode (the default) it checks every request against the provider's
+// documented request schema and rules and answers a violation as the real server would, with a 400; a
+// request that asks for a stream gets its answer as the provider's server-sent events.
 #pragma once
 
 #include <atomic>
@@ -29,6 +32,8 @@ struct received_request {
   std::string path;
   std::map<std::string, std::string> headers; // lower-case names
   std::string body;
+  bool streamed = false;               // the request asked for server-sent events
+  std::vector<std::string> violations; // of the documented request schema and rules (documentation mode)
 };
 
 class fake_llm_server {
@@ -40,7 +45,7 @@ public:
   // With `scripts` (tests/fixtures/agent), a request that carries tools and has no scenario is answered by
   // the built-in agent's scripts (tests/fake_llm/scripted.hpp).
   explicit fake_llm_server(std::filesystem::path fixtures, std::filesystem::path answers = {},
-                           std::filesystem::path scripts = {});
+                           std::filesystem::path scripts = {}, bool documented = true);
   ~fake_llm_server();
   fake_llm_server(const fake_llm_server&) = delete;
   fake_llm_server& operator=(const fake_llm_server&) = delete;
@@ -51,13 +56,18 @@ public:
   std::string base_url(const std::string& provider) const;
   std::vector<received_request> requests() const;
   std::size_t count(const std::string& model) const; // requests received for a model
+  // Every violation of the documented request shapes received so far, as "<provider> <model>: <what>".
+  std::vector<std::string> violations() const;
 
 private:
   void handle(const std::string& provider, const httplib::Request& req, httplib::Response& res);
+  bool reject_undocumented(const received_request& r, httplib::Response& res) const;
+  void answer_scripted(const received_request& r, httplib::Response& res) const;
   void answer_from_folder(const std::string& provider, const received_request& r, httplib::Response& res);
   void wait(int milliseconds);
 
   std::filesystem::path m_fixtures, m_answers, m_scripts;
+  bool m_documented = true;
   std::unique_ptr<httplib::Server> m_server;
   std::thread m_thread;
   int m_port = 0;

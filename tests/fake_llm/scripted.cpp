@@ -62,17 +62,44 @@ std::int64_t words(const std::string& text) {
   return n;
 }
 
-// The signature of turn k's thinking must come back in the k-th assistant message.
+// What kj tells the model after a function call the provider rejected (agent/loop.cpp): each one means a
+// `finish` step was played whose empty turn is not in the conversation.
+constexpr const char* rejected_call_note = "kj: the provider rejected your last function call";
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size()))
+    ++n;
+  return n;
+}
+
+// The step to play (0-based): one per assistant message, plus the rejected calls that left none.
+std::size_t position(const std::string& provider, const json& messages) {
+  std::size_t assistants = 0;
+  std::string users;
+  for (const json& m : messages) {
+    if (is_assistant(provider, m))
+      ++assistants;
+    else
+      collect_strings(m, users);
+  }
+  return assistants + count_of(users, rejected_call_note);
+}
+
+// The signature of step k's thinking must come back in the assistant message played for it (steps that
+// end with a rejected call leave no message).
 std::string missing_signature(const std::string& provider, const json& messages, const json& turns) {
-  int k = 0;
+  std::size_t step = 0;
   for (const json& m : messages) {
     if (!is_assistant(provider, m)) continue;
-    ++k;
-    const json& step = turns[std::min<std::size_t>(k - 1, turns.size() - 1)];
-    if (!step.contains("thinking") || provider == "openai") continue;
-    const std::string expected = fmt::format("kj-sig-{}", k);
+    while (step + 1 < turns.size() && turns[step].contains("finish"))
+      ++step;
+    const json& played = turns[std::min(step, turns.size() - 1)];
+    ++step;
+    if (!played.contains("thinking") || provider == "openai") continue;
+    const std::string expected = fmt::format("kj-sig-{}", step);
     if (m.dump().find(expected) == std::string::npos)
-      return fmt::format("the thinking signature {} of turn {} did not come back", expected, k);
+      return fmt::format("the thinking signature {} of turn {} did not come back", expected, step);
   }
   return "";
 }
@@ -116,9 +143,10 @@ json encode(const std::string& provider, const std::string& model, int turn, con
     json parts = json::array();
     if (!thinking.empty()) parts.push_back({{"text", thinking}, {"thought", true}});
     if (!text.empty()) parts.push_back({{"text", text}});
+    // Gemini 3 signs the first function call of every turn (thought-signatures), thinking or not.
     for (std::size_t i = 0; i < calls.size(); ++i) {
       json part{{"functionCall", {{"name", calls[i]["name"]}, {"args", calls[i]["arguments"]}}}};
-      if (i == 0 && !thinking.empty()) part["thoughtSignature"] = fmt::format("kj-sig-{}", turn);
+      if (i == 0) part["thoughtSignature"] = (thinking.empty() ? "kj-fc-" : "kj-sig-") + std::to_string(turn);
       parts.push_back(part);
     }
     return {{"candidates",
@@ -167,10 +195,9 @@ scripted_answer scripted_reply(const std::string& provider, const std::string& m
   const json script = json::parse(read_text(file));
   const json& turns = script.at("turns");
   const json& messages = conversation(provider, request);
-  int turn = 1;
-  for (const json& m : messages)
-    turn += is_assistant(provider, m) ? 1 : 0;
-  const json& step = turns[std::min<std::size_t>(turn - 1, turns.size() - 1)];
+  const std::size_t index = std::min(position(provider, messages), turns.size() - 1);
+  const int turn = static_cast<int>(index) + 1;
+  const json& step = turns[index];
   const std::string seen = last_message_text(provider, messages);
   std::string mismatch = missing_signature(provider, messages, turns);
   for (const json& e : step.value("expect", json::array()))
@@ -183,6 +210,14 @@ scripted_answer scripted_reply(const std::string& provider, const std::string& m
                         fmt::format("SCRIPT MISMATCH at turn {} of {}: {}", turn, file.filename().string(),
                                     mismatch),
                         json::array(), prompt_tokens)};
+  if (step.contains("finish") && provider == "gemini") // the provider rejects the model's own call
+    return {200,
+            {{"candidates", json::array({{{"finishReason", step["finish"]},
+                                          {"finishMessage", step.value("finish_message", "")},
+                                          {"index", 0}}})},
+             {"usageMetadata", {{"promptTokenCount", prompt_tokens}, {"totalTokenCount", prompt_tokens}}},
+             {"modelVersion", model},
+             {"responseId", fmt::format("script-{}", turn)}}};
   json calls = json::array();
   for (const json& call : step.value("calls", json::array()))
     calls.push_back({{"name", call.at("tool")}, {"arguments", arguments_of(call, file.parent_path())}});

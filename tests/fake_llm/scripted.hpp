@@ -11,7 +11,9 @@ namespace kj::test {
 // A script is tests/fixtures/agent/<device>/[<model>/]level_<L>_problem_<N>.json (the model's folder first):
 //   {"about": "...", "turns": [{"expect": ["text kj's last message must hold", ...], "thinking": "...",
 //                               "text": "...", "calls": [{"tool": "write_file", "arguments": {...}}]}, ...]}
-// The turn is 1 + the assistant messages of the conversation (the last turn repeats). An argument
+// The turn is 1 + the assistant messages of the conversation, plus the turns that ended in a rejected call
+// (the last turn repeats). A turn {"finish": "MALFORMED_FUNCTION_CALL", "finish_message": "..."} is, for
+// Gemini, a candidate without content that the provider rejected (kj must not send it back). An argument
 // "content_file": "F" becomes "content": the text of F, next to the script. When an expectation is not met,
 // or a thinking signature of an earlier turn did not come back, the reply is a text-only "SCRIPT MISMATCH"
 // message naming what was missing (the test then fails on the transcript).

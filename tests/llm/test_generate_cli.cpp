@@ -150,3 +150,34 @@ TEST_CASE("generation flags without --adapter, and --candidates with it, are ref
   CHECK(both.err.find("--candidates and --adapter both name where candidates come from") !=
         std::string::npos);
 }
+
+TEST_CASE("kj costs names the price rows checked more than 90 days ago, marking those the run used") {
+  fake_llm_server server(llm_fixtures(), source_dir() / "examples" / "candidates" / "cpu");
+  scratch_dir dir;
+  const auto r = run_kj(
+      generate_args(server, dir, "openai", "test-model", {"--level", "1", "--ids", "1", "--run-id", "old"}));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  write_file(dir / "p.json", R"({"date": "2026-11-26", "unit": "USD per 1M tokens", "models": [
+    {"match": ["test-model"], "provider": "openai", "input": 1, "cache_read": 0.1, "cache_write": 0, "output": 4,
+     "source": "https://example.com/a", "checked": "2020-01-01"},
+    {"match": ["other-old"], "input": 1, "cache_read": 0, "cache_write": 0, "output": 1,
+     "source": "https://example.com/b", "checked": "2021-06-30"},
+    {"match": ["fresh"], "input": 1, "cache_read": 0, "cache_write": 0, "output": 1,
+     "source": "https://example.com/c", "checked": "2999-01-01"}]})");
+  const std::string db = (dir / "kj.sqlite").string(), prices = (dir / "p.json").string();
+  const auto table = run_kj({"costs", "--db", db, "--run", "old", "--prices", prices});
+  INFO(table.out << table.err);
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("2 of 3 rows of the price table") != std::string::npos);
+  CHECK(table.out.find("* test-model") != std::string::npos); // prices a model of this run
+  CHECK(table.out.find("other-old") != std::string::npos);
+  CHECK(table.out.find("fresh") == std::string::npos);
+  const auto as_json = run_kj({"costs", "--db", db, "--run", "old", "--prices", prices, "--format", "json"});
+  REQUIRE(as_json.exit_code == 0);
+  const json stale = json::parse(as_json.out)["prices"]["stale"];
+  REQUIRE(stale.size() == 2);
+  CHECK((stale[0]["used_by_run"] == true && stale[0]["checked"] == "2020-01-01"));
+  CHECK(stale[0]["age_days"].get<int>() > 2000);
+  CHECK((stale[1]["used_by_run"] == false && stale[1]["source"] == "https://example.com/b"));
+}
