@@ -4,6 +4,8 @@
 #include "adapters/llm/errors.hpp"
 #include "conformance_support.hpp"
 
+#include <tuple>
+
 using namespace kj;
 using namespace kj::test;
 using nlohmann::json;
