@@ -102,8 +102,8 @@ std::string correctness_text(const db::evaluation_record& r) {
   int passed = 0;
   for (const auto& t : r.trials)
     passed += t.passed ? 1 : 0;
-  out += fmt::format("compatible verdict: {} ({} of {} trials passed; protocol {})\n", r.verdict, passed,
-                     r.trials.size(), r.protocol);
+  out += fmt::format("compatible verdict: {}{} ({} of {} trials passed; protocol {})\n", r.verdict,
+                     r.reason.empty() ? "" : " (" + r.reason + ")", passed, r.trials.size(), r.protocol);
   for (const auto& t : r.trials) {
     if (t.passed) continue;
     const json detail = json::parse(t.detail_json.empty() ? "{}" : t.detail_json, nullptr, false);

@@ -160,6 +160,22 @@ void write_evaluation(std::int64_t id, const db::evaluation_record& e, const db:
                        t.subject, t.method, t.clock, mean ? "mean" : "median", mean ? t.mean_ms : t.median_ms,
                        t.samples_ms.size(), t.min_ms, t.max_ms);
   }
+  if (e.memory) {
+    const auto gib = [](const std::optional<std::int64_t>& v) {
+      return v ? fmt::format("{:.2f} GiB", static_cast<double>(*v) / (1ull << 30)) : std::string("-");
+    };
+    const db::memory_record& m = *e.memory;
+    out << fmt::format(
+        "memory: device peak {} (judge {}, runner {}), host peak judge {}, runner {}; budget {}\n",
+        gib(m.device_peak_bytes), gib(m.judge_device_bytes), gib(m.runner_device_bytes),
+        gib(m.judge_rss_bytes), gib(m.runner_rss_bytes), gib(m.budget_bytes));
+  }
+  if (!e.phases.empty()) {
+    out << "phases:";
+    for (const auto& p : e.phases)
+      out << fmt::format(" {} {:.2f} s", p.phase, p.seconds);
+    out << "\n";
+  }
   if (with_source)
     if (const auto c = store.get_candidate(e.candidate_id)) out << "--- source ---\n" << c->source;
 }

@@ -33,6 +33,25 @@ std::string pre(const std::string& text) {
   return "<pre>" + html::escape(text) + "</pre>\n";
 }
 
+// Peak memory and phase times of the evaluation (schema v8), when recorded.
+std::string memory_row(const result_row& r) {
+  std::string out;
+  if (r.memory) {
+    const auto gib = [](const std::optional<std::int64_t>& v) {
+      return v ? fmt::format("{:.2f} GiB", static_cast<double>(*v) / (1ull << 30)) : std::string("-");
+    };
+    const db::memory_record& m = *r.memory;
+    out += fmt::format("<tr><th class=\"l\">peak memory</th><td class=\"l\">device {} (judge {}, runner {}); "
+                       "host judge {}, runner {}; budget {}</td></tr>",
+                       gib(m.device_peak_bytes), gib(m.judge_device_bytes), gib(m.runner_device_bytes),
+                       gib(m.judge_rss_bytes), gib(m.runner_rss_bytes), gib(m.budget_bytes));
+  }
+  if (!r.phases_json.empty())
+    out += "<tr><th class=\"l\">phases [s]</th><td class=\"l\"><code>" + html::escape(r.phases_json) +
+           "</code></td></tr>";
+  return out;
+}
+
 std::string summary(const page_context& c) {
   const result_row& r = c.row;
   return fmt::format(
@@ -41,12 +60,13 @@ std::string summary(const page_context& c) {
       "<tr><th class=\"l\">candidate</th><td class=\"l\">{} sample {} <code>{}</code></td></tr>"
       "<tr><th class=\"l\">compatible verdict</th><td class=\"l\">{}</td></tr>"
       "<tr><th class=\"l\">strict verdict</th><td class=\"l\">{} {}</td></tr>"
-      "<tr><th class=\"l\">findings</th><td class=\"l\">{}</td></tr>"
+      "<tr><th class=\"l\">findings</th><td class=\"l\">{}</td></tr>{}"
       "<tr><th class=\"l\">run, stack</th><td class=\"l\">{}, <code>{}</code></td></tr>"
       "<tr><th class=\"l\">protocol, dtype, device</th><td class=\"l\">{}, {}, {}</td></tr></table>\n{}",
       r.level, r.number, html::escape(r.problem_name), html::escape(r.problem_key()),
-      html::escape(r.producer), r.sample, html::escape(r.candidate_path), html::escape(r.verdict),
-      html::escape(r.strict_verdict), html::escape(r.strict_failed), html::escape(r.findings),
+      html::escape(r.producer), r.sample, html::escape(r.candidate_path),
+      html::escape(r.reason.empty() ? r.verdict : r.verdict + " (" + r.reason + ")"),
+      html::escape(r.strict_verdict), html::escape(r.strict_failed), html::escape(r.findings), memory_row(r),
       html::escape(r.run_uid), html::escape(r.stack_hash), html::escape(r.protocol), html::escape(r.dtype),
       html::escape(r.device), r.error.empty() ? "" : "<h3>error</h3>" + pre(r.error));
 }

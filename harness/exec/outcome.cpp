@@ -91,6 +91,15 @@ void record_phase(db::evaluation_record& record, const json& e) {
   record.phases.push_back({phase, seconds});
 }
 
+// The worker reports the phases it ran; the orchestrator adds `start` (launch to the first report: the
+// process, its Python and imports) and `exit` (the last report to the process's end: the runner stopped, the
+// interpreter finalized), both measured on its own clock, so that the phases sum to the wall time.
+void account_phases(db::evaluation_record& record, const worker_outcome& outcome) {
+  if (outcome.first_event_s <= 0) return;
+  record.phases.insert(record.phases.begin(), {"start", outcome.first_event_s});
+  record.phases.push_back({"exit", std::max(0.0, outcome.wall_s - outcome.last_event_s)});
+}
+
 db::memory_record memory_of(const json& e) {
   const auto bytes = [&](const char* key) -> std::optional<std::int64_t> {
     if (!e.contains(key) || !e[key].is_number_integer()) return std::nullopt;
@@ -142,10 +151,11 @@ std::vector<db::case_record> trace_cases(const json& trace, const trace_policy& 
   if (!trace.is_object() || trace.contains("error") || !trace.contains("side_stream")) return cases;
   db::case_record side;
   side.case_class = "side_stream";
-  // A forward is one stream's work (KernelBench's contract): kernels on another stream that the current one does
-  // not wait for leave the output unfinished when forward returns, a race for whatever reads it next. robust and
-  // cuda-agent still time every stream (a device-wide sync inside the window; summed kernel time), so no time
-  // escapes them, but the output's readiness is a correctness matter whatever the timer: other streams fail.
+  // A forward is one stream's work (KernelBench's contract): kernels on another stream that the current one
+  // does not wait for leave the output unfinished when forward returns, a race for whatever reads it next.
+  // robust and cuda-agent still time every stream (a device-wide sync inside the window; summed kernel time),
+  // so no time escapes them, but the output's readiness is a correctness matter whatever the timer: other
+  // streams fail.
   const bool other_streams = trace.value("other_streams", trace.value("side_stream", false));
   const bool busy_exceeds = trace.value("busy_exceeds_events", trace.value("side_stream", false));
   side.status = busy_exceeds || other_streams ? "fail" : "pass";
@@ -222,6 +232,7 @@ void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
     if (type == "memory") record.memory = memory_of(e);
   }
   record.duration_s = outcome.wall_s;
+  account_phases(record, outcome);
   if (verdict && !outcome.timed_out) {
     record.verdict = verdict->value("verdict", "crashed");
     record.error = verdict->value("error", "");

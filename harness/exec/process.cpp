@@ -228,6 +228,9 @@ worker_outcome run_worker_process(const worker_launch& launch,
       break;
     }
     pending.append(buffer, static_cast<std::size_t>(n));
+    const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (outcome.events.empty() && outcome.first_event_s == 0) outcome.first_event_s = at;
+    outcome.last_event_s = at;
     for (std::size_t eol; (eol = pending.find('\n')) != std::string::npos; pending.erase(0, eol + 1))
       handle_line(std::string_view(pending).substr(0, eol), outcome, on_event);
   }

@@ -41,7 +41,10 @@ struct worker_outcome {
   int exit_code = -1;       // when it exited
   int term_signal = 0;      // when a signal ended it
   double wall_s = 0;
-  std::string bad_lines; // report lines that were not JSON (kept for the error text)
+  double first_event_s =
+      0;                   // [s] from the launch to the worker's first report (its start, Python and imports)
+  double last_event_s = 0; // [s] from the launch to its last report (then only its exit remains)
+  std::string bad_lines;   // report lines that were not JSON (kept for the error text)
 };
 
 // Runs the worker in its own process group with descriptors 0-3 only (stdin /dev/null, stdout and stderr to

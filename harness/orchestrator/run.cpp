@@ -13,6 +13,7 @@
 #include "harness/verify/static_scan.hpp"
 #include "harness/version.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -275,6 +276,7 @@ int execute_run(const run_options& options) {
   const exec::build_cache builds(cache_dir / "builds");
   // CPU timing must not share the machine with a compiler: there every build comes first. On a GPU the
   // next candidates compile while the current one is timed.
+  device_use use{.slots = std::max<std::size_t>(1, scheduler::device_slots(device, gpus).size())};
   const scheduler::scheduler runs(runner, builds,
                                   {.build_jobs = options.build_jobs,
                                    .slots = scheduler::device_slots(device, gpus),
@@ -329,8 +331,12 @@ int execute_run(const run_options& options) {
     if (auto it = linked.find(c.problem_index); it != linked.end()) record.baseline_ids = it->second;
     for (const auto& f : verify::scan_candidate(c.source))
       record.findings.push_back({f.kind, f.line, f.excerpt});
-    tasks.push_back(evaluation_task(ctx, p, c, std::move(record),
-                                    [&sinks](scheduler::evaluation_result& r) { sinks.evaluation(r); }));
+    tasks.push_back(
+        evaluation_task(ctx, p, c, std::move(record), [&sinks, &use](scheduler::evaluation_result& r) {
+          if (!r.slot.empty())
+            use.busy_s += r.record.duration_s; // the scheduler calls this one result at a time
+          sinks.evaluation(r);
+        }));
   }
   planning.commit();
   std::size_t compiles = 0, reused = 0;
@@ -347,11 +353,13 @@ int execute_run(const run_options& options) {
   sinks.begin(tasks.size() + no_code.size(), skipped);
   for (auto& r : no_code)
     sinks.evaluation(r);
+  const auto started = std::chrono::steady_clock::now();
   const bool finished = runs.run(std::move(tasks));
+  use.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   sinks.end(!finished);
   if (!finished) return interrupted(store, run_id, run_uid, options.db_path);
   store.set_run_status(run_id, "finished");
-  print_run_summary(store, run_uid, options.db_path);
+  print_run_summary(store, run_uid, options.db_path, use);
   if (options.generation.active()) adapters::write_cost_table(store.llm_costs(run_uid), std::cout);
   return 0;
 }

@@ -118,10 +118,6 @@ void run_trials(const exec::evaluate_job& job, py::object& session, result_chann
   }
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 } // namespace
 
 void build(const exec::build_job& job, py::module_& runtime, result_channel& channel) {
@@ -164,7 +160,8 @@ json verdict_event(const std::string& verdict, const std::string& phase, const s
 
 void evaluate(const exec::evaluate_job& job, py::module_& runtime, result_channel& channel) {
   const exec::protocol_spec& protocol = job.protocol;
-  std::string phase = "load_problem";
+  phase_clock phase(channel);
+  phase.enter("load_problem");
   std::string plugin_error;
   const cuda::plugin* plugin = job.device == "cuda" ? shared_cuda_plugin(plugin_error) : nullptr;
   device_memory_watch watch(plugin);
@@ -182,9 +179,8 @@ void evaluate(const exec::evaluate_job& job, py::module_& runtime, result_channe
     session =
         judge.attr("Session")(job.device, py::module_::import("json").attr("loads")(json(protocol).dump()));
     py::object applied = session.attr("load_problem")(job.problem.path, job.problem.source, job.overrides);
-    channel.emit({{"type", "phase"}, {"phase", "load_candidate"}, {"applied_overrides", to_json(applied)}});
-
-    phase = "load_candidate";
+    phase.enter("load_candidate",
+                {{"applied_overrides", to_json(applied)}}); // the runner: start, sandbox, load
     link = std::make_unique<runner_link>(spec_of(job, judge), plugin);
     runner_link& runner = *link;
     if (!runner.load().value("ok", false))
@@ -193,55 +189,51 @@ void evaluate(const exec::evaluate_job& job, py::module_& runtime, result_channe
         py::cpp_function(
             [&runner](const std::string& message) { return runner.request(json::parse(message)).dump(); }),
         job.device, py::cpp_function([&runner] { runner.release_arena(); }), session.attr("memory"));
-    channel.emit({{"type", "phase"}, {"phase", "build_models"}});
 
-    phase = "build_models";
+    phase.enter("build_models");
     session.attr("build_reference")(protocol.seed);
-    channel.emit({{"type", "phase"}, {"phase", "trials"}});
 
-    phase = "trials";
-    const auto trials_start = std::chrono::steady_clock::now();
+    phase.enter("compatible");
     bool all_passed = true, tolerance_only = true, strict_clean = false;
     std::string first_failure;
     run_trials(job, session, channel, all_passed, tolerance_only, first_failure);
-    channel.emit({{"type", "phase_time"}, {"phase", "compatible"}, {"seconds", seconds_since(trials_start)}});
     if (job.strict) {
-      phase = "strict";
-      const auto strict_start = std::chrono::steady_clock::now();
-      channel.emit({{"type", "phase"}, {"phase", "strict"}});
+      phase.enter("strict");
       strict_clean = run_case_classes(job, runtime, session, runner, channel);
-      channel.emit({{"type", "phase_time"}, {"phase", "strict"}, {"seconds", seconds_since(strict_start)}});
     }
+    phase.enter("findings");
     if (!runner.alive()) runner.restart();
     report_findings(job, runner, channel);
     // Rejected only by KernelBench's fixed tolerance while the strict verdict passes: still timed, since the
     // strict verdict calls it correct (the compatible verdict stays incorrect, reason tolerance).
     const bool timed = all_passed || (tolerance_only && strict_clean);
     if (job.timing.enabled && timed) {
-      phase = "timing";
-      channel.emit({{"type", "phase"}, {"phase", "timing"}});
+      phase.enter("timing");
       watch.pause(true);
       time_subjects(job, session, runner, channel);
       watch.pause(false);
     }
+    phase.enter("memory");
     memory();
     session.attr("remote") = py::none();
+    const std::string last = phase.name();
+    phase.close();
     if (!all_passed)
       channel.emit(
-          verdict_event("incorrect", phase, first_failure, tolerance_only ? "tolerance" : "mismatch"));
+          verdict_event("incorrect", last, first_failure, tolerance_only ? "tolerance" : "mismatch"));
     else
-      channel.emit(verdict_event("correct", phase, ""));
+      channel.emit(verdict_event("correct", last, ""));
   } catch (const runner_failure& e) {
     memory();
-    channel.emit(verdict_event(e.kind, phase, e.what(), e.reason));
+    channel.emit(verdict_event(e.kind, phase.name(), e.what(), e.reason));
   } catch (py::error_already_set& e) {
-    const json event =
-        verdict_event(verdict_of(runtime, e), phase, python_error_text(runtime, e), reason_of(runtime, e));
+    const json event = verdict_event(verdict_of(runtime, e), phase.name(), python_error_text(runtime, e),
+                                     reason_of(runtime, e));
     memory();
     channel.emit(event);
   } catch (const std::exception& e) { // kj's own C++ failed: never the candidate's verdict
     memory();
-    channel.emit(verdict_event("harness_error", phase, e.what()));
+    channel.emit(verdict_event("harness_error", phase.name(), e.what()));
   }
 }
 

@@ -2,11 +2,13 @@
 // trace.
 #include "harness/worker/judge_timing.hpp"
 
+#include "harness/timing/host_probe.hpp"
 #include "harness/timing/statistics.hpp"
 #include "harness/worker/support.hpp"
 #include "harness/worker/timing_bridge.hpp"
 
 #include <algorithm>
+#include <fmt/core.h>
 #include <pybind11/stl.h>
 #include <random>
 
@@ -150,6 +152,25 @@ void time_graphs(const exec::timing_spec& spec, py::object& session, runner_link
   }
 }
 
+// On the host, a speedup is a ratio of two host timings: when the host probe saw the machine's speed move by
+// more than 10% across the candidate's and the reference's rounds together (a neighbour's load, a clock
+// change), the two sides were not timed under comparable conditions and no speedup is credited (the timing is
+// kept, marked). On a GPU the probes are recorded only: a GPU-bound forward does not follow the host's speed.
+void compare_host_conditions(timing_result& candidate, const timing_result& reference) {
+  std::vector<timing::host_probe_result> all;
+  for (const timing_result* t : {static_cast<const timing_result*>(&candidate), &reference})
+    for (const auto& p : t->params.value("host_probe", json::array()))
+      all.push_back({p.value("cpu_ns", 0.0), p.value("mem_ns", 0.0)});
+  const double change = timing::host_change(all);
+  candidate.params["host_change_pair"] = change;
+  if (change <= 0.10) return;
+  candidate.params["trusted"] = false;
+  candidate.params["untrusted_reason"] = fmt::format(
+      "the host's speed moved by {:.0f}% across the candidate's and the reference's rounds (host probe): the "
+      "two were not timed under comparable conditions",
+      100 * change);
+}
+
 } // namespace
 
 void time_subjects(const exec::evaluate_job& job, py::object& session, runner_link& runner,
@@ -169,6 +190,7 @@ void time_subjects(const exec::evaluate_job& job, py::object& session, runner_li
   timing_result reference = merge_rounds(std::move(reference_rounds), spec);
   candidate.params["fresh_inputs"] = reference.params["fresh_inputs"] = spec.method == "robust";
   candidate.params["process"] = "runner";
+  if (!device.cuda) compare_host_conditions(candidate, reference);
   report_timing(channel, "candidate", candidate);
   report_timing(channel, "reference_eager", reference);
   if (spec.floor) { // a short measurement in the runner: the floor is small and steady

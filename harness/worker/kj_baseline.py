@@ -9,7 +9,7 @@ import time
 import torch
 
 from kj_common import KjError, format_exception, set_seed, to_device
-from kj_judge import compare
+from kj_compare import compare
 
 # mode name -> torch.compile's `mode` argument (None: default); "eager" is not compiled.
 COMPILE_MODES = {

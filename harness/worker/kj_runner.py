@@ -9,9 +9,10 @@ once the judge has taken it (`release`), so the runner holds one input set and o
 """
 import torch
 
-from kj_common import (DTYPES, EMPTY_MODEL, KjError, Problem, apply_overrides, backend_flags, capture_graph, draw,
+from kj_common import (DTYPES, EMPTY_MODEL, KjError, Problem, apply_overrides, backend_flags, capture_graph,
                        first_line, flat_chunks, format_exception, is_build_failure, is_out_of_memory, load_module,
                        set_seed, tensor_bytes, to_device)
+from kj_recipes import draw
 
 LARGE = 256 << 20  # bytes from which a runner returns its cached device memory after a forward
 

@@ -11,8 +11,10 @@ import copy
 import torch
 
 import kj_tolerance as tol
-from kj_common import KjError, draw, is_out_of_memory as tol_is_oom, outputs_of, same_bits
-from kj_judge import GIB, Opaque, RemoteError, guarded
+from kj_common import KjError, is_out_of_memory as tol_is_oom, outputs_of, same_bits
+from kj_recipes import draw
+from kj_compare import Opaque
+from kj_judge import GIB, RemoteError, guarded
 
 RANDOM_SEEDS = 6
 

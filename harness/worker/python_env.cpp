@@ -10,6 +10,8 @@ namespace py = pybind11;
 namespace kj::worker {
 
 extern const std::string_view kj_common_source;
+extern const std::string_view kj_recipes_source;
+extern const std::string_view kj_compare_source;
 extern const std::string_view kj_judge_source;
 extern const std::string_view kj_tolerance_source;
 extern const std::string_view kj_verify_source;
@@ -52,9 +54,11 @@ py::object import_embedded(const char* name, std::string_view source) {
 
 py::module_ import_modules(python_role role) {
   py::object common = import_embedded("kj_common", kj_common_source);
+  import_embedded("kj_recipes", kj_recipes_source);
   if (role == python_role::runner) {
     import_embedded("kj_runner", kj_runner_source);
   } else { // in import order: each imports only those before it
+    import_embedded("kj_compare", kj_compare_source);
     import_embedded("kj_judge", kj_judge_source);
     import_embedded("kj_tolerance", kj_tolerance_source);
     import_embedded("kj_verify", kj_verify_source);

@@ -148,8 +148,9 @@ private:
     const exec::timing_spec spec = r.at("spec").get<exec::timing_spec>();
     const std::string subject = r.value("subject", "candidate");
     const bool fresh = subject == "candidate" && r.value("fresh", false);
-    m_timing = m_runtime.attr("TimingInputs")(m_session.attr("problem"), m_session.attr("device"),
-                                              r.value("base", std::uint64_t{42}), fresh);
+    m_timing = py::module_::import("kj_recipes")
+                   .attr("TimingInputs")(m_session.attr("problem"), m_session.attr("device"),
+                                         r.value("base", std::uint64_t{42}), fresh);
     // With fresh inputs per call, two random calls and the last keep their outputs (a large one moves to the
     // host in the next call's prepare, outside the window); with one fixed input set, the last call only.
     std::set<long> retain;

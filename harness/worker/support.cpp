@@ -7,7 +7,7 @@ using nlohmann::json;
 namespace kj::worker {
 
 json to_json(py::handle object) {
-  return json::parse(py::module_::import("json").attr("dumps")(object).cast<std::string>());
+  return json::parse(py::module_::import("kj_common").attr("json_text")(object).cast<std::string>());
 }
 
 std::string verdict_of(py::module_& runtime, py::error_already_set& error) {
@@ -47,6 +47,25 @@ device_context session_device(const std::string& device_name, py::object& sessio
   device.sync = [sync] { sync(); };
   device.empty_cache = [empty_cache] { empty_cache(); };
   return device;
+}
+
+void phase_clock::enter(const std::string& name, json extra) {
+  close();
+  m_name = name;
+  m_open = true;
+  m_start = std::chrono::steady_clock::now();
+  extra["type"] = "phase";
+  extra["phase"] = name;
+  m_channel.emit(extra);
+}
+
+void phase_clock::close() {
+  if (!m_open) return;
+  m_open = false;
+  m_channel.emit(
+      {{"type", "phase_time"},
+       {"phase", m_name},
+       {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count()}});
 }
 
 gc_paused::gc_paused() : m_gc(py::module_::import("gc")) {

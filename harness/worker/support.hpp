@@ -6,6 +6,7 @@
 #include "harness/worker/channel.hpp"
 #include "harness/worker/timing_bridge.hpp"
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <pybind11/embed.h>
 #include <string>
@@ -29,6 +30,27 @@ void report_timing(result_channel& channel, const std::string& subject, const ti
 
 // The device `session` runs on, with its stream, synchronize and empty_cache bound to the session.
 device_context session_device(const std::string& device, pybind11::object& session);
+
+// The phase an evaluation is in: a "phase" event when it starts (a crash's message names it) and a
+// "phase_time" event with its seconds when the next starts (or the clock ends), so that the phases partition
+// the worker's time after its first report. name() is the phase entered last.
+class phase_clock {
+public:
+  explicit phase_clock(result_channel& channel) : m_channel(channel) {}
+  ~phase_clock() { close(); }
+  phase_clock(const phase_clock&) = delete;
+  phase_clock& operator=(const phase_clock&) = delete;
+
+  void enter(const std::string& name, nlohmann::json extra = nlohmann::json::object());
+  void close();
+  const std::string& name() const { return m_name; }
+
+private:
+  result_channel& m_channel;
+  std::string m_name;
+  bool m_open = false;
+  std::chrono::steady_clock::time_point m_start;
+};
 
 // Python's cyclic garbage collector stays off while subjects are timed (as timeit does): a collection inside
 // a sample would add milliseconds to a launch-bound forward. Collected once before, re-enabled after.

@@ -6,6 +6,7 @@
 #include "conformance_support.hpp"
 #include "tests/fake_llm/fake_llm_server.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 

@@ -1,9 +1,10 @@
-"""Inputs from recipes (kj_common): the judge and the runner draw the same tensors; adversarial transforms work in
+"""Inputs from recipes (kj_recipes): the judge and the runner draw the same tensors; adversarial transforms work in
 place a chunk at a time; a problem's own get_inputs failure is the problem's."""
 import pytest
 import torch
 
 import kj_common as common
+import kj_recipes as recipes
 
 PROBLEM = '''
 import torch
@@ -30,17 +31,17 @@ def problem(source=PROBLEM):
 def test_the_same_recipe_draws_the_same_inputs():
     p = problem()
     recipe = {"kind": "case", "seed": 7, "transform": "nan", "tseed": 11}
-    a, b = common.draw(p, recipe, "cpu"), common.draw(p, recipe, "cpu")
+    a, b = recipes.draw(p, recipe, "cpu"), recipes.draw(p, recipe, "cpu")
     assert common.same_bits(a[0], b[0])
-    c = common.draw(p, dict(recipe, seed=8), "cpu")
+    c = recipes.draw(p, dict(recipe, seed=8), "cpu")
     assert not common.same_bits(a[0], c[0])
 
 
 @pytest.mark.parametrize("kind", ["nan", "inf", "denormal", "negzero", "distribution", "extreme"])
 def test_transforms_change_values_and_keep_shape(kind):
     p = problem()
-    plain = common.draw(p, {"kind": "case", "seed": 3}, "cpu")[0]
-    out = common.draw(p, {"kind": "case", "seed": 3, "transform": kind, "tseed": 5}, "cpu")[0]
+    plain = recipes.draw(p, {"kind": "case", "seed": 3}, "cpu")[0]
+    out = recipes.draw(p, {"kind": "case", "seed": 3, "transform": kind, "tseed": 5}, "cpu")[0]
     assert out.shape == plain.shape and out.dtype == plain.dtype
     if kind == "nan":
         assert torch.isnan(out).any()
@@ -58,23 +59,23 @@ def test_transforms_change_values_and_keep_shape(kind):
 def test_transforms_are_chunked_without_changing_values(monkeypatch):
     p = problem()
     recipe = {"kind": "case", "seed": 3, "transform": "denormal", "tseed": 5}
-    whole = common.draw(p, recipe, "cpu")[0]
+    whole = recipes.draw(p, recipe, "cpu")[0]
     monkeypatch.setattr(common, "HOST_CHUNK", 128)
-    pieces = common.draw(p, recipe, "cpu")[0]
+    pieces = recipes.draw(p, recipe, "cpu")[0]
     assert whole.shape == pieces.shape  # the chunk size changes the random stream, never the shape or dtype
     assert ((pieces.abs() < torch.finfo(torch.float32).tiny) & (pieces != 0)).any()
 
 
 def test_a_tiny_input_still_gets_one_picked_value():
     p = problem(PROBLEM.replace("size = 1000", "size = 1"))
-    out = common.draw(p, {"kind": "case", "seed": 1, "transform": "nan", "tseed": 2}, "cpu")[0]
+    out = recipes.draw(p, {"kind": "case", "seed": 1, "transform": "nan", "tseed": 2}, "cpu")[0]
     assert torch.isnan(out).any()
 
 
 def test_get_inputs_failure_is_a_problem_error():
     p = problem(PROBLEM.replace("return [torch.rand(4, size)]", "raise ValueError('no inputs')"))
     with pytest.raises(common.KjError) as caught:
-        common.draw(p, {"kind": "case", "seed": 1}, "cpu")
+        recipes.draw(p, {"kind": "case", "seed": 1}, "cpu")
     assert caught.value.kind == "problem_error" and "no inputs" in caught.value.message
 
 
@@ -86,7 +87,7 @@ def test_out_of_memory_is_recognized():
 
 def test_timing_inputs_are_fresh_per_call_and_can_be_dropped():
     p = problem()
-    t = common.TimingInputs(p, "cpu", 42, fresh=True)
+    t = recipes.TimingInputs(p, "cpu", 42, fresh=True)
     first = t.current[0].clone()
     t.prepare()
     t.prepare()

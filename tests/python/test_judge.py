@@ -8,17 +8,18 @@ import tempfile
 import pytest
 import torch
 
+import kj_compare
 import kj_judge as judge
 from kj_common import KjError
 
 
 def test_compare_reasons():
     ref = torch.rand(100)
-    assert judge.compare(ref, ref.clone(), 1e-4, 1e-4)["passed"]
-    assert judge.compare(ref, ref + 1.0, 1e-4, 1e-4)["reason"] == "tolerance"
-    assert judge.compare(ref, ref.reshape(10, 10), 1e-4, 1e-4)["reason"] == "shape"
-    assert judge.compare(ref, ref.double(), 1e-4, 1e-4)["reason"] == "dtype"
-    assert judge.compare((ref, ref), ref, 1e-4, 1e-4)["reason"] == "structure"
+    assert kj_compare.compare(ref, ref.clone(), 1e-4, 1e-4)["passed"]
+    assert kj_compare.compare(ref, ref + 1.0, 1e-4, 1e-4)["reason"] == "tolerance"
+    assert kj_compare.compare(ref, ref.reshape(10, 10), 1e-4, 1e-4)["reason"] == "shape"
+    assert kj_compare.compare(ref, ref.double(), 1e-4, 1e-4)["reason"] == "dtype"
+    assert kj_compare.compare((ref, ref), ref, 1e-4, 1e-4)["reason"] == "structure"
 
 
 def test_compare_agrees_with_torch_isclose():
@@ -26,7 +27,7 @@ def test_compare_agrees_with_torch_isclose():
     ref = torch.randn(5000)
     out = ref + 2e-4 * torch.randn(5000)
     out[7] = float("nan")
-    got = judge.compare(ref, out, 1e-4, 1e-4, chunk=333)
+    got = kj_compare.compare(ref, out, 1e-4, 1e-4, chunk=333)
     assert got["mismatches"] == int((~torch.isclose(ref, out, atol=1e-4, rtol=1e-4)).sum())
 
 
@@ -99,3 +100,18 @@ def test_the_budget_follows_the_memory_model():
     memory = judge.Memory("cpu")
     memory.learn([torch.empty(1 << 20)], torch.empty(1 << 18))
     assert memory.budget() == int(1.25 * ((4 << 20) + 2 * (1 << 20))) + (1 << 30)
+
+
+def test_relative_error_near_zero_does_not_overflow():
+    ref = torch.tensor([0.0, 1.0])
+    out = torch.tensor([1e-3, 1.0])
+    got = kj_compare.compare(ref, out, 1e-4, 1e-4)
+    assert got["max_rel_err"] > 1e30 and got["max_rel_err"] != float("inf")
+
+
+def test_json_for_cpp_has_no_nan_or_infinity():
+    from kj_common import json_text
+
+    text = json_text({"a": float("inf"), "b": [float("nan"), -float("inf")], "c": 1.5})
+    assert "Infinity" not in text and "NaN" not in text
+    assert json.loads(text)["b"][0] is None
