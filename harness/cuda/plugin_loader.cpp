@@ -15,29 +15,35 @@
 
 namespace kj::cuda {
 
+// Every function the plugin exports (kj_cuda_<name>) and the member it is bound to.
+#define KJ_PLUGIN_FUNCTIONS(X)                                                                               \
+  X(plugin_abi, abi)                                                                                         \
+  X(device_info, device_info)                                                                                \
+  X(measure_params_init, measure_params_init)                                                                \
+  X(kernelbench_params_init, kernelbench_params_init)                                                        \
+  X(measure, measure)                                                                                        \
+  X(timer_floor, timer_floor)                                                                                \
+  X(measure_kernelbench, measure_kernelbench)                                                                \
+  X(measure_result_free, measure_result_free)                                                                \
+  X(trace_begin, trace_begin)                                                                                \
+  X(trace_end, trace_end)                                                                                    \
+  X(trace_result_free, trace_result_free)                                                                    \
+  X(nvml_snapshot, nvml_snapshot)                                                                            \
+  X(stream_create, stream_create)                                                                            \
+  X(stream_destroy, stream_destroy)                                                                          \
+  X(spin, spin)                                                                                              \
+  X(mem_alloc, mem_alloc)                                                                                    \
+  X(mem_info, mem_info)                                                                                      \
+  X(mem_free, mem_free)                                                                                      \
+  X(ipc_get_handle, ipc_get_handle)                                                                          \
+  X(ipc_open, ipc_open)                                                                                      \
+  X(ipc_close, ipc_close)                                                                                    \
+  X(copy_sync, copy_sync)
+
 struct plugin::functions {
-  decltype(&kj_cuda_plugin_abi) abi = nullptr;
-  decltype(&kj_cuda_device_info) device_info = nullptr;
-  decltype(&kj_cuda_measure_params_init) measure_params_init = nullptr;
-  decltype(&kj_cuda_kernelbench_params_init) kernelbench_params_init = nullptr;
-  decltype(&kj_cuda_measure) measure = nullptr;
-  decltype(&kj_cuda_timer_floor) timer_floor = nullptr;
-  decltype(&kj_cuda_measure_kernelbench) measure_kernelbench = nullptr;
-  decltype(&kj_cuda_measure_result_free) measure_result_free = nullptr;
-  decltype(&kj_cuda_trace_begin) trace_begin = nullptr;
-  decltype(&kj_cuda_trace_end) trace_end = nullptr;
-  decltype(&kj_cuda_trace_result_free) trace_result_free = nullptr;
-  decltype(&kj_cuda_nvml_snapshot) nvml_snapshot = nullptr;
-  decltype(&kj_cuda_stream_create) stream_create = nullptr;
-  decltype(&kj_cuda_stream_destroy) stream_destroy = nullptr;
-  decltype(&kj_cuda_spin) spin = nullptr;
-  decltype(&kj_cuda_mem_alloc) mem_alloc = nullptr;
-  decltype(&kj_cuda_mem_info) mem_info = nullptr;
-  decltype(&kj_cuda_mem_free) mem_free = nullptr;
-  decltype(&kj_cuda_ipc_get_handle) ipc_get_handle = nullptr;
-  decltype(&kj_cuda_ipc_open) ipc_open = nullptr;
-  decltype(&kj_cuda_ipc_close) ipc_close = nullptr;
-  decltype(&kj_cuda_copy_sync) copy_sync = nullptr;
+#define KJ_PLUGIN_MEMBER(name, member) decltype(&kj_cuda_##name) member = nullptr;
+  KJ_PLUGIN_FUNCTIONS(KJ_PLUGIN_MEMBER)
+#undef KJ_PLUGIN_MEMBER
 };
 
 namespace {
@@ -157,33 +163,14 @@ plugin::plugin(const std::string& path) : m_path(path), m_fn(std::make_unique<fu
   }
   try {
     bind(m_handle, path, "kj_cuda_plugin_abi", m_fn->abi);
-    if (const int abi = m_fn->abi(); abi != KJ_CUDA_PLUGIN_ABI) {
+    if (const int abi = m_fn->abi(); abi != KJ_CUDA_PLUGIN_ABI)
       throw plugin_error(KJ_CUDA_UNAVAILABLE,
                          fmt::format("the CUDA timing plugin '{}' has ABI version {}, this "
                                      "kerneljudge needs {}; rebuild it",
                                      path, abi, KJ_CUDA_PLUGIN_ABI));
-    }
-    bind(m_handle, path, "kj_cuda_device_info", m_fn->device_info);
-    bind(m_handle, path, "kj_cuda_measure_params_init", m_fn->measure_params_init);
-    bind(m_handle, path, "kj_cuda_kernelbench_params_init", m_fn->kernelbench_params_init);
-    bind(m_handle, path, "kj_cuda_measure", m_fn->measure);
-    bind(m_handle, path, "kj_cuda_timer_floor", m_fn->timer_floor);
-    bind(m_handle, path, "kj_cuda_measure_kernelbench", m_fn->measure_kernelbench);
-    bind(m_handle, path, "kj_cuda_measure_result_free", m_fn->measure_result_free);
-    bind(m_handle, path, "kj_cuda_trace_begin", m_fn->trace_begin);
-    bind(m_handle, path, "kj_cuda_trace_end", m_fn->trace_end);
-    bind(m_handle, path, "kj_cuda_trace_result_free", m_fn->trace_result_free);
-    bind(m_handle, path, "kj_cuda_nvml_snapshot", m_fn->nvml_snapshot);
-    bind(m_handle, path, "kj_cuda_stream_create", m_fn->stream_create);
-    bind(m_handle, path, "kj_cuda_stream_destroy", m_fn->stream_destroy);
-    bind(m_handle, path, "kj_cuda_spin", m_fn->spin);
-    bind(m_handle, path, "kj_cuda_mem_alloc", m_fn->mem_alloc);
-    bind(m_handle, path, "kj_cuda_mem_info", m_fn->mem_info);
-    bind(m_handle, path, "kj_cuda_mem_free", m_fn->mem_free);
-    bind(m_handle, path, "kj_cuda_ipc_get_handle", m_fn->ipc_get_handle);
-    bind(m_handle, path, "kj_cuda_ipc_open", m_fn->ipc_open);
-    bind(m_handle, path, "kj_cuda_ipc_close", m_fn->ipc_close);
-    bind(m_handle, path, "kj_cuda_copy_sync", m_fn->copy_sync);
+#define KJ_PLUGIN_BIND(name, member) bind(m_handle, path, "kj_cuda_" #name, m_fn->member);
+    KJ_PLUGIN_FUNCTIONS(KJ_PLUGIN_BIND)
+#undef KJ_PLUGIN_BIND
   } catch (...) {
     dlclose(m_handle);
     throw;

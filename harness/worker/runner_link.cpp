@@ -32,33 +32,6 @@ namespace {
 
 constexpr std::uint64_t k_first_arena = 64ull << 20;
 
-// pid -> parent pid of every process, from /proc/<pid>/stat.
-std::map<int, int> parents() {
-  std::map<int, int> out;
-  DIR* proc = ::opendir("/proc");
-  if (!proc) return out;
-  while (dirent* e = ::readdir(proc)) {
-    const int pid = std::atoi(e->d_name);
-    if (pid <= 0) continue;
-    std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-    std::string text((std::istreambuf_iterator<char>(stat)), {});
-    const auto close = text.rfind(')'); // the command name may hold spaces and parentheses
-    if (close == std::string::npos || close + 4 >= text.size()) continue;
-    int ppid = 0;
-    std::sscanf(text.c_str() + close + 2, "%*c %d", &ppid);
-    out[pid] = ppid;
-  }
-  ::closedir(proc);
-  return out;
-}
-
-std::uint64_t resident_bytes(int pid) {
-  std::ifstream statm(fmt::format("/proc/{}/statm", pid));
-  std::uint64_t size = 0, resident = 0;
-  statm >> size >> resident;
-  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-}
-
 std::uint64_t half_the_memory() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) / 2;
@@ -69,31 +42,6 @@ std::string hex(const std::string& bytes) {
   for (unsigned char c : bytes)
     out += fmt::format("{:02x}", c);
   return out;
-}
-
-// bubblewrap passes its child's end on as an exit code: the code itself, or 128 + the signal that killed it.
-std::string describe_status(int status, bool sandboxed) {
-  int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  if (sandboxed && WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + NSIG)
-    signal = WEXITSTATUS(status) - 128;
-  if (signal != 0) return fmt::format("was killed by signal {} ({})", signal, ::strsignal(signal));
-  if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
-  return "ended";
-}
-
-// The process that closed its socket is usually ending: its own status says how, where a kill would hide it.
-int wait_briefly_then_kill(pid_t pid) {
-  int status = 0;
-  for (int i = 0; i < 40; ++i) {
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid || (r < 0 && errno != EINTR)) return status;
-    ::usleep(50'000);
-  }
-  ::kill(-pid, SIGKILL);
-  ::kill(pid, SIGKILL);
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
 }
 
 // The runner speaks for the candidate: it may say its forward raised or could not load, never that kj failed
@@ -110,43 +58,12 @@ json sanitized(json reply) {
 
 } // namespace
 
-std::vector<int> descendants(int root) {
-  const auto parent = parents();
-  std::multimap<int, int> children;
-  for (const auto& [pid, ppid] : parent)
-    children.emplace(ppid, pid);
-  std::vector<int> out, queue{root};
-  while (!queue.empty()) {
-    const int p = queue.back();
-    queue.pop_back();
-    for (auto [it, end] = children.equal_range(p); it != end; ++it) {
-      out.push_back(it->second);
-      queue.push_back(it->second);
-    }
-  }
-  return out;
-}
-
 void runner_link::freeze(bool stopped) {
   if (m_pid <= 0 || m_dead) return;
   // Twice: a process that forked between the listing and its signal has its child listed the second time.
   for (int pass = 0; pass < 2; ++pass)
     for (int pid : descendants(::getpid()))
       ::kill(pid, stopped ? SIGSTOP : SIGCONT);
-}
-
-void kill_descendants(int root) {
-  for (int round = 0; round < 50; ++round) {
-    const auto all = descendants(root);
-    if (all.empty()) break;
-    for (int pid : all)
-      ::kill(pid, SIGKILL);
-    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
-    ::usleep(2000);
-  }
-  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
-  }
 }
 
 runner_link::runner_link(runner_spec spec, const cuda::plugin* plugin)
@@ -426,71 +343,6 @@ json runner_link::death() const {
   json reply{{"ok", false}, {"kind", m_death_kind}, {"error", m_death_text}};
   if (!m_death_reason.empty()) reply["reason"] = m_death_reason;
   return reply;
-}
-
-void runner_link::watch() {
-  while (!m_stop_threads) {
-    ::usleep(
-        200'000); // a fork bomb makes a few hundred processes in this time; RLIMITs and cgroups cap the rest
-    if (m_dead || m_pid <= 0) continue;
-    // Everything below the judge: the runner, its children, and orphans reparented to us (the subreaper).
-    const auto tree = descendants(::getpid());
-    std::uint64_t rss = 0;
-    for (int pid : tree)
-      rss += resident_bytes(pid);
-    if (rss > m_peak_rss) m_peak_rss = rss;
-    std::string broken;
-    if (rss > m_spec.limits.memory_bytes)
-      broken = fmt::format("oom: its processes held {} MiB of host memory, over the limit of {} MiB",
-                           rss >> 20, m_spec.limits.memory_bytes >> 20);
-    else if (static_cast<int>(tree.size()) > m_spec.limits.processes)
-      broken = fmt::format("processes: it started more than {} processes", m_spec.limits.processes);
-    if (broken.empty()) continue;
-    {
-      std::lock_guard lock(m_limit_mutex);
-      m_limit_broken = broken;
-    }
-    ::kill(-m_pid, SIGKILL);
-    ::kill(m_pid, SIGKILL);
-    for (int pid : tree)
-      ::kill(pid, SIGKILL);
-  }
-}
-
-void runner_link::capture(int fd) {
-  char buffer[65536];
-  const std::size_t half = m_spec.limits.output_bytes / 2;
-  while (true) {
-    pollfd pfd{fd, POLLIN, 0};
-    const int ready = ::poll(&pfd, 1, 100);
-    if (ready == 0) {
-      if (m_stop_threads) break; // a descendant that escaped the kill may hold the pipe: do not wait for it
-      continue;
-    }
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    std::lock_guard lock(m_output_mutex);
-    m_output_total += static_cast<std::uint64_t>(n);
-    std::string_view chunk(buffer, static_cast<std::size_t>(n));
-    if (m_head.size() < half) {
-      const std::size_t take = std::min(half - m_head.size(), chunk.size());
-      m_head.append(chunk.substr(0, take));
-      chunk.remove_prefix(take);
-    }
-    m_tail.append(chunk);
-    if (m_tail.size() > 2 * half) m_tail.erase(0, m_tail.size() - half);
-  }
-  ::close(fd);
-}
-
-std::string runner_link::output() const {
-  std::lock_guard lock(m_output_mutex);
-  const std::size_t half = m_spec.limits.output_bytes / 2;
-  std::string tail = m_tail.size() > half ? m_tail.substr(m_tail.size() - half) : m_tail;
-  const std::uint64_t shown = m_head.size() + tail.size();
-  if (shown >= m_output_total) return m_head + tail;
-  return m_head + fmt::format("\n[... {} bytes of output not kept ...]\n", m_output_total - shown) + tail;
 }
 
 } // namespace kj::worker

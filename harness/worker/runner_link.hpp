@@ -6,6 +6,7 @@
 #include "harness/cuda/plugin_loader.hpp"
 #include "harness/exec/messages.hpp"
 #include "harness/worker/line_socket.hpp"
+#include "harness/worker/process_tree.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -121,10 +122,5 @@ public:
 private:
   runner_link& m_runner;
 };
-
-// Every descendant of `root` (children, theirs, and orphans reparented to a subreaper root), read from /proc.
-std::vector<int> descendants(int root);
-// SIGKILLs them, repeatedly until none is left (a fork bomb keeps forking while it is killed), and reaps.
-void kill_descendants(int root);
 
 } // namespace kj::worker

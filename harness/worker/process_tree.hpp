@@ -1,0 +1,25 @@
+// The processes below the judge (the runner, what it started, orphans reparented to the judge): listed from
+// /proc, measured, killed; and the words for how a process ended.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace kj::worker {
+
+// Every descendant of `root` (children, theirs, and orphans reparented to a subreaper root), read from /proc.
+std::vector<int> descendants(int root);
+// SIGKILLs them, repeatedly until none is left (a fork bomb keeps forking while it is killed), and reaps.
+void kill_descendants(int root);
+// Resident memory of one process [bytes] (0 when it is gone).
+std::uint64_t resident_bytes(int pid);
+// "was killed by signal 11 (Segmentation fault)", "exited with code 7": bubblewrap passes its child's end on
+// as an exit code, 128 + the signal that killed it, which `sandboxed` reads as that signal.
+std::string describe_status(int status, bool sandboxed);
+// A process that closed its socket is usually ending: its own status says how, where a kill would hide it.
+// Waits up to 2 s, then kills its group.
+int wait_briefly_then_kill(pid_t pid);
+
+} // namespace kj::worker
