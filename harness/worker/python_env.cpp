@@ -2,6 +2,7 @@
 #include "harness/worker/python_env.hpp"
 
 #include <cstdlib>
+#include <malloc.h>
 #include <stdexcept>
 #include <string_view>
 
@@ -25,7 +26,24 @@ std::string python_executable() {
   return KJ_PYTHON_EXECUTABLE;
 }
 
+namespace {
+
+// The host allocator in one fixed state in every judge and runner. glibc raises its mmap threshold as large
+// blocks are freed, so the same op's outputs came from freshly mapped (page-faulted) memory in one process
+// and from reused heap in the other: on the CPU the reference (timed in the judge) and an identical candidate
+// (in the runner) differed by up to 2.2x, in either direction, from run to run. Fixed thresholds end that
+// drift: blocks below 32 MiB (glibc's largest threshold) are reused from the heap, larger ones are mapped
+// afresh by every process alike, and up to 64 MiB of freed heap is kept rather than returned and faulted in
+// again.
+void steady_host_allocator() {
+  (void)::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  (void)::mallopt(M_TRIM_THRESHOLD, 64 << 20);
+}
+
+} // namespace
+
 std::unique_ptr<py::scoped_interpreter> start_interpreter() {
+  steady_host_allocator();
   PyConfig config;
   PyConfig_InitPythonConfig(&config);
   config.parse_argv = 0;

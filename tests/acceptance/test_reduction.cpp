@@ -12,7 +12,7 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 using namespace kj::test;
 
-TEST_CASE("long reductions summed in another honest order pass strict; bf16 and TF32 ones fail it") {
+TEST_CASE("long reductions summed in another honest order pass strict, and bf16 and TF32 ones fail it") {
   scratch_dir dir;
   const fs::path root = fixtures_dir() / "reduction";
   const auto r =

@@ -197,7 +197,7 @@ TEST_CASE("effort levels go where each provider documents them, and unknown ones
   CHECK(o->encode(o3).body["reasoning_effort"] == "high");
 }
 
-TEST_CASE("long generations stream by default; every streamed request is as documented") {
+TEST_CASE("long generations stream by default, and every streamed request is as documented") {
   fake_llm_server server(llm_fixtures());
   for (const char* provider : {"anthropic", "gemini", "openai"}) {
     INFO(provider);
