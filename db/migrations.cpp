@@ -490,6 +490,15 @@ CREATE TABLE evaluation_phases (
 );
 )sql";
 
+// Version 9: a candidate file that is not UTF-8 keeps its bytes (candidates.source is the text it was judged
+// as); a run has a producer label (the model or folder its candidates came from) and a detail (why it failed,
+// and the option changes a forced resume accepted).
+constexpr const char* schema_first_hour = R"sql(
+ALTER TABLE candidates ADD COLUMN source_bytes BLOB;
+ALTER TABLE runs ADD COLUMN producer TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN detail TEXT NOT NULL DEFAULT '';
+)sql";
+
 // Sized by its entries: a new migration is one line here and the schema_version bump in store.hpp.
 constexpr auto all_migrations = std::to_array<migration>({
     {1, "runs, stacks, problems, candidates, evaluations, trials, timings, timing_samples", schema_v1},
@@ -501,6 +510,7 @@ constexpr auto all_migrations = std::to_array<migration>({
     {7, "built-in agent: evaluations.purpose, agent_trajectories, agent_turns, agent_tool_calls",
      schema_agent},
     {8, "evaluation resources: evaluations.reason, evaluation_memory, evaluation_phases", schema_resources},
+    {9, "candidates.source_bytes, runs.producer, runs.detail", schema_first_hour},
 });
 static_assert(all_migrations.back().version == schema_version,
               "add a migration for every schema_version bump");
