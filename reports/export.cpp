@@ -151,7 +151,7 @@ void write_kernelbench(const std::vector<result_row>& rows, std::ostream& out) {
       if (s["sample_id"] == r.sample)
         throw std::invalid_argument(
             fmt::format("problem {} has two evaluations of sample {}: export one run", r.number, r.sample));
-    const bool timed = r.candidate.has_value() && r.counted_correct();
+    const bool timed = r.candidate.has_value() && r.verdict == "correct";
     samples.push_back({{"sample_id", r.sample},
                        {"compiled", compiled(r)},
                        {"correctness", r.verdict == "correct"},

@@ -96,19 +96,23 @@ run_baselines(db::store& store, const scheduler::scheduler& runner, const run_op
 class maxfail_sink final : public scheduler::result_sink {
 public:
   explicit maxfail_sink(int limit) : m_limit(limit) {}
+  void begin(std::size_t planned, std::size_t /*kept*/) override { m_planned = planned; }
   void evaluation(scheduler::evaluation_result& r) override {
+    ++m_done;
     const bool failed = r.record.verdict != "correct" || r.record.strict_verdict == "fail";
-    if (m_limit > 0 && failed && ++m_failed == m_limit) {
-      fmt::print(stderr, "kj: {} failed evaluation{}: stopping (--maxfail {})\n", m_failed,
-                 m_failed == 1 ? "" : "s", m_limit);
-      exec::request_interrupt();
-    }
+    if (m_limit <= 0 || !failed || ++m_failed != m_limit || m_done >= m_planned) return; // nothing left: ends
+    fmt::print(stderr, "kj: {} failed evaluation{}: stopping (--maxfail {})\n", m_failed,
+               m_failed == 1 ? "" : "s", m_limit);
+    m_tripped = true;
+    exec::request_interrupt();
   }
-  bool tripped() const { return m_limit > 0 && m_failed >= m_limit; }
+  bool tripped() const { return m_tripped; }
 
 private:
   int m_limit = 0;
   int m_failed = 0;
+  std::size_t m_planned = 0, m_done = 0;
+  bool m_tripped = false;
 };
 
 // Ends the run after Ctrl-C or --maxfail: interrupted, resumable. Exit code 130, or 1 after --maxfail.
@@ -323,6 +327,9 @@ int execute_run(const run_options& options) {
   // Bad input is found before anything runs: sources, candidates, DB path, cache folder.
   const fs::path cache_dir = options.cache_dir.empty() ? exec::default_cache_dir() : options.cache_dir;
   check_cache_dir(cache_dir);
+  if (const std::string& c = options.candidates;
+      !c.empty() && c != "identity" && c != "examples" && !fs::exists(c))
+    throw kb::source_error(fmt::format("--candidates {}: no such folder or file", c));
   const auto problems = load_all_problems(options.sources, cache_dir);
   if (options.baselines != "cached" && options.baselines != "none") baselines::parse_modes(options.baselines);
   db::store store = db::store::open(options.db_path);

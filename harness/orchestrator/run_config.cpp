@@ -13,8 +13,12 @@ using nlohmann::json;
 namespace kj::orchestrator {
 namespace {
 
+// The path as a resume in another folder (or with a trailing slash) names it too.
 std::string absolute_text(const fs::path& path) {
-  return path.empty() ? "" : fs::absolute(path).lexically_normal().string();
+  if (path.empty()) return "";
+  fs::path normal = fs::absolute(path).lexically_normal();
+  if (normal.filename().empty()) normal = normal.parent_path();
+  return normal.string();
 }
 
 bool is_named_producer(const std::string& candidates) {
@@ -36,9 +40,15 @@ json selection_of(const kb::source_options& s) {
           {"builtin", s.builtin}};
 }
 
+struct defining_option {
+  const char* key;      // JSON pointer into the config
+  const char* flag;     // the option that sets it
+  bool negated = false; // a --no-... flag: given when the value is false
+};
+
 // Every option that defines a run: where it is in the config, and the flag that sets it.
-const std::vector<std::pair<const char*, const char*>>& defining_options() {
-  static const std::vector<std::pair<const char*, const char*>> options{
+const std::vector<defining_option>& defining_options() {
+  static const std::vector<defining_option> options{
       {"/device", "--device"},
       {"/candidates", "--candidates"},
       {"/producer", "--producer"},
@@ -55,24 +65,25 @@ const std::vector<std::pair<const char*, const char*>>& defining_options() {
       {"/trials", "--trials"},
       {"/precision", "--precision"},
       {"/input_rng", "--input-rng"},
-      {"/strict", "--no-strict"},
+      {"/strict", "--no-strict", true},
       {"/library_policy", "--library-policy"},
       {"/max_library_share", "--max-library-share"},
-      {"/timing/enabled", "--no-timing"},
+      {"/timing/enabled", "--no-timing", true},
       {"/timing/method", "--timing-method"},
       {"/timing/min_samples", "--min-samples"},
       {"/timing/min_time_ms", "--min-time-ms"},
       {"/timing/max_time_ms", "--max-time-ms"},
       {"/timing/target_rel_ci", "--target-ci"},
       {"/timing/rounds", "--rounds"},
-      {"/timing/check_outputs", "--no-output-check"},
+      {"/timing/check_outputs", "--no-output-check", true},
       {"/timing/graphs", "--graphs"},
-      {"/timing/floor", "--no-floor"},
+      {"/timing/floor", "--no-floor", true},
   };
   return options;
 }
 
-std::string value_text(const json& v) {
+std::string value_text(const json& v, bool negated) {
+  if (negated && v.is_boolean()) return v.get<bool>() ? "not given" : "given";
   if (v.is_null() || (v.is_string() && v.get<std::string>().empty()) || (v.is_array() && v.empty()) ||
       (v.is_object() && v.empty()))
     return "(none)";
@@ -125,12 +136,13 @@ json run_config(const run_options& options, const std::string& device, const std
 std::vector<std::string> config_differences(const json& stored, const json& now) {
   std::vector<std::string> out;
   if (stored.value("config_version", 1) < 2) return out;
-  for (const auto& [key, flag] : defining_options()) {
-    const json::json_pointer pointer(key);
+  for (const auto& o : defining_options()) {
+    const json::json_pointer pointer(o.key);
     const json before = stored.contains(pointer) ? stored.at(pointer) : json();
     const json after = now.contains(pointer) ? now.at(pointer) : json();
     if (before != after)
-      out.push_back(fmt::format("{}: {} in the run, {} now", flag, value_text(before), value_text(after)));
+      out.push_back(fmt::format("{}: {} in the run, {} now", o.flag, value_text(before, o.negated),
+                                value_text(after, o.negated)));
   }
   return out;
 }

@@ -1,4 +1,5 @@
-// Implements the per-run lock: one byte of `<db>.lock` per run id, locked with fcntl.
+// Implements the per-run lock: one byte of `<db>.lock` per run id, locked with fcntl (a process's fcntl locks
+// on a file go when it closes any descriptor of that file: kj holds one run lock at a time).
 #include "harness/orchestrator/run_lock.hpp"
 
 #include "db/store.hpp"
@@ -40,12 +41,14 @@ run_lock::run_lock(const fs::path& db_path, const std::string& run_uid) {
   struct flock range = range_of(run_uid, F_WRLCK);
   if (::fcntl(m_fd, F_SETLK, &range) == 0) return;
   const int error = errno;
-  const auto pid = holder(db_path, run_uid);
+  // Asked on this descriptor: opening another one and closing it would drop this process's own locks.
+  struct flock probe = range_of(run_uid, F_WRLCK);
+  const bool known = ::fcntl(m_fd, F_GETLK, &probe) == 0 && probe.l_type != F_UNLCK;
   ::close(m_fd);
   if (error == EACCES || error == EAGAIN)
     throw kb::source_error(fmt::format(
         "run {} is in use by another kj{}: wait for it to end (or stop it) before resuming the run", run_uid,
-        pid ? fmt::format(" (pid {})", *pid) : ""));
+        known ? fmt::format(" (pid {})", probe.l_pid) : ""));
   throw kb::source_error(
       fmt::format("cannot lock run {} in {}: {}", run_uid, file.string(), std::strerror(error)));
 }
