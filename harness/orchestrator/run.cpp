@@ -312,12 +312,14 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
   return 0;
 }
 
-// --rerun-failed: the candidates that failed in the previous run of these options (empty: none failed).
-std::set<std::int64_t> failed_before(const db::store& store, const json& config, const std::string& run_uid) {
+// --rerun-failed: the candidates that failed in the previous run of these options (empty: none failed); the
+// run's config names that run.
+std::set<std::int64_t> failed_before(const db::store& store, json& config, const std::string& run_uid) {
   const run_handle previous = previous_run(store, config, run_uid);
   const auto ids = store.failed_candidates(previous.id);
   fmt::print(stderr, "kj: --rerun-failed: {} candidate{} failed in run {}\n", ids.size(),
              ids.size() == 1 ? "" : "s", previous.uid);
+  config["rerun_failed_of"] = previous.uid;
   return {ids.begin(), ids.end()};
 }
 
@@ -349,7 +351,7 @@ int execute_run(const run_options& options) {
   const std::vector<int> gpus = device == "cuda" ? resolve_gpus(options.gpus, env) : std::vector<int>{};
   const db::stack_record stack = stack_from(env, device);
   const std::string producer = default_producer(options);
-  const json config = run_config(options, device, producer);
+  json config = run_config(options, device, producer);
   const std::string run_uid = options.run_uid.empty() ? new_run_uid() : options.run_uid;
   const run_lock lock(options.db_path, run_uid);
   run_state st{options, cache_dir, problems, {}, env, device, gpus, stack};

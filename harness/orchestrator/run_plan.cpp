@@ -51,13 +51,20 @@ scheduler::task task_of(const plan_inputs& in, const adapters::candidate& c, std
 run_plan plan_run(db::store& store, const plan_inputs& in,
                   const std::vector<adapters::candidate>& candidates) {
   run_plan plan;
-  std::map<std::int64_t, std::string> planned; // candidate id -> the file it was planned from
+  std::map<std::int64_t, std::string> planned; // candidate id -> the first file that named it
   db::store::batch planning(store);            // the plan's candidate rows: one transaction
   for (const auto& c : candidates) {
     const kb::problem& p = in.problems[c.problem_index];
     try {
       const std::int64_t candidate_id = store.upsert_candidate(
           {in.problem_ids[c.problem_index], c.producer, c.sample, c.path.string(), c.source, "", c.bytes});
+      if (const auto [it, fresh] = planned.emplace(candidate_id, name_of(c, p)); !fresh) {
+        // Two files with the same source and sample number are one candidate: judged once.
+        fmt::print(stderr, "kj: skipping candidate {}: the same source and sample as {}\n", name_of(c, p),
+                   it->second);
+        ++plan.duplicates;
+        continue;
+      }
       if (store.has_evaluation(in.run_id, candidate_id)) {
         ++plan.kept;
         continue;
@@ -68,13 +75,6 @@ run_plan plan_run(db::store& store, const plan_inputs& in,
       }
       if (!c.no_code.empty()) {
         plan.no_code.push_back(no_code_result(in, c, candidate_id));
-        continue;
-      }
-      if (const auto [it, fresh] = planned.emplace(candidate_id, name_of(c, p)); !fresh) {
-        // Two files with the same source and sample number are one candidate: judged once.
-        fmt::print(stderr, "kj: skipping candidate {}: the same source and sample as {}\n", name_of(c, p),
-                   it->second);
-        ++plan.duplicates;
         continue;
       }
       plan.tasks.push_back(task_of(in, c, candidate_id));

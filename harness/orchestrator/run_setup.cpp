@@ -145,11 +145,15 @@ run_handle open_run(db::store& store, const run_options& options, const std::str
 }
 
 run_handle previous_run(const db::store& store, const json& config, const std::string& run_uid) {
+  // -k narrows what is rerun; the earlier run may have had another filter, or none.
+  json wanted = config;
+  wanted.erase("filter");
   const auto runs = store.runs();
   for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
     if (it->run_uid == run_uid || it->evaluations == 0) continue;
-    const json stored = parse_config(it->config_json);
-    if (stored.value("config_version", 1) >= 2 && config_differences(stored, config).empty())
+    json stored = parse_config(it->config_json);
+    stored.erase("filter");
+    if (stored.value("config_version", 1) >= 2 && config_differences(stored, wanted).empty())
       return {it->id, it->run_uid, false};
   }
   throw kb::source_error(

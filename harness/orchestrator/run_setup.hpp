@@ -43,7 +43,7 @@ run_handle open_run(db::store& store, const run_options& options, const std::str
                     std::int64_t stack_id);
 
 // The run --rerun-failed takes its failures from: the newest other run whose defining options are this
-// command's; throws kb::source_error when there is none.
+// command's (-k aside); throws kb::source_error when there is none.
 run_handle previous_run(const db::store& store, const nlohmann::json& config, const std::string& run_uid);
 
 // While alive, an exception leaves the run `failed` (its message in the run's detail), or removes it when

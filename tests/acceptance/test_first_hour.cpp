@@ -26,12 +26,20 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+std::size_t count_of(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
+    ++n;
+  return n;
+}
+
 std::string problem_source(const std::string& file) {
   return read_file(source_dir() / "kernelbench" / "suite" / "level1" / file);
 }
 
 // modelA: GELU right (a Latin-1 byte in a comment), Sum_Reduction wrong. modelB: GELU a binary file,
-// Sum_Reduction right.
+// Sum_Reduction right; GELU's binary file twice (under both names: one candidate), and files for problems
+// not selected.
 void write_models(const scratch_dir& dir) {
   const std::string gelu = problem_source("2_GELU.py"), sum = problem_source("3_Sum_Reduction.py");
   write_file(dir / "modelA" / "level_1_problem_2_sample_0_kernel.py",
@@ -43,6 +51,11 @@ void write_models(const scratch_dir& dir) {
                                                                                   "ELF\x02\x01\x00\xFF\xFE",
                                                                                   9));
   write_file(dir / "modelB" / "level_1_problem_3_sample_0_kernel.py", sum + "\nModelNew = Model\n");
+  write_file(dir / "modelB" / "2_GELU.py", std::string("\x7F"
+                                                       "ELF\x02\x01\x00\xFF\xFE",
+                                                       9));
+  for (const char* other : {"level_1_problem_5_sample_0_kernel.py", "level_2_problem_1_sample_0_kernel.py"})
+    write_file(dir / "modelB" / other, "ModelNew = None\n");
 }
 
 std::int64_t evaluations_so_far(const fs::path& db, const std::string& run_id) {
@@ -86,8 +99,9 @@ TEST_CASE("a new user's first hour: runs, two models, mistakes, Ctrl-C, report, 
   const std::string cache = shared_cache && *shared_cache ? shared_cache : (dir / "cache").string();
   const auto kj = [&](std::vector<std::string> args) {
     args.insert(args.end(), {"--db", db});
-    const auto r = run_kj(args, dir.path());
-    INFO("kj " << args[0] << " " << (args.size() > 1 ? args[1] : "") << "\n" << r.err);
+    args.insert(args.begin(), kj_binary().string());
+    const auto r = run_program(args, dir.path(), {{"KJ_HEARTBEAT_S", "1"}}); // the heartbeat within a second
+    INFO("kj " << args[1] << " " << (args.size() > 2 ? args[2] : "") << "\n" << r.err);
     return r;
   };
   const std::vector<std::string> cpu{"--device", "cpu", "--level", "1", "--cache-dir", cache};
@@ -101,6 +115,7 @@ TEST_CASE("a new user's first hour: runs, two models, mistakes, Ctrl-C, report, 
   const auto first = run({"--ids", "2", "--candidates", "identity", "--quick"});
   REQUIRE(first.exit_code == 0);
   CHECK(contains(first.err, "kj: run r"));
+  CHECK_FALSE(contains(first.err, "already in this run are kept"));
   CHECK(contains(first.out, "1 evaluations: 1 correct"));
 
   // A mistyped model folder: exit 2 naming it, and no run left behind.
@@ -108,13 +123,26 @@ TEST_CASE("a new user's first hour: runs, two models, mistakes, Ctrl-C, report, 
   CHECK(typo.exit_code == 2);
   CHECK(contains(typo.err, "--candidates modelAA: no such folder or file"));
 
-  // Two model folders; a Latin-1 byte and a binary file are judged, named, and never stop the run.
-  const auto a = run({"--ids", "2-3", "--candidates", "modelA/", "--quick", "--run-id", "a"});
+  // Two model folders; a Latin-1 byte and a binary file are judged, named, and never stop the run; while a
+  // candidate is judged, the heartbeat says which and for how long.
+  const auto a =
+      run({"--ids", "2-3", "--candidates", "modelA/", "--quick", "--run-id", "a", "--progress", "always"});
   REQUIRE(a.exit_code == 0);
   CHECK(contains(a.err, "modelA/level_1_problem_2_sample_0_kernel.py: not UTF-8 (byte 0xE9 at line"));
+  CHECK(contains(a.err, "kj: judging L1 "));
   CHECK(contains(a.out, "2 evaluations: 1 correct, 1 incorrect"));
+  // modelB stops at its first failure (--maxfail 1, exit 1) and resumes; its other files are one line.
+  const auto b_stopped =
+      run({"--ids", "2-3", "--candidates", "modelB", "--quick", "--run-id", "b", "--maxfail", "1"});
+  CHECK(b_stopped.exit_code == 1);
+  CHECK(contains(b_stopped.err, "stopping (--maxfail 1)"));
+  CHECK(contains(b_stopped.err, "2 files in modelB name problems not selected"));
+  CHECK(contains(b_stopped.err, "level_1_problem_2_sample_0_kernel.py: the same source and sample as"));
+  CHECK(count_of(b_stopped.err, "kj: skipping") == 1); // that duplicate; the unselected files are one line
+  CHECK_FALSE(contains(b_stopped.err, "already in this run are kept"));
   const auto b = run({"--ids", "2-3", "--candidates", "modelB", "--quick", "--run-id", "b"});
   REQUIRE(b.exit_code == 0);
+  CHECK(contains(b.err, "1 evaluations already in this run are kept"));
   CHECK(contains(b.out, "2 evaluations: 1 correct, 1 load_error"));
 
   // Resuming with other options is refused naming the difference; --force extends it and says so.
@@ -146,9 +174,16 @@ TEST_CASE("a new user's first hour: runs, two models, mistakes, Ctrl-C, report, 
   CHECK(contains(resumed.err, "kj: resuming run c (interrupted)"));
   CHECK(evaluations_so_far(db, "c") == 3);
 
+  // The failures of modelA's run again, narrowed with -k: a new run of the one failed candidate.
+  const auto again = run(
+      {"--ids", "2-3", "--candidates", "modelA", "--quick", "--rerun-failed", "-k", "sum", "--run-id", "a2"});
+  CHECK(again.exit_code == 0);
+  CHECK(contains(again.err, "--rerun-failed: 1 candidate failed in run a"));
+  CHECK(contains(again.out, "1 evaluations: 1 incorrect"));
+
   // Every run with its status and producer; none left running.
   const auto runs = json::parse(kj({"runs", "--format", "json"}).out);
-  REQUIRE(runs.size() == 4);
+  REQUIRE(runs.size() == 5);
   CHECK(runs[1]["producer"] == "modelA");
   CHECK(runs[2]["producer"] == "modelB");
   CHECK(contains(runs[1]["detail"].get<std::string>(), "--force: --no-strict"));
