@@ -137,15 +137,20 @@ import_report candidates_from_directory(const fs::path& dir, const std::vector<k
         report.candidates.push_back(candidate_of_bytes(i, workdir ? workdir_producer(producer) : producer,
                                                        sample, fs::absolute(entry), bytes));
     }
-    if (hits.empty())
+    int file_number = 0;
+    std::string file_stem;
+    if (hits.empty() && generated)
+      report.unselected.push_back(
+          fmt::format("{}: level {} problem {} is not selected", entry.filename().string(), level, number));
+    else if (hits.empty() && kb::parse_problem_file_name(name, file_number, file_stem))
+      report.unselected.push_back(
+          fmt::format("{}: no selected problem has that file name", entry.filename().string()));
+    else if (hits.empty())
       report.skipped.push_back(
-          generated
-              ? fmt::format("{}: level {} problem {} is not selected", entry.filename().string(), level,
-                            number)
-              : fmt::format("{}: not a KernelBench candidate name (level_L_problem_N_sample_S_kernel.py, "
-                            "<problem file>.py, or a CUDA-Agent workdir folder level_L_problem_N_sample_S "
-                            "or <problem file stem>)",
-                            entry.filename().string()));
+          fmt::format("{}: not a KernelBench candidate name (level_L_problem_N_sample_S_kernel.py, "
+                      "<problem file>.py, or a CUDA-Agent workdir folder level_L_problem_N_sample_S "
+                      "or <problem file stem>)",
+                      entry.filename().string()));
   }
   return report;
 }

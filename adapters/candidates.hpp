@@ -29,7 +29,8 @@ struct candidate {
 
 struct import_report {
   std::vector<candidate> candidates;
-  std::vector<std::string> skipped; // files that name no selected problem, with the reason
+  std::vector<std::string> skipped;    // files whose names are not candidate names, with the reason
+  std::vector<std::string> unselected; // files named for problems that are not selected, with the reason
 };
 
 // Matches `level_{L}_problem_{id}_sample_{s}_kernel.py` (KernelBench's generated names) and `<problem

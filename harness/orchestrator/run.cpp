@@ -124,8 +124,8 @@ int stopped(db::store& store, const run_handle& run, const fs::path& db_path, bo
   return maxfail ? 1 : 130;
 }
 
-// The cache folder must be writable before any worker starts: exit code 2 naming it, not a raw filesystem
-// error from the first job.
+} // namespace
+
 void check_cache_dir(const fs::path& cache_dir) {
   std::error_code ec;
   fs::create_directories(cache_dir / "scratch", ec);
@@ -140,8 +140,6 @@ void check_cache_dir(const fs::path& cache_dir) {
                                        "KJ_CACHE_DIR to a writable folder",
                                        cache_dir.string(), ec ? ec.message() : "cannot create files in it"));
 }
-
-} // namespace
 
 db::stack_record stack_from(json env, const std::string& device) {
   db::stack_record stack;
@@ -241,6 +239,26 @@ struct run_state {
   std::optional<std::set<std::int64_t>> only; // --rerun-failed
 };
 
+// Says what the plan compiles and leaves out, and tells the heartbeat how many builds to expect.
+void announce(const run_plan& plan, const run_options& options, const std::string& device,
+              scheduler::heartbeat& beat) {
+  std::size_t compiles = 0, reused = 0;
+  for (const auto& t : plan.tasks) {
+    compiles += t.builds.size();
+    reused += t.reused_builds;
+  }
+  if (reused)
+    fmt::print(stderr, "kj: {} candidates were built before (their cached builds are reused)\n", reused);
+  if (compiles)
+    fmt::print(stderr, "kj: compiling {} candidates ({} at a time){}...\n", compiles,
+               options.build_jobs > 0 ? options.build_jobs : scheduler::default_build_jobs(),
+               device == "cuda" ? " while the device judges the others" : " before judging");
+  if (plan.not_failed)
+    fmt::print(stderr, "kj: --rerun-failed: {} candidates passed before and are left out\n", plan.not_failed);
+  beat.expect_builds(compiles);
+  beat.touch();
+}
+
 // Plans the run's tasks and judges them: returns the exit code (0, 130 after Ctrl-C, 1 after --maxfail).
 int judge(db::store& store, run_state& st, const run_handle& run, run_guard& guard) {
   const run_options& options = st.options;
@@ -284,21 +302,7 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
                            {ctx, st.problems, problem_ids, run.id, st.stack_id, linked, st.only,
                             [&sinks](scheduler::evaluation_result& r) { sinks.evaluation(r); }},
                            candidates);
-  std::size_t compiles = 0, reused = 0;
-  for (const auto& t : plan.tasks) {
-    compiles += t.builds.size();
-    reused += t.reused_builds;
-  }
-  if (reused)
-    fmt::print(stderr, "kj: {} candidates were built before (their cached builds are reused)\n", reused);
-  if (compiles)
-    fmt::print(stderr, "kj: compiling {} candidates ({} at a time){}...\n", compiles,
-               options.build_jobs > 0 ? options.build_jobs : scheduler::default_build_jobs(),
-               st.device == "cuda" ? " while the device judges the others" : " before judging");
-  if (plan.not_failed)
-    fmt::print(stderr, "kj: --rerun-failed: {} candidates passed before and are left out\n", plan.not_failed);
-  beat.expect_builds(compiles);
-  beat.touch();
+  announce(plan, options, st.device, beat);
   sinks.begin(plan.tasks.size() + plan.no_code.size(), plan.kept);
   for (auto& r : plan.no_code)
     sinks.evaluation(r);

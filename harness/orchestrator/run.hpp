@@ -66,6 +66,10 @@ std::string resolve_device(const std::string& requested, const nlohmann::json& e
 // The GPUs to use: `requested` when given (each must be visible), else every GPU the probe saw.
 std::vector<int> resolve_gpus(const std::vector<int>& requested, const nlohmann::json& env);
 
+// The cache folder must be writable before any worker starts: kb::source_error (exit code 2) naming it, not a
+// raw filesystem error from the first job.
+void check_cache_dir(const std::filesystem::path& cache_dir);
+
 // A new run id: "r<UTC date>-<time>-<4 hex digits>".
 std::string new_run_uid();
 

@@ -26,19 +26,12 @@ std::string lower(std::string text) {
 
 // Files of the folder that name no selected problem: one line for those of another level or id (a subset of
 // the suite was selected), each one for a name kj does not understand (a mistake worth seeing).
-void report_skipped(const std::vector<std::string>& skipped, const fs::path& dir) {
-  std::size_t unselected = 0;
-  std::string example;
-  for (const auto& s : skipped) {
-    if (s.find("is not selected") != std::string::npos) {
-      if (unselected++ == 0) example = s;
-      continue;
-    }
+void report_skipped(const adapters::import_report& report, const fs::path& dir) {
+  for (const auto& s : report.skipped)
     fmt::print(stderr, "kj: skipping {}\n", s);
-  }
-  if (unselected)
-    fmt::print(stderr, "kj: {} file{} in {} name{} problems not selected (e.g. {}): skipped\n", unselected,
-               unselected == 1 ? "" : "s", dir.string(), unselected == 1 ? "s" : "", example);
+  if (const std::size_t n = report.unselected.size(); n > 0)
+    fmt::print(stderr, "kj: {} file{} in {} name{} problems not selected (e.g. {}): skipped\n", n,
+               n == 1 ? "" : "s", dir.string(), n == 1 ? "s" : "", report.unselected.front());
 }
 
 json parse_config(const std::string& text) {
@@ -71,7 +64,7 @@ std::vector<adapters::candidate> import_candidates(const run_options& options,
   }
   const fs::path dir = which == "examples" ? adapters::examples_dir(device) : fs::path(which);
   auto report = adapters::candidates_from_directory(dir, problems, producer);
-  report_skipped(report.skipped, dir);
+  report_skipped(report, dir);
   if (report.candidates.empty())
     throw kb::source_error(fmt::format("no candidate in {} matches the selected problems", dir.string()));
   for (const auto& c : report.candidates)

@@ -46,7 +46,8 @@ TEST_CASE("a candidate directory matches generated names and problem file names"
   CHECK(report.candidates[1].sample == 0);
   CHECK(report.candidates[2].sample == 2);
   CHECK(report.candidates[2].source == "B");
-  CHECK(report.skipped.size() == 2);
+  CHECK(report.skipped.size() == 1);    // random_name.py
+  CHECK(report.unselected.size() == 1); // problem 42
   CHECK_THROWS_AS(adapters::candidates_from_directory(dir / "missing", two_problems()), kb::source_error);
 }
 
@@ -68,6 +69,7 @@ TEST_CASE("every built-in example candidate names a built-in problem and states 
         adapters::candidates_from_directory(adapters::examples_dir(device), problems, "examples");
     INFO(device);
     CHECK(report.skipped.empty());
+    CHECK(report.unselected.empty());
     std::set<std::pair<int, std::string>> per_level;
     for (const auto& c : report.candidates) {
       const std::string first_line = c.source.substr(0, c.source.find('\n'));

@@ -1,8 +1,10 @@
 // Source bytes as text: UTF-8 checks, replacement, and PEP 263 decoding of candidate files that are not
 // UTF-8.
 #include "kernelbench/id_set.hpp"
+#include "kernelbench/problems.hpp"
 #include "kernelbench/source_text.hpp"
 #include "tests/support/catch_compat.hpp"
+#include "tests/support/paths.hpp"
 
 #include <string>
 
@@ -66,4 +68,14 @@ TEST_CASE("python_source_text reads a file as Python would, and judges what Pyth
 TEST_CASE("an id selection prints as it is written") {
   CHECK(id_set::parse("1-3,19,7-7").text() == "1-3,19,7");
   CHECK(id_set{}.text().empty());
+}
+
+TEST_CASE("a problem file that is not UTF-8 loads as valid text") {
+  kj::test::scratch_dir dir;
+  kj::test::write_file(dir / "level1" / "7_Latin.py", "# caf\xE9\nclass Model: pass\n");
+  source_options options;
+  options.files.push_back(dir / "level1" / "7_Latin.py");
+  const auto problems = load_problems(options);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].source == "# caf\xEF\xBF\xBD\nclass Model: pass\n");
 }
