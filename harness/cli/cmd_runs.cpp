@@ -80,10 +80,10 @@ int list_runs(const std::string& db_path, const std::string& format) {
     std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     return 0;
   }
-  fmt::print("{:<24} {:<20} {:<16} {:<20} {:<5} {:>5}  {:<32} {}\n", "run", "created (UTC)", "status",
+  fmt::print("{:<24} {:<20} {:<20} {:<20} {:<5} {:>5}  {:<32} {}\n", "run", "created (UTC)", "status",
              "producer", "dev", "evals", "verdicts", "options");
   for (const auto& r : runs) {
-    fmt::print("{:<24} {:<20} {:<16} {:<20} {:<5} {:>5}  {:<32} {}\n", r.run_uid, r.created_at.substr(0, 19),
+    fmt::print("{:<24} {:<20} {:<20} {:<20} {:<5} {:>5}  {:<32} {}\n", r.run_uid, r.created_at.substr(0, 19),
                status_text(db_path, r), r.producer.empty() ? "-" : r.producer, r.device, r.evaluations,
                verdicts_text(r), options_summary(config_of(r)));
     if (!r.detail.empty()) fmt::print("{:<24} {}\n", "", r.detail.substr(0, r.detail.find('\n')));

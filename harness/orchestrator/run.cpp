@@ -268,7 +268,7 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
     auto generated = adapters::generate_candidates(store, run.id, st.problems, problem_ids,
                                                    options.generation, st.device, exec::interrupt_requested);
     store.set_run_producer(run.id, generated.producer);
-    st.candidates = filter_candidates(options.filter, st.problems, std::move(generated.candidates));
+    st.candidates = std::move(generated.candidates); // -k chose the problems before
   }
   auto candidates = select_shard(options.part, st.problems, std::move(st.candidates));
   if (exec::interrupt_requested()) {
@@ -336,7 +336,10 @@ int execute_run(const run_options& options) {
   if (const std::string& c = options.candidates;
       !c.empty() && c != "identity" && c != "examples" && !fs::exists(c))
     throw kb::source_error(fmt::format("--candidates {}: no such folder or file", c));
-  const auto problems = load_all_problems(options.sources, cache_dir);
+  std::vector<kb::problem> problems = load_all_problems(options.sources, cache_dir);
+  if (options.generation.active()) // the model is asked only for what -k keeps
+    problems = filter_problems(options.filter, std::move(problems),
+                               options.generation.adapter + "/" + options.generation.model);
   if (options.baselines != "cached" && options.baselines != "none") baselines::parse_modes(options.baselines);
   db::store store = db::store::open(options.db_path);
 

@@ -99,6 +99,20 @@ std::vector<adapters::candidate> filter_candidates(const std::string& pattern,
   return candidates;
 }
 
+std::vector<kb::problem> filter_problems(const std::string& pattern, std::vector<kb::problem> problems,
+                                         const std::string& producer) {
+  if (pattern.empty() || lower(producer).find(lower(pattern)) != std::string::npos) return problems;
+  const std::size_t total = problems.size();
+  std::erase_if(problems, [&](const kb::problem& p) {
+    return lower(fmt::format("L{}/{}", p.level, p.file_name)).find(lower(pattern)) == std::string::npos;
+  });
+  if (problems.empty())
+    throw kb::source_error(
+        fmt::format("-k {}: none of the {} problems matches (L<level>/<problem file>)", pattern, total));
+  fmt::print(stderr, "kj: -k {}: {} of {} problems\n", pattern, problems.size(), total);
+  return problems;
+}
+
 run_handle open_run(db::store& store, const run_options& options, const std::string& run_uid,
                     const json& config, const std::string& producer, const std::string& device,
                     std::int64_t stack_id) {

@@ -30,6 +30,11 @@ std::vector<adapters::candidate> filter_candidates(const std::string& pattern,
                                                    const std::vector<kb::problem>& problems,
                                                    std::vector<adapters::candidate> candidates);
 
+// -k for an LLM adapter's run, before anything is asked of the model: the problems whose L<level>/<file name>
+// contains the pattern (all of them when the pattern names the producer); throws kb::source_error when none.
+std::vector<kb::problem> filter_problems(const std::string& pattern, std::vector<kb::problem> problems,
+                                         const std::string& producer);
+
 struct run_handle {
   std::int64_t id = 0;
   std::string uid;

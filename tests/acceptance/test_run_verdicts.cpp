@@ -154,6 +154,7 @@ TEST_CASE("two candidate files with the same source and sample are judged once, 
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find("the same source and sample as") != std::string::npos);
+  CHECK(r.err.find("already in this run are kept") == std::string::npos); // a fresh run keeps nothing
   const json rows = results_json(dir);
   REQUIRE(rows.size() == 1);
   CHECK(rows[0]["verdict"] == "correct");
