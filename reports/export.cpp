@@ -9,6 +9,9 @@
 #include <numeric>
 #include <set>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace kj::reports {
 namespace {

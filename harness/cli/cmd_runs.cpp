@@ -9,6 +9,8 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 namespace kj::cli {
 namespace {

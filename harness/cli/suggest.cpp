@@ -2,9 +2,12 @@
 #include "harness/cli/suggest.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fmt/core.h>
 #include <regex>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace kj::cli {
 namespace {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <string>
 #include <unistd.h>
 
 namespace fs = std::filesystem;

@@ -5,6 +5,7 @@
 #include "harness/verify/static_scan.hpp"
 
 #include <fmt/core.h>
+#include <map>
 #include <stdexcept>
 #include <string>
 

@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+#include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 using nlohmann::json;

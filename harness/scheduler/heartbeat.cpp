@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <fmt/core.h>
+#include <string>
 #include <vector>
 
 namespace kj::scheduler {
