@@ -48,6 +48,11 @@ std::vector<std::size_t> matches(const std::string& name, const std::vector<kb::
   return hits;
 }
 
+// Workdirs are producer "workdir" unless the import is labelled (kj run --producer, or the folder's name).
+std::string workdir_producer(const std::string& producer) {
+  return producer == "directory" ? "workdir" : producer;
+}
+
 std::string read_source(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   std::stringstream text;
@@ -55,13 +60,46 @@ std::string read_source(const fs::path& file) {
   return text.str();
 }
 
+// One candidate file given as --candidates FILE: named like a candidate, or for the one selected problem.
+import_report candidate_file(const fs::path& file, const std::vector<kb::problem>& problems,
+                             const std::string& producer) {
+  int sample = 0, level = 0, number = 0;
+  bool generated = false;
+  auto hits = matches(file.filename().string(), problems, sample, generated, level, number);
+  if (hits.empty() && problems.size() == 1) hits.push_back(0);
+  if (hits.empty())
+    throw kb::source_error(
+        fmt::format("candidate file {} names none of the {} selected problems: name it "
+                    "level_L_problem_N_sample_S_kernel.py "
+                    "or <problem file>.py, or select one problem (--problem FILE, or --level and --ids)",
+                    file.string(), problems.size()));
+  import_report report;
+  const std::string bytes = read_source(file);
+  for (std::size_t i : hits)
+    report.candidates.push_back(candidate_of_bytes(i, producer, sample, fs::absolute(file), bytes));
+  return report;
+}
+
 } // namespace
+
+candidate candidate_of_bytes(std::size_t problem_index, std::string producer, int sample, fs::path path,
+                             const std::string& bytes) {
+  kb::source_text text = kb::python_source_text(bytes);
+  candidate c{problem_index, std::move(producer), sample, std::move(path), std::move(text.text), ""};
+  if (!text.exact) {
+    c.bytes = bytes;
+    c.encoding_note = std::move(text.note);
+    c.encoding_line = text.line;
+  }
+  return c;
+}
 
 import_report candidates_from_directory(const fs::path& dir, const std::vector<kb::problem>& problems,
                                         const std::string& producer) {
+  if (fs::is_regular_file(dir)) return candidate_file(dir, problems, producer);
   if (!fs::is_directory(dir))
     throw kb::source_error(
-        fmt::format("candidate directory {} does not exist or is not a directory", dir.string()));
+        fmt::format("candidate directory {} does not exist (nor a file of that name)", dir.string()));
   import_report report;
   const fs::path root = fs::absolute(dir).lexically_normal();
   // The directory itself a workdir: named like a candidate, or the one selected problem.
@@ -77,7 +115,8 @@ import_report candidates_from_directory(const fs::path& dir, const std::vector<k
                       "level_L_problem_N_sample_S or <problem file stem>, or select one problem",
                       dir.string(), problems.size()));
     for (std::size_t i : hits)
-      report.candidates.push_back({i, "workdir", sample, named, workdir_candidate_source(named), ""});
+      report.candidates.push_back(
+          candidate_of_bytes(i, workdir_producer(producer), sample, named, workdir_candidate_source(named)));
     return report;
   }
   std::vector<fs::path> entries;
@@ -92,18 +131,26 @@ import_report candidates_from_directory(const fs::path& dir, const std::vector<k
     int sample = 0, level = 0, number = 0;
     bool generated = false;
     const auto hits = matches(name, problems, sample, generated, level, number);
-    for (std::size_t i : hits)
-      report.candidates.push_back({i, workdir ? "workdir" : producer, sample, fs::absolute(entry),
-                                   workdir ? workdir_candidate_source(entry) : read_source(entry), ""});
-    if (hits.empty())
+    if (!hits.empty()) {
+      const std::string bytes = workdir ? workdir_candidate_source(entry) : read_source(entry);
+      for (std::size_t i : hits)
+        report.candidates.push_back(candidate_of_bytes(i, workdir ? workdir_producer(producer) : producer,
+                                                       sample, fs::absolute(entry), bytes));
+    }
+    int file_number = 0;
+    std::string file_stem;
+    if (hits.empty() && generated)
+      report.unselected.push_back(
+          fmt::format("{}: level {} problem {} is not selected", entry.filename().string(), level, number));
+    else if (hits.empty() && kb::parse_problem_file_name(name, file_number, file_stem))
+      report.unselected.push_back(
+          fmt::format("{}: no selected problem has that file name", entry.filename().string()));
+    else if (hits.empty())
       report.skipped.push_back(
-          generated
-              ? fmt::format("{}: level {} problem {} is not selected", entry.filename().string(), level,
-                            number)
-              : fmt::format("{}: not a KernelBench candidate name (level_L_problem_N_sample_S_kernel.py, "
-                            "<problem file>.py, or a CUDA-Agent workdir folder level_L_problem_N_sample_S "
-                            "or <problem file stem>)",
-                            entry.filename().string()));
+          fmt::format("{}: not a KernelBench candidate name (level_L_problem_N_sample_S_kernel.py, "
+                      "<problem file>.py, or a CUDA-Agent workdir folder level_L_problem_N_sample_S "
+                      "or <problem file stem>)",
+                      entry.filename().string()));
   }
   return report;
 }

@@ -94,8 +94,9 @@ std::int64_t open_run(db::store& store, const agent_options& o, const std::strin
                     {"sandbox", exec::sandbox_kind()},
                     {"seccomp", exec::have_seccomp()},
                     {"kb_version", o.sources.kb_version}};
-  return store.create_run(
-      {run_uid, "", "running", device, o.command_line, version_string(), config.dump(), stack_id});
+  // The run's producer label is its trajectories' (agent/<adapter>/<model>).
+  return store.create_run({run_uid, "", "running", device, o.command_line, version_string(), config.dump(),
+                           stack_id, fmt::format("agent/{}/{}", o.generation.adapter, o.generation.model)});
 }
 
 // The compiled baselines of every problem (cached, or measured first for a list of modes) and the basis its

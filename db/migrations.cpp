@@ -15,7 +15,7 @@ namespace {
 
 using namespace schema_sql;
 
-// The SQL of each version: db/schema_sql_early.hpp (1-4) and db/schema_sql_late.hpp (5-8).
+// The SQL of each version: db/schema_sql_early.hpp (1-4) and db/schema_sql_late.hpp (5-9).
 
 // Sized by its entries: a new migration is one line here and the schema_version bump in store.hpp.
 constexpr auto all_migrations = std::to_array<migration>({
@@ -28,6 +28,7 @@ constexpr auto all_migrations = std::to_array<migration>({
     {7, "built-in agent: evaluations.purpose, agent_trajectories, agent_turns, agent_tool_calls",
      schema_agent},
     {8, "evaluation resources: evaluations.reason, evaluation_memory, evaluation_phases", schema_resources},
+    {9, "candidates.source_bytes, runs.producer, runs.detail", schema_first_hour},
 });
 static_assert(all_migrations.back().version == schema_version,
               "add a migration for every schema_version bump");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,6 +114,9 @@ struct run_row {
   std::int64_t stack_id = 0;
   std::string stack_hash;
   std::int64_t evaluations = 0;
+  std::string producer;                         // schema v9
+  std::string detail;                           // schema v9
+  std::map<std::string, std::int64_t> verdicts; // verdict -> result evaluations
 };
 
 } // namespace kj::db

@@ -1,4 +1,4 @@
-// The SQL text of schema versions 5 to 8, for db/migrations.cpp alone. docs/schema.md describes every column;
+// The SQL text of schema versions 5 to 9, for db/migrations.cpp alone. docs/schema.md describes every column;
 // keep the two in step. Never edit a released migration: add a new one.
 #pragma once
 
@@ -208,6 +208,15 @@ CREATE TABLE evaluation_phases (
   seconds       REAL NOT NULL,
   PRIMARY KEY (evaluation_id, phase)
 );
+)sql";
+
+// Version 9: a candidate file that is not UTF-8 keeps its bytes (candidates.source is the text it was judged
+// as); a run has a producer label (the model or folder its candidates came from) and a detail (why it failed,
+// and the option changes a forced resume accepted).
+constexpr const char* schema_first_hour = R"sql(
+ALTER TABLE candidates ADD COLUMN source_bytes BLOB;
+ALTER TABLE runs ADD COLUMN producer TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN detail TEXT NOT NULL DEFAULT '';
 )sql";
 
 } // namespace kj::db::schema_sql

@@ -3,6 +3,7 @@
 
 #include "db/store.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
@@ -18,13 +19,23 @@ constexpr int busy_timeout_ms =
 
 connection connection::open(const std::filesystem::path& path, open_mode mode) {
   const std::string name = path.string();
+  const bool reader = mode == open_mode::read_only || mode == open_mode::read_only_immutable;
   int flags =
-      (mode == open_mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
-      SQLITE_OPEN_NOMUTEX;
+      (reader ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX;
   std::string uri_name = name;
   if (mode == open_mode::read_write_attach) {
     flags |= SQLITE_OPEN_URI;
     if (uri_name.starts_with("file:")) uri_name = "./" + uri_name; // the path itself stays a path
+  }
+  if (mode == open_mode::read_only_immutable) {
+    flags |= SQLITE_OPEN_URI;
+    uri_name = "file:";
+    for (const unsigned char c : std::filesystem::absolute(path).string())
+      uri_name +=
+          std::isalnum(c) || std::string_view("/._-~").find(static_cast<char>(c)) != std::string_view::npos
+              ? std::string(1, static_cast<char>(c))
+              : fmt::format("%{:02X}", c);
+    uri_name += "?immutable=1";
   }
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(uri_name.c_str(), &db, flags, nullptr);
@@ -35,7 +46,7 @@ connection connection::open(const std::filesystem::path& path, open_mode mode) {
     throw db_error(fmt::format("cannot open database '{}': {}", name, reason));
   }
   // SQLite silently falls back to read-only for a file it may not write; a writer must fail here instead.
-  if (mode != open_mode::read_only && sqlite3_db_readonly(db, "main") == 1) {
+  if (!reader && sqlite3_db_readonly(db, "main") == 1) {
     sqlite3_close_v2(db);
     throw db_error(fmt::format("cannot open database '{}': the file is not writable", name));
   }
@@ -136,6 +147,14 @@ statement& statement::bind(int index, double value) {
 
 statement& statement::bind(int index, std::string_view value) {
   if (sqlite3_bind_text64(m_stmt, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8) !=
+      SQLITE_OK)
+    fail();
+  return *this;
+}
+
+statement& statement::bind(int index, blob value) {
+  if (value.bytes.empty()) return bind(index, std::nullopt);
+  if (sqlite3_bind_blob64(m_stmt, index, value.bytes.data(), value.bytes.size(), SQLITE_TRANSIENT) !=
       SQLITE_OK)
     fail();
   return *this;

@@ -15,12 +15,19 @@ namespace kj::db::sqlite {
 
 class statement;
 
+// Bytes bound as a BLOB (an empty one as NULL); column_text reads them back unchanged.
+struct blob {
+  std::string_view bytes;
+};
+
 // One open database handle. Every error it throws is a db_error naming the database file.
 class connection {
 public:
   // read_write_attach: read_write_create, and ATTACH takes `file:` URIs (kj merge attaches its inputs with
   // mode=ro, so that merging never writes to them).
-  enum class open_mode { read_write_create, read_only, read_write_attach };
+  // read_only_immutable: read-only, and SQLite is told that nobody writes the file (no locks, no -shm): for a
+  // file on a read-only mount whose WAL is empty.
+  enum class open_mode { read_write_create, read_only, read_write_attach, read_only_immutable };
 
   // Throws db_error "cannot open database '<path>': <sqlite's reason>".
   static connection open(const std::filesystem::path& path, open_mode mode);
@@ -69,6 +76,7 @@ public:
   statement& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
   statement& bind(int index, double value); // NaN is stored as NULL (SQLite has no NaN)
   statement& bind(int index, std::string_view value);
+  statement& bind(int index, blob value);
   statement& bind(int index, std::nullopt_t);
   statement& bind(int index, const std::optional<std::int64_t>& value); // nullopt is NULL
   statement& bind(int index, const std::optional<double>& value);       // nullopt is NULL

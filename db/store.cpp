@@ -5,11 +5,14 @@
 #include "db/migrations.hpp"
 #include "db/store_impl.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <fmt/format.h>
 #include <openssl/evp.h>
 #include <system_error>
+#include <unistd.h>
+#include <utility>
 
 namespace kj::db {
 
@@ -35,11 +38,53 @@ store store::open(const fs::path& path) {
   return store(std::make_unique<impl>(impl{std::move(db), path}));
 }
 
+namespace {
+
+// A copy of the file and its WAL in a private folder (removed with the store), for a reader that may neither
+// create the -shm index beside the file nor ignore a WAL that holds committed rows.
+std::shared_ptr<void> private_copy(const fs::path& path, fs::path& copy) {
+  static std::atomic<unsigned> sequence{0};
+  const fs::path dir = fs::temp_directory_path() / fmt::format("kj-read-{}-{}", ::getpid(), sequence++);
+  fs::create_directories(dir);
+  std::shared_ptr<void> keep(nullptr, [dir](void*) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  });
+  copy = dir / path.filename();
+  fs::copy_file(path, copy);
+  if (std::error_code ec; fs::exists(path.string() + "-wal", ec))
+    fs::copy_file(path.string() + "-wal", copy.string() + "-wal");
+  return keep;
+}
+
+// A reader of a file on a read-only mount, or of another user's file whose -shm it may not write: SQLite can
+// read it in place when its WAL is empty (immutable), else from a private copy.
+std::pair<connection, std::shared_ptr<void>> open_reader(const fs::path& path) {
+  try {
+    connection db = connection::open(path, connection::open_mode::read_only);
+    read_user_version(db); // the first read is where a missing -shm shows
+    return {std::move(db), nullptr};
+  } catch (const db_error&) {
+    std::error_code ec;
+    const auto wal = fs::file_size(path.string() + "-wal", ec);
+    if (ec || wal == 0) {
+      connection db = connection::open(path, connection::open_mode::read_only_immutable);
+      read_user_version(db);
+      return {std::move(db), nullptr};
+    }
+    fs::path copy;
+    auto keep = private_copy(path, copy);
+    return {connection::open(copy, connection::open_mode::read_only), std::move(keep)};
+  }
+}
+
+} // namespace
+
 store store::open_read_only(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
     throw db_error(fmt::format("cannot open database '{}': no such file", path.string()));
-  connection db = connection::open(path, connection::open_mode::read_only);
+  auto [db, keep] = open_reader(path);
   const int version = read_user_version(db);
   require_not_newer(db, version, schema_version);
   if (version == 0)
@@ -50,7 +95,7 @@ store store::open_read_only(const fs::path& path) {
         fmt::format("database '{}' has schema version {}, older than this build's {}; open it once "
                     "for writing (any kj command that records results) to migrate it",
                     path.string(), version, schema_version));
-  return store(std::make_unique<impl>(impl{std::move(db), path}));
+  return store(std::make_unique<impl>(impl{std::move(db), path, std::move(keep)}));
 }
 
 store::batch::batch(store& s) : m_tx(std::make_unique<sqlite::transaction>(s.m_impl->m_db)) {}
@@ -124,16 +169,17 @@ std::int64_t store::upsert_problem(const problem_record& problem) {
 
 std::int64_t store::upsert_candidate(const candidate_record& candidate) {
   connection& db = m_impl->m_db;
-  const std::string hash =
-      candidate.source_hash.empty() ? sha256_hex(candidate.source) : candidate.source_hash;
+  const std::string hash = !candidate.source_hash.empty()   ? candidate.source_hash
+                           : candidate.source_bytes.empty() ? sha256_hex(candidate.source)
+                                                            : sha256_hex(candidate.source_bytes);
   const std::string what = fmt::format("upsert candidate (problem {}, producer '{}', sample {})",
                                        candidate.problem_id, candidate.producer, candidate.sample);
-  db.prepare(
-        "INSERT INTO candidates (problem_id, producer, sample, path, source, source_hash, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (problem_id, producer, sample, source_hash) DO NOTHING",
-        what)
+  db.prepare("INSERT INTO candidates (problem_id, producer, sample, path, source, source_hash, created_at, "
+             "source_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+             "ON CONFLICT (problem_id, producer, sample, source_hash) DO NOTHING",
+             what)
       .bind_all(candidate.problem_id, candidate.producer, candidate.sample, candidate.path, candidate.source,
-                hash, now_iso8601())
+                hash, now_iso8601(), sqlite::blob{candidate.source_bytes})
       .run();
   auto find = db.prepare(
       "SELECT id FROM candidates WHERE problem_id = ? AND producer = ? AND sample = ? AND source_hash = ?",
@@ -148,10 +194,11 @@ std::int64_t store::create_run(const run_record& run) {
   const std::string what = fmt::format("create run '{}'", run.run_uid);
   if (run.run_uid.empty()) db.fail(what, "run_uid is empty");
   db.prepare("INSERT INTO runs (run_uid, created_at, status, device, command_line, kj_version, config_json, "
-             "stack_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+             "stack_id, producer, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
              what)
       .bind_all(run.run_uid, run.created_at.empty() ? now_iso8601() : run.created_at, run.status, run.device,
-                run.command_line, run.kj_version, run.config_json, id_or_null(run.stack_id))
+                run.command_line, run.kj_version, run.config_json, id_or_null(run.stack_id), run.producer,
+                run.detail)
       .run();
   return db.last_insert_rowid();
 }
@@ -166,7 +213,7 @@ std::optional<std::int64_t> store::find_run(const std::string& run_uid) const {
 
 std::optional<run_record> store::get_run(std::int64_t run_id) const {
   auto get = m_impl->m_db.prepare("SELECT run_uid, created_at, status, device, command_line, kj_version, "
-                                  "config_json, stack_id FROM runs WHERE id = ?",
+                                  "config_json, stack_id, producer, detail FROM runs WHERE id = ?",
                                   fmt::format("read run {}", run_id));
   get.bind_all(run_id);
   if (!get.step()) return std::nullopt;
@@ -179,6 +226,8 @@ std::optional<run_record> store::get_run(std::int64_t run_id) const {
   run.kj_version = get.column_text(5);
   run.config_json = get.column_text(6);
   run.stack_id = get.column_int64(7); // NULL reads as 0
+  run.producer = get.column_text(8);
+  run.detail = get.column_text(9);
   return run;
 }
 

@@ -25,7 +25,7 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int schema_version = 8;
+inline constexpr int schema_version = 9;
 
 struct run_record {
   std::string run_uid;      // user-visible id, e.g. "r20261120-235959-1a2b"
@@ -36,6 +36,8 @@ struct run_record {
   std::string kj_version;   // "0.1.0+<git sha>"
   std::string config_json;  // the resolved run options as JSON
   std::int64_t stack_id = 0;
+  std::string producer; // schema v9: who wrote its candidates (a model, an agent, a folder's name)
+  std::string detail;   // schema v9: why it failed; the option changes a forced resume accepted
 };
 
 // One part of a merged run (table run_parts): a shard's run (or a whole run) that `kj merge` combined into
@@ -75,9 +77,10 @@ struct candidate_record {
   std::int64_t problem_id = 0;
   std::string producer; // "directory", "identity", "examples", ...
   int sample = 0;
-  std::string path; // file it came from ("" for generated ones)
-  std::string source;
-  std::string source_hash;
+  std::string path;         // file it came from ("" for generated ones)
+  std::string source;       // the text it is judged as (valid UTF-8)
+  std::string source_hash;  // of source_bytes when set, else of source
+  std::string source_bytes; // schema v9: the file's bytes when they are not UTF-8 (else empty)
 };
 
 struct trial_record {
@@ -260,6 +263,17 @@ public:
   std::optional<std::string> latest_run_uid() const;
   void set_run_status(std::int64_t run_id, const std::string& status);
   void set_run_stack(std::int64_t run_id, std::int64_t stack_id);
+  // Schema v9 (db/store_runs.cpp): why a run failed (or what a forced resume changed); its config after a
+  // forced resume; the candidates whose evaluation in the run failed (verdict not correct, or strict fail);
+  // removing a run with everything recorded under it (its evaluations, exchanges, trajectories, parts), in
+  // one transaction. Problems, candidates, stacks and baselines stay: other runs may share them.
+  void set_run_detail(std::int64_t run_id, const std::string& detail);
+  void set_run_config(std::int64_t run_id, const std::string& config_json);
+  std::vector<std::int64_t> failed_candidates(std::int64_t run_id) const;
+  void remove_run(std::int64_t run_id);
+  // Whether nothing was recorded under the run: no evaluation, LLM exchange or agent trajectory.
+  bool run_is_empty(std::int64_t run_id) const;
+  void set_run_producer(std::int64_t run_id, const std::string& producer);
   // The parts of a merged run by shard and creation time; none for a run that was never merged.
   std::vector<run_part_record> run_parts(std::int64_t run_id) const;
 

@@ -5,6 +5,7 @@
 #include "db/store.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -13,6 +14,7 @@ namespace kj::db {
 struct store::impl {
   sqlite::connection m_db;
   std::filesystem::path m_path;
+  std::shared_ptr<void> m_private_copy; // a read-only store's copy of a file it could not read in place
 };
 
 // Optional foreign keys are 0 in the records and NULL in the tables.

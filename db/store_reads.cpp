@@ -3,7 +3,9 @@
 #include "db/store.hpp"
 #include "db/store_impl.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <string>
 
 namespace kj::db {
 
@@ -177,16 +179,27 @@ std::vector<evaluation_row> store::evaluation_rows(const evaluation_filter& filt
 std::vector<run_row> store::runs() const {
   auto rows = m_impl->m_db.prepare(
       "SELECT r.id, r.run_uid, r.created_at, r.status, r.device, r.command_line, r.kj_version, "
-      "r.config_json, "
-      "r.stack_id, COALESCE(s.stack_hash, ''), (SELECT count(*) FROM evaluations e WHERE e.run_id = r.id AND "
-      "e.purpose = 'result') "
+      "r.config_json, r.stack_id, COALESCE(s.stack_hash, ''), "
+      "(SELECT count(*) FROM evaluations e WHERE e.run_id = r.id AND e.purpose = 'result'), r.producer, "
+      "r.detail, (SELECT group_concat(verdict || '=' || n, ',') FROM (SELECT verdict, count(*) AS n FROM "
+      "evaluations e WHERE e.run_id = r.id AND e.purpose = 'result' GROUP BY verdict ORDER BY verdict)) "
       "FROM runs r LEFT JOIN stacks s ON s.id = r.stack_id ORDER BY r.created_at, r.id",
       "list runs");
   std::vector<run_row> out;
-  while (rows.step())
+  while (rows.step()) {
     out.push_back({rows.column_int64(0), rows.column_text(1), rows.column_text(2), rows.column_text(3),
                    rows.column_text(4), rows.column_text(5), rows.column_text(6), rows.column_text(7),
-                   rows.column_int64(8), rows.column_text(9), rows.column_int64(10)});
+                   rows.column_int64(8), rows.column_text(9), rows.column_int64(10), rows.column_text(11),
+                   rows.column_text(12)});
+    const std::string tally = rows.column_text(13); // "correct=3,incorrect=1"
+    for (std::size_t start = 0; start < tally.size();) {
+      const std::size_t end = std::min(tally.find(',', start), tally.size());
+      const std::size_t eq = tally.find('=', start);
+      if (eq < end)
+        out.back().verdicts[tally.substr(start, eq - start)] = std::stoll(tally.substr(eq + 1, end - eq - 1));
+      start = end + 1;
+    }
+  }
   return out;
 }
 
@@ -212,13 +225,13 @@ std::optional<problem_record> store::get_problem(std::int64_t problem_id) const 
 }
 
 std::optional<candidate_record> store::get_candidate(std::int64_t candidate_id) const {
-  auto get = m_impl->m_db.prepare(
-      "SELECT problem_id, producer, sample, path, source, source_hash FROM candidates WHERE id = ?",
-      fmt::format("read candidate {}", candidate_id));
+  auto get = m_impl->m_db.prepare("SELECT problem_id, producer, sample, path, source, source_hash, "
+                                  "source_bytes FROM candidates WHERE id = ?",
+                                  fmt::format("read candidate {}", candidate_id));
   get.bind_all(candidate_id);
   if (!get.step()) return std::nullopt;
-  return candidate_record{get.column_int64(0), get.column_text(1), get.column_int(2),
-                          get.column_text(3),  get.column_text(4), get.column_text(5)};
+  return candidate_record{get.column_int64(0), get.column_text(1), get.column_int(2), get.column_text(3),
+                          get.column_text(4),  get.column_text(5), get.column_text(6)};
 }
 
 } // namespace kj::db

@@ -2,6 +2,7 @@
 #include "db/store.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/common.hpp"
+#include "harness/cli/suggest.hpp"
 #include "harness/version.hpp"
 #include "kernelbench/problems.hpp"
 
@@ -32,6 +33,12 @@ int main(int argc, char** argv) {
   auto merge = kj::cli::add_merge_command(app);
   auto agent = kj::cli::add_agent_command(app, argc, argv);
   auto show = kj::cli::add_show_command(app);
+  auto runs = kj::cli::add_runs_command(app);
+  auto export_ = kj::cli::add_export_command(app);
+  if (const auto unknown = kj::cli::unknown_command(app, argc, argv)) {
+    fmt::print(stderr, "kj: {}\n", *unknown);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -41,7 +48,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    fmt::print(stderr, "kj: {}\nRun with --help for more information.\n",
+               kj::cli::explain_parse_error(app, e));
     return 2;
   }
   try {
@@ -60,6 +68,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("merge")) return merge();
     if (app.got_subcommand("agent")) return agent();
     if (app.got_subcommand("show")) return show();
+    if (app.got_subcommand("runs")) return runs();
+    if (app.got_subcommand("export")) return export_();
   } catch (const kj::cli::usage_error& e) {
     fmt::print(stderr, "kj: {}\n", e.what());
     return 2;

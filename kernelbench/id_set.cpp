@@ -55,4 +55,12 @@ std::vector<int> id_set::values() const {
   return {ids.begin(), ids.end()};
 }
 
+std::string id_set::text() const {
+  std::string out;
+  for (auto [lo, hi] : m_ranges)
+    out += (out.empty() ? "" : ",") +
+           (lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi));
+  return out;
+}
+
 } // namespace kj::kb

@@ -15,6 +15,7 @@ public:
   bool empty() const { return m_ranges.empty(); }
   bool contains(int id) const;
   std::vector<int> values() const; // every id, ascending (ranges expanded)
+  std::string text() const;        // as written: "1-10,19" ("" when empty)
 
 private:
   std::vector<std::pair<int, int>> m_ranges;

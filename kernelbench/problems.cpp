@@ -1,6 +1,8 @@
 // Implements problem discovery and loading for the three kinds of source.
 #include "kernelbench/problems.hpp"
 
+#include "kernelbench/source_text.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -15,12 +17,13 @@ namespace fs = std::filesystem;
 namespace kj::kb {
 namespace {
 
+// The problem's text as Python reads it (a file that is not UTF-8 as kb::python_source_text decodes it).
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw source_error(fmt::format("cannot read problem file {}", path.string()));
   std::stringstream ss;
   ss << in.rdbuf();
-  return ss.str();
+  return python_source_text(ss.str()).text;
 }
 
 // The folder that holds level1/, level2/, ... : the checkout's KernelBench/ or the given folder itself.

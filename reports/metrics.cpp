@@ -177,6 +177,7 @@ void copy_identity(const db::evaluation_row& e, result_row& r) {
   r.reason = e.reason;
   r.memory = e.memory;
   r.phases_json = e.phases_json;
+  r.duration_s = e.duration_s;
   for (const auto& kind : e.finding_kinds)
     r.findings += (r.findings.empty() ? "" : ",") + kind;
   r.input_tokens = e.input_tokens;

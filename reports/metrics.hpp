@@ -75,6 +75,7 @@ struct result_row {
   std::string reason;                      // of the verdict (out_of_memory, tolerance, ...)
   std::optional<db::memory_record> memory; // what the evaluation held
   std::string phases_json;                 // {"phase": seconds}
+  std::optional<double> duration_s;        // [s] wall time of the evaluation
 
   std::optional<measured> candidate; // the candidate's first timing
   std::optional<measured> reference; // its eager reference, same method and clock preferred

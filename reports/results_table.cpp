@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string first_line(const std::string& text, std::size_t width) {
+std::string first_line(const std::string& text, std::size_t width = std::string::npos) {
   std::string line = text.substr(0, text.find('\n'));
   // Tracebacks say most in their last line.
   const std::size_t last = text.find_last_not_of('\n');
@@ -66,26 +66,82 @@ std::string tokens_text(const result_row& r) {
                      *r.output_tokens);
 }
 
-void write_table(const std::vector<result_row>& rows, std::ostream& out) {
+// The table's note: the error's telling line, else why the time is not trusted, else the findings. The
+// narrow table cuts it at `width` characters; the wide one (width 0) never.
+std::string note_of(const result_row& r, std::size_t width) {
+  const std::size_t w = width ? width : std::string::npos;
+  std::string note = first_line(r.error, w);
+  if (note.empty() && !r.untrusted.empty())
+    note = "time not trusted: " + first_line(r.untrusted, width ? width * 2 / 3 : std::string::npos);
+  if (note.empty() && !r.findings.empty()) note = "findings: " + r.findings;
+  return note;
+}
+
+// Cuts text to `width` (0: never).
+std::string cut(const std::string& text, std::size_t width) {
+  return width ? text.substr(0, width) : text;
+}
+
+void write_table(const std::vector<result_row>& rows, std::ostream& out, bool wide) {
   const bool llm = std::any_of(rows.begin(), rows.end(), [](const result_row& r) { return r.output_tokens; });
-  out << fmt::format(
-      "{:>2} {:>4} {:<30} {:<40} {:<28} {:<26} {:>9} {:>9} {:>8} {:<24}  {}\n", "L", "id", "problem",
-      "candidate", "verdict", "strict", "cand ms", "ref ms", "speedup", "vs best baseline",
-      llm ? fmt::format("{:>13} {:>8}  error / findings", "tokens in/out", "cost $") : "error / findings");
+  // The wide form sizes every column to its longest value and cuts nothing.
+  std::size_t producer_w = 16, candidate_w = 40, strict_w = 26, problem_w = 30;
+  if (wide)
+    for (const auto& r : rows) {
+      producer_w = std::max(producer_w, r.producer.size());
+      candidate_w = std::max(candidate_w, candidate_label(r).size());
+      strict_w = std::max(strict_w, r.strict_failed.size() + 6);
+      problem_w = std::max(problem_w, r.problem_name.size());
+    }
+  const std::size_t note_w = wide ? 0 : 60;
+  out << fmt::format("{:>2} {:>4} {:<{}} {:<{}} {:<{}} {:<28} {:<{}} {:>9} {:>9} {:>8} {:<24}  {}\n", "L",
+                     "id", "problem", problem_w, "producer", producer_w, "candidate", candidate_w, "verdict",
+                     "strict", strict_w, "cand ms", "ref ms", "speedup", "vs best baseline",
+                     llm ? fmt::format("{:>13} {:>8}  error / findings", "tokens in/out", "cost $")
+                         : "error / findings");
   for (const auto& r : rows) {
     std::string strict = r.strict_verdict == "fail" ? "fail: " + r.strict_failed : r.strict_verdict;
     if (!r.degenerate.empty()) strict += " (degenerate)";
-    std::string note = first_line(r.error, 60);
-    if (note.empty() && !r.untrusted.empty()) note = "time not trusted: " + first_line(r.untrusted, 40);
-    if (note.empty() && !r.findings.empty()) note = "findings: " + r.findings;
+    std::string note = note_of(r, note_w);
     if (llm)
       note = fmt::format("{:>13} {:>8}  {}", tokens_text(r),
                          r.cost_usd ? fmt::format("{:.4f}", *r.cost_usd) : "", note);
-    out << fmt::format("{:>2} {:>4} {:<30} {:<40} {:<28} {:<26} {:>9} {:>9} {:>8} {:<24}  {}\n", r.level,
-                       r.number, r.problem_name.substr(0, 30), candidate_label(r).substr(0, 40),
-                       verdict_text(r), strict.substr(0, 26), ms(r.candidate_median_ms),
-                       ms(r.reference_median_ms), r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "",
-                       best_text(r), note);
+    out << fmt::format("{:>2} {:>4} {:<{}} {:<{}} {:<{}} {:<28} {:<{}} {:>9} {:>9} {:>8} {:<24}  {}\n",
+                       r.level, r.number, cut(r.problem_name, problem_w), problem_w,
+                       cut(r.producer, producer_w), producer_w, cut(candidate_label(r), candidate_w),
+                       candidate_w, verdict_text(r), cut(strict, strict_w), strict_w,
+                       ms(r.candidate_median_ms), ms(r.reference_median_ms),
+                       r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "", best_text(r), note);
+  }
+}
+
+// One block per evaluation with every field a person reads, the whole error text included.
+void write_verbose(const std::vector<result_row>& rows, std::ostream& out) {
+  for (const auto& r : rows) {
+    out << fmt::format("== evaluation {}: L{} {} ({}), {} sample {}\n", r.evaluation_id, r.level,
+                       r.problem_name, r.problem_file, r.producer, r.sample);
+    out << fmt::format("   run {}  device {}  protocol {}  stack {}\n", r.run_uid, r.device, r.protocol,
+                       r.stack_hash);
+    if (!r.candidate_path.empty()) out << fmt::format("   candidate {}\n", r.candidate_path);
+    out << fmt::format("   verdict {}  strict {}{}\n", verdict_text(r),
+                       r.strict_verdict.empty() ? "-" : r.strict_verdict,
+                       r.strict_failed.empty() ? "" : " (failed: " + r.strict_failed + ")");
+    if (r.candidate_median_ms)
+      out << fmt::format("   candidate {} ms, reference {} ms, speedup {}, best baseline {}\n",
+                         ms(r.candidate_median_ms), ms(r.reference_median_ms),
+                         r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "-",
+                         best_text(r).empty() ? "-" : best_text(r));
+    if (!r.findings.empty()) out << fmt::format("   findings {}\n", r.findings);
+    if (!r.untrusted.empty()) out << fmt::format("   time not trusted: {}\n", r.untrusted);
+    if (!r.error.empty()) {
+      out << "   error:\n";
+      std::size_t start = 0;
+      while (start < r.error.size()) {
+        const std::size_t end = std::min(r.error.find('\n', start), r.error.size());
+        out << "     " << r.error.substr(start, end - start) << "\n";
+        start = end + 1;
+      }
+    }
   }
 }
 
@@ -235,9 +291,24 @@ void write_csv(const std::vector<result_row>& rows, std::ostream& out) {
 
 results_format parse_results_format(const std::string& name) {
   if (name == "table") return results_format::table;
+  if (name == "wide") return results_format::wide;
+  if (name == "verbose") return results_format::verbose;
   if (name == "json") return results_format::json;
   if (name == "csv") return results_format::csv;
-  throw std::invalid_argument("unknown format '" + name + "' (expected table, json or csv)");
+  throw std::invalid_argument("unknown format '" + name + "' (expected table, wide, verbose, json or csv)");
+}
+
+bool verdict_matches(const result_row& row, const std::string& verdicts) {
+  for (std::size_t start = 0; start <= verdicts.size();) {
+    const std::size_t end = std::min(verdicts.find(',', start), verdicts.size());
+    const std::string name = verdicts.substr(start, end - start);
+    if (name == row.verdict || (name == "failed" && !row.counted_correct()) ||
+        (name == "passed" && row.counted_correct()) ||
+        (name == "strict-fail" && row.strict_verdict == "fail"))
+      return true;
+    start = end + 1;
+  }
+  return false;
 }
 
 std::string csv_field(const std::string& text) {
@@ -249,7 +320,9 @@ std::string csv_field(const std::string& text) {
 }
 
 void write_results(const std::vector<result_row>& rows, results_format format, std::ostream& out) {
-  if (format == results_format::table) return write_table(rows, out);
+  if (format == results_format::table) return write_table(rows, out, false);
+  if (format == results_format::wide) return write_table(rows, out, true);
+  if (format == results_format::verbose) return write_verbose(rows, out);
   if (format == results_format::csv) return write_csv(rows, out);
   auto array = json::array();
   for (const auto& r : rows)

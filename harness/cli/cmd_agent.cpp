@@ -131,6 +131,7 @@ action add_agent_command(CLI::App& app, int argc, char** argv) {
   cmd->add_option("--workspaces", s->workspaces,
                   "where the trajectories' workspaces go (default: <cache>/agent)");
   return [s, argc, argv] {
+    check_python_override();
     agent::agent_options& o = s->options;
     for (int i = 0; i < argc; ++i)
       o.command_line += (i ? " " : "") + std::string(argv[i]);

@@ -133,6 +133,8 @@ int measure(baselines_state& s) {
   db::store store = db::store::open(s.db_path);
   const std::filesystem::path cache_dir =
       s.cache_dir.empty() ? exec::default_cache_dir() : std::filesystem::path(s.cache_dir);
+  check_python_override();
+  orchestrator::check_cache_dir(cache_dir);
   fmt::print(stderr, "kj: starting a worker to probe Python, torch and the device...\n");
   const auto env = orchestrator::probe_environment(cache_dir);
   s.options.device = orchestrator::resolve_device(s.device, env);

@@ -12,6 +12,7 @@
 #include "harness/orchestrator/run.hpp"
 #include "harness/version.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -97,7 +98,10 @@ action add_generate_command(CLI::App& app, int argc, char** argv) {
         "\nrun {}: {} candidates from {} in {}\njudge them: kj run --adapter replay --from {} (same problem "
         "options)\n",
         run_uid, result.candidates.size(), result.producer, s->db, run_uid);
-    return 0;
+    const bool any_code = std::any_of(result.candidates.begin(), result.candidates.end(),
+                                      [](const auto& c) { return c.no_code.empty(); }); // else exit 1
+    if (!any_code) fmt::print(stderr, "kj: no candidate with code was generated\n");
+    return any_code ? 0 : 1;
   };
 }
 

@@ -6,6 +6,7 @@
 #include "harness/orchestrator/shard.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <map>
@@ -81,14 +82,24 @@ action add_merge_command(CLI::App& app) {
       ->required();
   return [s] {
     std::vector<std::string> runs;
-    for (const std::string& input : s->inputs) {
-      const db::merge_report report = db::merge_database(s->output, input);
-      fmt::print("merged {}: {}{}\n", input, added_text(report),
-                 report.evaluations_present ? fmt::format(" ({} evaluations were already in {})",
-                                                          report.evaluations_present, s->output)
-                                            : "");
-      for (const auto& uid : report.run_uids)
-        if (std::find(runs.begin(), runs.end(), uid) == runs.end()) runs.push_back(uid);
+    // A merge that fails leaves an output it created behind as nothing at all (not an empty database).
+    std::error_code ec;
+    const bool existed = std::filesystem::exists(s->output, ec);
+    try {
+      for (const std::string& input : s->inputs) {
+        const db::merge_report report = db::merge_database(s->output, input);
+        fmt::print("merged {}: {}{}\n", input, added_text(report),
+                   report.evaluations_present ? fmt::format(" ({} evaluations were already in {})",
+                                                            report.evaluations_present, s->output)
+                                              : "");
+        for (const auto& uid : report.run_uids)
+          if (std::find(runs.begin(), runs.end(), uid) == runs.end()) runs.push_back(uid);
+      }
+    } catch (...) {
+      if (!existed)
+        for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+          std::filesystem::remove(s->output + suffix, ec);
+      throw;
     }
     const db::store out = db::store::open(s->output);
     for (const auto& uid : runs)

@@ -58,7 +58,19 @@ action add_report_command(CLI::App& app) {
       throw usage_error(e.what());
     }
     if (data.rows.empty()) throw usage_error(fmt::format("no evaluations to report in {}", s->db));
-    const auto output = reports::write_report(store, data, options);
+    namespace fs = std::filesystem;
+    if (std::error_code ec; fs::exists(s->out, ec) && !fs::is_directory(s->out, ec))
+      throw usage_error(
+          fmt::format("-o {}: a file of that name exists; kj report writes a folder (index.html, "
+                      "e/, CSV and JSON files): name a folder",
+                      s->out));
+    reports::report_output output;
+    try {
+      output = reports::write_report(store, data, options);
+    } catch (const fs::filesystem_error& e) {
+      throw usage_error(fmt::format("-o {}: cannot write the report there: {} ({})", s->out,
+                                    e.code().message(), e.path1().string()));
+    }
     fmt::print("report of {} evaluations ({} runs) written to {} ({} files)\n", data.rows.size(),
                data.runs.size(), (std::filesystem::path(s->out) / "index.html").string(),
                output.files.size());

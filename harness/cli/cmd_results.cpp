@@ -2,13 +2,34 @@
 #include "db/store.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/common.hpp"
+#include "harness/verdict.hpp"
 #include "reports/results_table.hpp"
 
+#include <algorithm>
 #include <fmt/core.h>
 #include <iostream>
 #include <memory>
 
 namespace kj::cli {
+
+namespace {
+
+// --verdict: each name a verdict kj writes or failed, passed, strict-fail.
+void check_verdict_names(const std::string& verdicts) {
+  for (std::size_t start = 0; start <= verdicts.size();) {
+    const std::size_t end = std::min(verdicts.find(',', start), verdicts.size());
+    const std::string name = verdicts.substr(start, end - start);
+    if (!parse_verdict(name) && name != "failed" && name != "passed" && name != "strict-fail")
+      throw usage_error(
+          fmt::format("--verdict {}: '{}' is not a verdict (correct, incorrect, compile_error, "
+                      "load_error, runtime_error, timeout, crashed, problem_error, harness_error, "
+                      "oom, needs_weights, no_code) nor failed, passed or strict-fail",
+                      verdicts, name));
+    start = end + 1;
+  }
+}
+
+} // namespace
 
 action add_results_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("results", "Show one record per evaluation of a run");
@@ -16,14 +37,26 @@ action add_results_command(CLI::App& app) {
     std::string db = default_db_path();
     std::string run;
     std::string format = "table";
+    bool wide = false;
+    bool verbose = false;
+    std::string verdicts;
   };
   auto s = std::make_shared<state>();
   cmd->add_option("--db", s->db, "SQLite file to read")->capture_default_str();
   cmd->add_option("--run", s->run, "run id (default: the latest run)");
-  cmd->add_option("--format", s->format, "table, json or csv")
-      ->check(CLI::IsMember({"table", "json", "csv"}))
+  cmd->add_option(
+         "--format", s->format,
+         "table (long texts cut), wide (nothing cut), verbose (a block per evaluation with its whole "
+         "error), json or csv")
+      ->check(CLI::IsMember({"table", "wide", "verbose", "json", "csv"}))
       ->capture_default_str();
+  cmd->add_flag("-w,--wide", s->wide, "the table with nothing cut (--format wide)");
+  cmd->add_flag("-v,--verbose", s->verbose, "a block per evaluation with its whole error (--format verbose)");
+  cmd->add_option("--verdict", s->verdicts,
+                  "only these verdicts, comma-separated, e.g. incorrect,timeout; also failed (not counted "
+                  "correct), passed, strict-fail");
   return [s] {
+    if (!s->verdicts.empty()) check_verdict_names(s->verdicts);
     db::store store = db::store::open_read_only(s->db);
     std::string run = s->run;
     if (run.empty()) {
@@ -31,9 +64,17 @@ action add_results_command(CLI::App& app) {
       if (!latest) throw usage_error("no runs in " + s->db);
       run = *latest;
     } else if (!store.find_run(run)) {
-      throw usage_error(fmt::format("no run '{}' in {}", run, s->db));
+      throw usage_error(fmt::format("no run '{}' in {} (kj runs --db {} lists them)", run, s->db, s->db));
     }
-    reports::write_results(reports::results(store, run), reports::parse_results_format(s->format), std::cout);
+    auto rows = reports::results(store, run);
+    if (!s->verdicts.empty())
+      std::erase_if(rows,
+                    [&](const reports::result_row& r) { return !reports::verdict_matches(r, s->verdicts); });
+    const std::string format = s->verbose ? "verbose" : s->wide ? "wide" : s->format;
+    reports::write_results(rows, reports::parse_results_format(format), std::cout);
+    if (rows.empty() && format != "json" && format != "csv")
+      fmt::print(stderr, "kj: run {} has no evaluations{}\n", run,
+                 s->verdicts.empty() ? "" : " with these verdicts");
     return 0;
   };
 }

@@ -9,6 +9,19 @@
 #include <memory>
 
 namespace kj::cli {
+namespace {
+
+// --quick: short robust timing, for a first look on a CPU; an option the user gave keeps its value.
+void apply_quick(const CLI::App& cmd, exec::timing_spec& timing) {
+  const auto given = [&](const char* flag) { return cmd.count(flag) > 0; };
+  if (!given("--min-samples")) timing.min_samples = 5;
+  if (!given("--min-time-ms")) timing.min_time_ms = 20;
+  if (!given("--max-time-ms")) timing.max_time_ms = 200;
+  if (!given("--rounds")) timing.rounds = 1;
+  if (!given("--no-floor")) timing.floor = false;
+}
+
+} // namespace
 
 action add_run_command(CLI::App& app, int argc, char** argv) {
   auto* cmd = app.add_subcommand("run", "Judge candidates against problems; results go to the SQLite DB");
@@ -18,6 +31,7 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
     std::string cache_dir;
     bool no_timing = false;
     bool no_strict = false;
+    bool quick = false;
     std::string shard;
     generation_flags generation;
   };
@@ -32,21 +46,26 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
                   "CUDA: the GPUs to judge on, e.g. 0,1: one device slot each, which judges one candidate "
                   "at a time with CUDA_VISIBLE_DEVICES set to its GPU (default: every GPU torch sees)")
       ->delimiter(',')
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0, true));
   s->sources.add_to(*cmd);
   cmd->add_option(
       "--candidates", s->options.candidates,
       "where candidates come from: a directory of KernelBench-style files "
-      "(level_L_problem_N_sample_S_kernel.py or <problem file>.py), 'identity' (each problem's own "
-      "Model, for calibration) or 'examples' (the built-in suite's examples; the default for it)");
+      "(level_L_problem_N_sample_S_kernel.py or <problem file>.py), one such file (any .py file when one "
+      "problem is selected), 'identity' (each problem's own Model, for calibration) or 'examples' (the "
+      "built-in suite's examples; the default for it)");
+  cmd->add_option("--producer", s->options.producer,
+                  "label of the candidates' producer (the model or agent that wrote them), used by results, "
+                  "reports and compare (default: the --candidates folder's name; identity, examples; an "
+                  "--adapter's is <adapter>/<model>)");
   s->generation.add_to(*cmd, generation_use::run);
   cmd->add_option("--timeout", s->options.timeout_s,
                   "wall-clock limit in seconds for judging one candidate (its build has --build-timeout)")
-      ->check(CLI::PositiveNumber)
+      ->check(above(0))
       ->capture_default_str();
   cmd->add_option("--build-timeout", s->options.build_timeout_s,
                   "wall-clock limit in seconds for compiling one candidate's extensions")
-      ->check(CLI::PositiveNumber)
+      ->check(above(0))
       ->capture_default_str();
   cmd->add_option("--memory-limit", s->options.limits.memory_gib,
                   "GiB of resident memory a candidate's process and its children may use before it is killed "
@@ -61,6 +80,22 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
   cmd->add_option("--run-id", s->options.run_uid,
                   "name of the run; an existing run with this id is resumed: the candidates it already "
                   "judged are kept, the others run (also after Ctrl-C or kill -9)");
+  cmd->add_flag("--force", s->options.force,
+                "resume a --run-id whose options differ from this command's (extending it with these "
+                "options; the change is recorded in the run)");
+  cmd->add_option("-k", s->options.filter,
+                  "only problems or candidates whose name contains PATTERN (case-insensitive; matched "
+                  "against L<level>/<problem file>, the candidate's file name and its producer)");
+  cmd->add_option("--maxfail", s->options.maxfail,
+                  "stop after N failed evaluations (verdict not correct, or strict fail); the run stays "
+                  "resumable, exit code 1")
+      ->check(at_least(1, true));
+  cmd->add_flag("--rerun-failed", s->options.rerun_failed,
+                "judge only the candidates that failed in the newest earlier run with these options");
+  cmd->add_flag("--quick", s->quick,
+                "a short first look (CPU: seconds per candidate): robust timing with --min-samples 5 "
+                "--min-time-ms 20 --max-time-ms 200 --rounds 1 --no-floor (options given explicitly win); "
+                "the verdicts are the same, the times noisier");
   cmd->add_option("--shard", s->shard,
                   "judge only shard I of N (e.g. 2/4): a fixed partition of the candidates by a hash of "
                   "problem, candidate source and sample; each shard writes its own DB, kj merge combines "
@@ -77,7 +112,7 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
   cmd->add_option("-j,--jobs,--build-jobs", s->options.build_jobs,
                   "candidates compiled at once (default: one per core, at most 8): on CUDA while the GPUs "
                   "judge earlier candidates, on the CPU all before the first is judged")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1, true));
   cmd->add_option("--protocol", s->options.protocol,
                   "rules of the compatible verdict: kernelbench (KernelBench's eval, per --kb-version) or "
                   "cuda-agent (weights copied by load_state_dict, eval mode, cloned inputs, assert_close "
@@ -134,6 +169,8 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
   cmd->add_flag("!--no-floor", s->options.timing.floor,
                 "do not time the empty forward (the harness's floor)");
   return [s, cmd, argc, argv] {
+    check_python_override();
+    if (s->quick) apply_quick(*cmd, s->options.timing);
     for (int i = 0; i < argc; ++i)
       s->options.command_line += (i ? " " : "") + std::string(argv[i]);
     s->options.sources = s->sources.resolve();
@@ -154,7 +191,9 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
           "--shard {} with --adapter {}: every shard would ask the model for every problem; generate once "
           "(kj generate), then judge in shards with --adapter replay --from RUN_ID or --candidates DIR",
           s->shard, s->options.generation.adapter));
-    (void)cmd;
+    if (s->options.generation.active() && !s->options.producer.empty())
+      throw usage_error(
+          "--producer labels imported candidates; an --adapter's are labelled <adapter>/<model>");
     return orchestrator::execute_run(s->options);
   };
 }

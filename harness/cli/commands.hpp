@@ -23,5 +23,7 @@ action add_costs_command(CLI::App& app);                           // cmd_genera
 action add_merge_command(CLI::App& app);                           // cmd_merge.cpp
 action add_agent_command(CLI::App& app, int argc, char** argv);    // cmd_agent.cpp (links kj_agent)
 action add_show_command(CLI::App& app);                            // cmd_show.cpp (links kj_agent)
+action add_runs_command(CLI::App& app);                            // cmd_runs.cpp
+action add_export_command(CLI::App& app);                          // cmd_export.cpp
 
 } // namespace kj::cli

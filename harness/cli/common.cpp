@@ -2,7 +2,12 @@
 #include "harness/cli/common.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fmt/core.h>
+#include <optional>
+#include <unistd.h>
 
 namespace kj::cli {
 
@@ -64,6 +69,63 @@ std::map<std::string, std::int64_t> source_flags::overrides() const {
   return result;
 }
 
+namespace {
+
+std::optional<double> number_of(const std::string& text, bool whole) {
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value)) return std::nullopt;
+  if (whole && value != std::floor(value)) return std::nullopt;
+  return value;
+}
+
+std::string kind(bool whole) {
+  return whole ? "a whole number" : "a number";
+}
+
+} // namespace
+
+CLI::Validator at_least(double minimum, bool whole) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        const auto v = number_of(text, whole);
+        if (v && *v >= minimum) return "";
+        return fmt::format("must be {} of at least {}, not '{}'", kind(whole), minimum, text);
+      },
+      fmt::format("{}>={}", whole ? "INT" : "NUM", minimum));
+}
+
+CLI::Validator above(double bound) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        const auto v = number_of(text, false);
+        if (v && *v > bound) return "";
+        return fmt::format("must be a number greater than {}, not '{}'", bound, text);
+      },
+      fmt::format("NUM>{}", bound));
+}
+
+CLI::Validator within(double low, double high, bool whole) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        const auto v = number_of(text, whole);
+        if (v && *v >= low && *v <= high) return "";
+        return fmt::format("must be {} from {} to {}, not '{}'", kind(whole), low, high, text);
+      },
+      fmt::format("{}:[{}-{}]", whole ? "INT" : "NUM", low, high));
+}
+
+void check_python_override() {
+  const char* env = std::getenv("KJ_PYTHON");
+  if (!env || !*env) return;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(env, ec) || ::access(env, X_OK) != 0)
+    throw usage_error(
+        fmt::format("KJ_PYTHON={}: no such executable; point it at a python3 that imports torch, "
+                    "or unset it to use the one kj was built with",
+                    env));
+}
+
 void add_timing_options(CLI::App& app, exec::timing_spec& t) {
   app.add_option("--timing-method", t.method,
                  "robust (L2 flush, events, device sync, adaptive stop, median), kernelbench (KernelBench "
@@ -72,13 +134,13 @@ void add_timing_options(CLI::App& app, exec::timing_spec& t) {
       ->check(CLI::IsMember({"robust", "kernelbench", "cuda-agent"}))
       ->capture_default_str();
   app.add_option("--min-samples", t.min_samples, "robust timing: at least this many samples")
-      ->check(CLI::PositiveNumber)
+      ->check(at_least(1, true))
       ->capture_default_str();
   app.add_option("--min-time-ms", t.min_time_ms, "robust timing: at least this much measured time")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(0))
       ->capture_default_str();
   app.add_option("--max-time-ms", t.max_time_ms, "robust timing: at most this much measured time per subject")
-      ->check(CLI::PositiveNumber)
+      ->check(above(0))
       ->capture_default_str();
   app.add_option("--target-ci", t.target_rel_ci,
                  "robust timing: stop when the 95% confidence interval of the median is within this "

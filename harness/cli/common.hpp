@@ -36,6 +36,15 @@ struct source_flags {
   std::map<std::string, std::int64_t> overrides() const;
 };
 
+// Number checks whose messages read as a person writes a range ("--jobs: must be a whole number of at least
+// 1, not '0'"), unlike CLI11's PositiveNumber, which prints the largest double in full.
+CLI::Validator at_least(double minimum, bool whole = false); // >= minimum
+CLI::Validator above(double bound);                          // > bound
+CLI::Validator within(double low, double high, bool whole = false);
+
+// Fails with exit code 2 when KJ_PYTHON names no executable file (before any worker tries to start it).
+void check_python_override();
+
 // The timing method and the robust stopping rule's options (--timing-method, --min-samples, ...).
 void add_timing_options(CLI::App& app, exec::timing_spec& timing);
 

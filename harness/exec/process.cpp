@@ -174,6 +174,10 @@ bool interrupt_requested() {
   return g_interrupted;
 }
 
+void request_interrupt() {
+  g_interrupted = true;
+}
+
 void install_interrupt_handlers() {
   struct sigaction action {};
   action.sa_handler = on_signal;

@@ -59,6 +59,8 @@ std::string file_tail(const std::filesystem::path& path, std::size_t bytes = 400
 
 // Set by SIGINT/SIGTERM handlers that install_interrupt_handlers() installs.
 bool interrupt_requested();
+// Stops the jobs in flight and the run as Ctrl-C does (kj run --maxfail).
+void request_interrupt();
 void install_interrupt_handlers();
 
 } // namespace kj::exec

@@ -97,6 +97,7 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
 
   scheduler::task task;
   task.name = name;
+  task.label = fmt::format("L{} {}_{} {} s{}", p.level, p.number, p.name, c.producer, c.sample);
   if (ctx.builds && scheduler::needs_build(c.source)) {
     const std::string key = candidate_build_key(ctx, c.source, job->overrides);
     result->record.build_key = key;

@@ -8,17 +8,23 @@
 #include "harness/exec/sandbox.hpp"
 #include "harness/orchestrator/evaluation_task.hpp"
 #include "harness/orchestrator/problem_sources.hpp"
+#include "harness/orchestrator/run_config.hpp"
+#include "harness/orchestrator/run_lock.hpp"
+#include "harness/orchestrator/run_plan.hpp"
+#include "harness/orchestrator/run_setup.hpp"
 #include "harness/orchestrator/summary.hpp"
-#include "harness/verdict.hpp"
-#include "harness/verify/static_scan.hpp"
+#include "harness/scheduler/heartbeat.hpp"
 #include "harness/version.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+#include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
+#include <set>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -38,36 +44,6 @@ std::string new_run_uid() {
 }
 
 namespace {
-
-std::vector<adapters::candidate> resolve_candidates(const run_options& options,
-                                                    const std::vector<kb::problem>& problems,
-                                                    const std::string& device, db::store& store,
-                                                    std::int64_t run_id,
-                                                    const std::vector<std::int64_t>& problem_ids) {
-  // An LLM adapter generates (or replays) the candidates and records its exchanges under the run.
-  if (options.generation.active())
-    return adapters::generate_candidates(store, run_id, problems, problem_ids, options.generation, device,
-                                         exec::interrupt_requested)
-        .candidates;
-  std::string which = options.candidates;
-  if (which.empty()) {
-    const bool only_builtin = options.sources.builtin && options.sources.kernelbench_dir.empty() &&
-                              options.sources.files.empty() && options.sources.ops6k_path.empty();
-    if (!only_builtin)
-      throw kb::source_error("no candidates given: pass --candidates DIR (KernelBench-style files) or "
-                             "--candidates identity");
-    which = "examples";
-  }
-  if (which == "identity") return adapters::identity_candidates(problems);
-  const bool examples = which == "examples";
-  const fs::path dir = examples ? adapters::examples_dir(device) : fs::path(which);
-  auto report = adapters::candidates_from_directory(dir, problems, examples ? "examples" : "directory");
-  for (const auto& skipped : report.skipped)
-    fmt::print(stderr, "kj: skipping candidate {}\n", skipped);
-  if (report.candidates.empty())
-    throw kb::source_error(fmt::format("no candidate in {} matches the selected problems", dir.string()));
-  return std::move(report.candidates);
-}
 
 // Prints each measured baseline as it is known (cached ones are only counted).
 class baseline_console final : public scheduler::result_sink {
@@ -117,50 +93,54 @@ run_baselines(db::store& store, const scheduler::scheduler& runner, const run_op
   return linked;
 }
 
-int interrupted(db::store& store, std::int64_t run_id, const std::string& run_uid, const fs::path& db_path) {
-  store.set_run_status(run_id, "interrupted");
-  fmt::print(stderr,
-             "\nkj: interrupted; finished evaluations are in {}. Resume with: kj run --run-id {} ...\n",
-             db_path.string(), run_uid);
-  return 130;
-}
-
-std::int64_t create_or_resume_run(db::store& store, const run_options& options, const std::string& run_uid,
-                                  const std::string& device, std::int64_t stack_id) {
-  if (auto existing = store.find_run(run_uid)) {
-    const db::run_record run = store.get_run(*existing).value();
-    check_resumed_shard(run, options.part, !store.run_parts(*existing).empty());
-    // A run still marked running was not ended by its kj (killed, or the machine went down): interrupted.
-    const std::string was = run.status == "running" ? "interrupted" : run.status;
-    fmt::print(stderr, "kj: resuming run {} ({}{})\n", run_uid, was,
-               run.status == "running" ? ": its kj stopped without ending it, e.g. killed" : "");
-    store.set_run_status(*existing, "running");
-    return *existing;
+// Stops the run after `limit` failed evaluations (--maxfail): as Ctrl-C does, so the run stays resumable.
+class maxfail_sink final : public scheduler::result_sink {
+public:
+  explicit maxfail_sink(int limit) : m_limit(limit) {}
+  void begin(std::size_t planned, std::size_t /*kept*/) override { m_planned = planned; }
+  void evaluation(scheduler::evaluation_result& r) override {
+    ++m_done;
+    const bool failed = r.record.verdict != "correct" || r.record.strict_verdict == "fail";
+    if (m_limit <= 0 || !failed || ++m_failed != m_limit || m_done >= m_planned) return; // nothing left: ends
+    fmt::print(stderr, "kj: {} failed evaluation{}: stopping (--maxfail {})\n", m_failed,
+               m_failed == 1 ? "" : "s", m_limit);
+    m_tripped = true;
+    exec::request_interrupt();
   }
-  const json config{{"device", device},
-                    {"candidates", options.candidates},
-                    {"timeout_s", options.timeout_s},
-                    {"build_timeout_s", options.build_timeout_s},
-                    {"limits", options.limits},
-                    {"overrides", options.overrides},
-                    {"timing", options.timing},
-                    {"protocol", options.protocol},
-                    {"trials", options.trials},
-                    {"library_policy", options.trace.library_policy},
-                    {"max_library_share", options.trace.max_library_share},
-                    {"precision", options.precision},
-                    {"input_rng", options.input_rng},
-                    {"baselines", options.baselines},
-                    {"gpus", options.gpus},
-                    {"sandbox", exec::sandbox_kind()},
-                    {"seccomp", exec::have_seccomp()},
-                    {"kb_version", options.sources.kb_version},
-                    {"shard", options.part.label()}};
-  return store.create_run(
-      {run_uid, "", "running", device, options.command_line, version_string(), config.dump(), stack_id});
+  bool tripped() const { return m_tripped; }
+
+private:
+  int m_limit = 0;
+  int m_failed = 0;
+  std::size_t m_planned = 0, m_done = 0;
+  bool m_tripped = false;
+};
+
+// Ends the run after Ctrl-C or --maxfail: interrupted, resumable. Exit code 130, or 1 after --maxfail.
+int stopped(db::store& store, const run_handle& run, const fs::path& db_path, bool maxfail) {
+  store.set_run_status(run.id, "interrupted");
+  if (maxfail) store.set_run_detail(run.id, "stopped by --maxfail");
+  fmt::print(stderr, "\nkj: {}; finished evaluations are in {}. Resume with: kj run --run-id {} ...\n",
+             maxfail ? "stopped after --maxfail failures" : "interrupted", db_path.string(), run.uid);
+  return maxfail ? 1 : 130;
 }
 
 } // namespace
+
+void check_cache_dir(const fs::path& cache_dir) {
+  std::error_code ec;
+  fs::create_directories(cache_dir / "scratch", ec);
+  bool writable = false;
+  if (!ec) {
+    const fs::path probe = cache_dir / "scratch" / fmt::format(".kj-write-test-{}", ::getpid());
+    writable = static_cast<bool>(std::ofstream(probe));
+    fs::remove(probe, ec);
+  }
+  if (!writable)
+    throw kb::source_error(fmt::format("cache folder {} is not writable ({}): pass --cache-dir or set "
+                                       "KJ_CACHE_DIR to a writable folder",
+                                       cache_dir.string(), ec ? ec.message() : "cannot create files in it"));
+}
 
 db::stack_record stack_from(json env, const std::string& device) {
   db::stack_record stack;
@@ -233,17 +213,141 @@ json probe_environment(const fs::path& cache_dir) {
   const json* hello = exec::find_event(outcome, "hello");
   if (!hello) {
     const json* verdict = exec::find_event(outcome, "verdict");
-    throw std::runtime_error(fmt::format("the worker could not start Python with torch ({}): {}\n{}",
-                                         exec::describe_exit(outcome),
-                                         verdict ? verdict->value("error", "") : "", tail));
+    // Not the user's data, but their setup: exit code 2 with what to change.
+    throw kb::source_error(fmt::format("the worker could not start Python with torch ({}): {}\n{}\nkj embeds "
+                                       "the python3 named by KJ_PYTHON, "
+                                       "else the one it was built with: point KJ_PYTHON at a python3 that "
+                                       "imports torch (scripts/setup picks one)",
+                                       exec::describe_exit(outcome),
+                                       verdict ? verdict->value("error", "") : "", tail));
   }
   return (*hello)["environment"];
 }
 
+namespace {
+
+// What the rest of a run needs, once the run is recorded.
+struct run_state {
+  const run_options& options;
+  const fs::path& cache_dir;
+  const std::vector<kb::problem>& problems;
+  std::vector<adapters::candidate> candidates; // imported ones; an adapter's are generated under the run
+  const json& env;
+  const std::string& device;
+  const std::vector<int>& gpus;
+  const db::stack_record& stack;
+  std::int64_t stack_id = 0;
+  std::optional<std::set<std::int64_t>> only; // --rerun-failed
+};
+
+// Says what the plan compiles and leaves out, and tells the heartbeat how many builds to expect.
+void announce(const run_plan& plan, const run_options& options, const std::string& device,
+              scheduler::heartbeat& beat) {
+  std::size_t compiles = 0, reused = 0;
+  for (const auto& t : plan.tasks) {
+    compiles += t.builds.size();
+    reused += t.reused_builds;
+  }
+  if (reused)
+    fmt::print(stderr, "kj: {} candidates were built before (their cached builds are reused)\n", reused);
+  if (compiles)
+    fmt::print(stderr, "kj: compiling {} candidates ({} at a time){}...\n", compiles,
+               options.build_jobs > 0 ? options.build_jobs : scheduler::default_build_jobs(),
+               device == "cuda" ? " while the device judges the others" : " before judging");
+  if (plan.not_failed)
+    fmt::print(stderr, "kj: --rerun-failed: {} candidates passed before and are left out\n", plan.not_failed);
+  beat.expect_builds(compiles);
+  beat.touch();
+}
+
+// Plans the run's tasks and judges them: returns the exit code (0, 130 after Ctrl-C, 1 after --maxfail).
+int judge(db::store& store, run_state& st, const run_handle& run, run_guard& guard) {
+  const run_options& options = st.options;
+  const std::vector<std::int64_t> problem_ids = record_problems(store, st.problems);
+  exec::install_interrupt_handlers();
+  if (options.generation.active()) { // an LLM adapter records its exchanges under the run
+    auto generated = adapters::generate_candidates(store, run.id, st.problems, problem_ids,
+                                                   options.generation, st.device, exec::interrupt_requested);
+    store.set_run_producer(run.id, generated.producer);
+    st.candidates = std::move(generated.candidates); // -k chose the problems before
+  }
+  auto candidates = select_shard(options.part, st.problems, std::move(st.candidates));
+  if (exec::interrupt_requested()) {
+    guard.release();
+    return stopped(store, run, options.db_path, false);
+  }
+  const exec::job_runner runner{st.cache_dir, options.keep_scratch};
+  const exec::build_cache builds(st.cache_dir / "builds");
+  const bool quiet = scheduler::progress_sink::quiet_for(options.progress);
+  scheduler::heartbeat beat(quiet);
+  // CPU timing must not share the machine with a compiler: there every build comes first. On a GPU the
+  // next candidates compile while the current one is timed.
+  const scheduler::scheduler runs(runner, builds,
+                                  {.build_jobs = options.build_jobs,
+                                   .observer = &beat,
+                                   .slots = scheduler::device_slots(st.device, st.gpus),
+                                   .overlap = st.device == "cuda"});
+  const auto linked = run_baselines(store, runs, options, st.problems, problem_ids, candidates,
+                                    {st.stack_id, st.stack.stack_hash, st.stack.device_name}, st.device);
+  if (exec::interrupt_requested()) {
+    guard.release();
+    return stopped(store, run, options.db_path, false);
+  }
+
+  const evaluation_context ctx = context_of(options, st.env, st.device, builds);
+  device_use use{.slots = std::max<std::size_t>(1, scheduler::device_slots(st.device, st.gpus).size())};
+  scheduler::db_sink to_db(store);
+  scheduler::progress_sink progress(quiet);
+  maxfail_sink maxfail(options.maxfail);
+  scheduler::sink_set sinks({&to_db, &progress, &beat, &maxfail});
+  run_plan plan = plan_run(store,
+                           {ctx, st.problems, problem_ids, run.id, st.stack_id, linked, st.only,
+                            [&sinks, &use](scheduler::evaluation_result& r) {
+                              if (!r.slot.empty()) // the scheduler calls this one result at a time
+                                use.busy_s += r.record.duration_s;
+                              sinks.evaluation(r);
+                            }},
+                           candidates);
+  announce(plan, options, st.device, beat);
+  sinks.begin(plan.tasks.size() + plan.no_code.size(), plan.kept);
+  for (auto& r : plan.no_code)
+    sinks.evaluation(r);
+  const auto started = std::chrono::steady_clock::now();
+  const bool finished = runs.run(std::move(plan.tasks));
+  use.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  sinks.end(!finished);
+  guard.release();
+  if (!finished) return stopped(store, run, options.db_path, maxfail.tripped());
+  store.set_run_status(run.id, "finished");
+  print_run_summary(store, run.uid, options.db_path, use);
+  if (options.generation.active()) adapters::write_cost_table(store.llm_costs(run.uid), std::cout);
+  return 0;
+}
+
+// --rerun-failed: the candidates that failed in the previous run of these options (empty: none failed); the
+// run's config names that run.
+std::set<std::int64_t> failed_before(const db::store& store, json& config, const std::string& run_uid) {
+  const run_handle previous = previous_run(store, config, run_uid);
+  const auto ids = store.failed_candidates(previous.id);
+  fmt::print(stderr, "kj: --rerun-failed: {} candidate{} failed in run {}\n", ids.size(),
+             ids.size() == 1 ? "" : "s", previous.uid);
+  config["rerun_failed_of"] = previous.uid;
+  return {ids.begin(), ids.end()};
+}
+
+} // namespace
+
 int execute_run(const run_options& options) {
-  // Bad input is found before anything runs: sources, candidates directory, DB path.
+  // Bad input is found before anything runs: sources, candidates, DB path, cache folder.
   const fs::path cache_dir = options.cache_dir.empty() ? exec::default_cache_dir() : options.cache_dir;
-  const auto problems = load_all_problems(options.sources, cache_dir);
+  check_cache_dir(cache_dir);
+  if (const std::string& c = options.candidates;
+      !c.empty() && c != "identity" && c != "examples" && !fs::exists(c))
+    throw kb::source_error(fmt::format("--candidates {}: no such folder or file", c));
+  std::vector<kb::problem> problems = load_all_problems(options.sources, cache_dir);
+  if (options.generation.active()) // the model is asked only for what -k keeps
+    problems = filter_problems(options.filter, std::move(problems),
+                               options.generation.adapter + "/" + options.generation.model);
   if (options.baselines != "cached" && options.baselines != "none") baselines::parse_modes(options.baselines);
   db::store store = db::store::open(options.db_path);
 
@@ -260,108 +364,32 @@ int execute_run(const run_options& options) {
                                        fmt::join(options.gpus, ","),
                                        options.device == "cpu" ? "--device cpu" : "torch sees no GPU"));
   const std::vector<int> gpus = device == "cuda" ? resolve_gpus(options.gpus, env) : std::vector<int>{};
-
   const db::stack_record stack = stack_from(env, device);
-  const std::int64_t stack_id = store.upsert_stack(stack);
+  const std::string producer = default_producer(options);
+  json config = run_config(options, device, producer);
   const std::string run_uid = options.run_uid.empty() ? new_run_uid() : options.run_uid;
-  const std::int64_t run_id = create_or_resume_run(store, options, run_uid, device, stack_id);
-  const std::vector<std::int64_t> problem_ids = record_problems(store, problems);
-
-  exec::install_interrupt_handlers();
-  // Candidates are resolved once the run exists: an LLM adapter records its exchanges under it.
-  auto candidates = resolve_candidates(options, problems, device, store, run_id, problem_ids);
-  candidates = select_shard(options.part, problems, std::move(candidates));
-  if (exec::interrupt_requested()) return interrupted(store, run_id, run_uid, options.db_path);
-  const exec::job_runner runner{cache_dir, options.keep_scratch};
-  const exec::build_cache builds(cache_dir / "builds");
-  // CPU timing must not share the machine with a compiler: there every build comes first. On a GPU the
-  // next candidates compile while the current one is timed.
-  device_use use{.slots = std::max<std::size_t>(1, scheduler::device_slots(device, gpus).size())};
-  const scheduler::scheduler runs(runner, builds,
-                                  {.build_jobs = options.build_jobs,
-                                   .slots = scheduler::device_slots(device, gpus),
-                                   .overlap = device == "cuda"});
-  const auto linked = run_baselines(store, runs, options, problems, problem_ids, candidates,
-                                    {stack_id, stack.stack_hash, stack.device_name}, device);
-  if (exec::interrupt_requested()) return interrupted(store, run_id, run_uid, options.db_path);
-
-  const evaluation_context ctx = context_of(options, env, device, builds);
-  scheduler::db_sink to_db(store);
-  scheduler::progress_sink progress(scheduler::progress_sink::quiet_for(options.progress));
-  scheduler::sink_set sinks({&to_db, &progress});
-  std::vector<scheduler::task> tasks;
-  std::size_t skipped = 0;
-  std::map<std::int64_t, std::string> planned; // candidate id -> the file it was planned from
-  std::vector<scheduler::evaluation_result> no_code;
-  db::store::batch planning(store); // the plan's candidate rows: one transaction
-  for (const auto& c : candidates) {
-    const kb::problem& p = problems[c.problem_index];
-    const std::int64_t candidate_id =
-        store.upsert_candidate({problem_ids[c.problem_index], c.producer, c.sample, c.path.string(), c.source,
-                                db::sha256_hex(c.source)});
-    if (store.has_evaluation(run_id, candidate_id)) {
-      ++skipped;
-      continue;
+  const run_lock lock(options.db_path, run_uid);
+  run_state st{options, cache_dir, problems, {}, env, device, gpus, stack};
+  if (options.rerun_failed) {
+    st.only = failed_before(store, config, run_uid);
+    if (st.only->empty()) {
+      fmt::print(stderr, "kj: --rerun-failed: nothing to rerun\n");
+      return 0;
     }
-    if (!c.no_code.empty()) { // an LLM adapter's reply without usable code: judged without a worker
-      scheduler::evaluation_result r;
-      r.problem = {p.level, p.number, p.name, p.file_name};
-      r.candidate = {c.producer, c.sample, c.path.string()};
-      r.record = {run_id, problem_ids[c.problem_index], candidate_id, stack_id, device, "{}", ""};
-      r.record.verdict = std::string(to_string(verdict::no_code));
-      r.record.error = c.no_code;
-      r.record.started_at = r.record.finished_at = db::now_iso8601();
-      no_code.push_back(std::move(r));
-      continue;
-    }
-    if (const auto [it, fresh] = planned.emplace(candidate_id, c.path.string()); !fresh) {
-      // Two files with the same source and sample number are one candidate: judged once.
-      fmt::print(stderr, "kj: skipping candidate {}: the same source and sample as {}\n", c.path.string(),
-                 it->second);
-      ++skipped;
-      continue;
-    }
-    db::evaluation_record record{run_id,
-                                 problem_ids[c.problem_index],
-                                 candidate_id,
-                                 stack_id,
-                                 device,
-                                 "{}",
-                                 evaluate_message(ctx, p, c).protocol.name};
-    if (auto it = linked.find(c.problem_index); it != linked.end()) record.baseline_ids = it->second;
-    for (const auto& f : verify::scan_candidate(c.source))
-      record.findings.push_back({f.kind, f.line, f.excerpt});
-    tasks.push_back(
-        evaluation_task(ctx, p, c, std::move(record), [&sinks, &use](scheduler::evaluation_result& r) {
-          if (!r.slot.empty())
-            use.busy_s += r.record.duration_s; // the scheduler calls this one result at a time
-          sinks.evaluation(r);
-        }));
   }
-  planning.commit();
-  std::size_t compiles = 0, reused = 0;
-  for (const auto& t : tasks) {
-    compiles += t.builds.size();
-    reused += t.reused_builds;
+  // Imported candidates are read before the run is recorded: a mistyped folder leaves no run behind.
+  if (!options.generation.active())
+    st.candidates =
+        filter_candidates(options.filter, problems, import_candidates(options, problems, device, producer));
+  st.stack_id = store.upsert_stack(stack);
+  const run_handle run = open_run(store, options, run_uid, config, producer, device, st.stack_id);
+  run_guard guard(store, run);
+  try {
+    return judge(store, st, run, guard);
+  } catch (const std::exception& e) {
+    guard.fail(e.what());
+    throw;
   }
-  if (reused)
-    fmt::print(stderr, "kj: {} candidates were built before (their cached builds are reused)\n", reused);
-  if (compiles)
-    fmt::print(stderr, "kj: compiling {} candidates ({} at a time){}...\n", compiles,
-               options.build_jobs > 0 ? options.build_jobs : scheduler::default_build_jobs(),
-               device == "cuda" ? " while the device judges the others" : " before judging");
-  sinks.begin(tasks.size() + no_code.size(), skipped);
-  for (auto& r : no_code)
-    sinks.evaluation(r);
-  const auto started = std::chrono::steady_clock::now();
-  const bool finished = runs.run(std::move(tasks));
-  use.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  sinks.end(!finished);
-  if (!finished) return interrupted(store, run_id, run_uid, options.db_path);
-  store.set_run_status(run_id, "finished");
-  print_run_summary(store, run_uid, options.db_path, use);
-  if (options.generation.active()) adapters::write_cost_table(store.llm_costs(run_uid), std::cout);
-  return 0;
 }
 
 } // namespace kj::orchestrator

@@ -45,6 +45,11 @@ struct run_options {
   adapters::generation_options generation; // an LLM adapter produces the candidates (instead of `candidates`)
   shard part;                    // judge only this shard's candidates (docs/scaling.md); 1/1: all of them
   std::string progress = "auto"; // a progress line per job: auto (when stderr is a terminal), always, never
+  std::string producer;          // the label of imported candidates; "": default_producer (run_config.hpp)
+  bool force = false;            // resume even when the options that define the run differ (recorded)
+  std::string filter;            // -k: only problems or candidates whose name matches (run_filter.hpp)
+  int maxfail = 0;               // stop after this many failed evaluations (0: never)
+  bool rerun_failed = false;     // judge only the candidates that failed in the previous run of these options
 };
 
 // Returns the process exit code: 0 when the run finished (whatever the verdicts), 2 on bad input, 130 on
@@ -60,6 +65,10 @@ std::string resolve_device(const std::string& requested, const nlohmann::json& e
 
 // The GPUs to use: `requested` when given (each must be visible), else every GPU the probe saw.
 std::vector<int> resolve_gpus(const std::vector<int>& requested, const nlohmann::json& env);
+
+// The cache folder must be writable before any worker starts: kb::source_error (exit code 2) naming it, not a
+// raw filesystem error from the first job.
+void check_cache_dir(const std::filesystem::path& cache_dir);
 
 // A new run id: "r<UTC date>-<time>-<4 hex digits>".
 std::string new_run_uid();

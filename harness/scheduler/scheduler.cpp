@@ -137,12 +137,15 @@ bool scheduler::run(std::vector<task> tasks) const {
         state::entry& e = *s.entries[index];
         lock.unlock();
         const build_step& step = e.work.builds[b];
+        const std::string& label = e.work.label.empty() ? e.work.name : e.work.label;
+        if (m_options.observer) m_options.observer->started(true, label, "");
         build_done done;
         if (!step.cache_key.empty()) {
           done.record = m_cache.build(m_runner, step.cache_key, step.message, step.launch);
         } else {
           done.outcome = m_runner.run(step.message, step.launch, &done.log_tail);
         }
+        if (m_options.observer) m_options.observer->finished(true, label, "");
         lock.lock();
         e.builds[b] = std::move(done);
         --s.builds_running;
@@ -171,7 +174,10 @@ bool scheduler::run(std::vector<task> tasks) const {
         for (const auto& [key, value] : slot.environment)
           step.launch.environment[key] = value;
         device_done done{{}, "", slot.name};
+        const std::string& label = e.work.label.empty() ? e.work.name : e.work.label;
+        if (m_options.observer) m_options.observer->started(false, label, slot.name);
         done.outcome = m_runner.run(step.message, step.launch, &done.log_tail, step.on_event);
+        if (m_options.observer) m_options.observer->finished(false, label, slot.name);
         std::vector<task> more;
         if (!done.outcome.interrupted) {
           std::lock_guard callbacks(s.callbacks);

@@ -41,6 +41,7 @@ struct device_done {
 
 struct task {
   std::string name;
+  std::string label;              // for people, e.g. "L1 19_ReLU identity s0" (progress); "" uses `name`
   std::vector<build_step> builds; // run in parallel on the pool, before the device step
   std::size_t reused_builds = 0;  // builds the cache already held (not in `builds`): for progress messages
   // Once the builds are done: the device step, or none (the task ends there, e.g. its build failed).
@@ -54,8 +55,18 @@ struct device_slot {
   std::map<std::string, std::string> environment; // e.g. CUDA_VISIBLE_DEVICES=0
 };
 
+// Told when a build or device job starts and ends (from the pool's and slots' threads, concurrently): what
+// a heartbeat shows while nothing finishes for a while.
+class job_observer {
+public:
+  virtual ~job_observer() = default;
+  virtual void started(bool build, const std::string& label, const std::string& slot) = 0;
+  virtual void finished(bool build, const std::string& label, const std::string& slot) = 0;
+};
+
 struct options {
-  int build_jobs = 0;             // builds at once; 0: default_build_jobs()
+  int build_jobs = 0; // builds at once; 0: default_build_jobs()
+  job_observer* observer = nullptr;
   std::vector<device_slot> slots; // at least one
   // true: later tasks build while earlier ones hold a device (a GPU is not idle while the next candidate
   // compiles); false: every build finishes before any device job starts (CPU timing must not share the

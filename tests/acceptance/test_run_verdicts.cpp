@@ -37,28 +37,28 @@ TEST_CASE("kj run records the expected verdict for every failure mode of a candi
   scratch_dir dir;
   const fs::path problems = fixtures_dir() / "problems" / "level1";
   const fs::path candidates = fixtures_dir() / "candidates" / "basic";
-  const auto r = run_kj({"run",
-                         "--device",
-                         "cpu",
-                         "--problem",
-                         (problems / "1_Scaled_Add.py").string(),
-                         "--problem",
-                         (problems / "2_Linear_Tanh.py").string(),
-                         "--candidates",
-                         candidates.string(),
-                         "--timeout",
-                         "300",
-                         "--min-samples",
-                         "3",
-                         "--max-time-ms",
-                         "50",
-                         "--db",
-                         (dir / "kj.sqlite").string(),
-                         "--cache-dir",
-                         (dir / "cache").string(),
-                         "--run-id",
-                         "verdicts"},
-                        dir.path());
+  const std::vector<std::string> args{"run",
+                                      "--device",
+                                      "cpu",
+                                      "--problem",
+                                      (problems / "1_Scaled_Add.py").string(),
+                                      "--problem",
+                                      (problems / "2_Linear_Tanh.py").string(),
+                                      "--candidates",
+                                      candidates.string(),
+                                      "--timeout",
+                                      "300",
+                                      "--min-samples",
+                                      "3",
+                                      "--max-time-ms",
+                                      "50",
+                                      "--db",
+                                      (dir / "kj.sqlite").string(),
+                                      "--cache-dir",
+                                      (dir / "cache").string(),
+                                      "--run-id",
+                                      "verdicts"};
+  const auto r = run_kj(args, dir.path());
   INFO(r.err);
   REQUIRE(r.exit_code == 0); // failing candidates never fail the run
 
@@ -103,10 +103,7 @@ TEST_CASE("kj run records the expected verdict for every failure mode of a candi
     CHECK(info.out.find("evaluations     12") != std::string::npos);
   }
   SECTION("resuming the same run id evaluates nothing twice") {
-    const auto again = run_kj({"run", "--device", "cpu", "--problem", (problems / "1_Scaled_Add.py").string(),
-                               "--candidates", candidates.string(), "--db", (dir / "kj.sqlite").string(),
-                               "--cache-dir", (dir / "cache").string(), "--run-id", "verdicts"},
-                              dir.path());
+    const auto again = run_kj(args, dir.path()); // the same options: a resume with others is refused
     INFO(again.err);
     REQUIRE(again.exit_code == 0);
     CHECK(again.err.find("resuming run verdicts") != std::string::npos);
@@ -157,6 +154,7 @@ TEST_CASE("two candidate files with the same source and sample are judged once, 
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find("the same source and sample as") != std::string::npos);
+  CHECK(r.err.find("already in this run are kept") == std::string::npos); // a fresh run keeps nothing
   const json rows = results_json(dir);
   REQUIRE(rows.size() == 1);
   CHECK(rows[0]["verdict"] == "correct");

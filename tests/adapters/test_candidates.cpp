@@ -1,9 +1,11 @@
 // Import adapters: matching candidate files to problems, and the identity producer.
 #include "adapters/candidates.hpp"
+#include "kernelbench/source_text.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
 #include <set>
+#include <string>
 
 using namespace kj;
 using namespace kj::test;
@@ -44,7 +46,8 @@ TEST_CASE("a candidate directory matches generated names and problem file names"
   CHECK(report.candidates[1].sample == 0);
   CHECK(report.candidates[2].sample == 2);
   CHECK(report.candidates[2].source == "B");
-  CHECK(report.skipped.size() == 2);
+  CHECK(report.skipped.size() == 1);    // random_name.py
+  CHECK(report.unselected.size() == 1); // problem 42
   CHECK_THROWS_AS(adapters::candidates_from_directory(dir / "missing", two_problems()), kb::source_error);
 }
 
@@ -66,6 +69,7 @@ TEST_CASE("every built-in example candidate names a built-in problem and states 
         adapters::candidates_from_directory(adapters::examples_dir(device), problems, "examples");
     INFO(device);
     CHECK(report.skipped.empty());
+    CHECK(report.unselected.empty());
     std::set<std::pair<int, std::string>> per_level;
     for (const auto& c : report.candidates) {
       const std::string first_line = c.source.substr(0, c.source.find('\n'));
@@ -78,4 +82,41 @@ TEST_CASE("every built-in example candidate names a built-in problem and states 
       CHECK(per_level.count({level, "incorrect"}) == 1);
     }
   }
+}
+
+TEST_CASE("a candidate file that is not UTF-8 is judged as text and keeps its bytes") {
+  scratch_dir dir;
+  const std::string latin1 = "# caf\xE9\nclass ModelNew: pass\n";
+  write_file(dir / "level_1_problem_19_sample_0_kernel.py", latin1);
+  const auto report = adapters::candidates_from_directory(dir.path(), two_problems(), "modelA");
+  REQUIRE(report.candidates.size() == 1);
+  const auto& c = report.candidates[0];
+  CHECK(c.producer == "modelA");
+  CHECK(kb::is_utf8(c.source));
+  CHECK(c.source == "# caf\xEF\xBF\xBD\nclass ModelNew: pass\n");
+  CHECK(c.bytes == latin1);
+  CHECK(c.encoding_line == 1);
+  CHECK(c.encoding_note.find("0xE9") != std::string::npos);
+  // A UTF-8 file keeps no separate bytes.
+  write_file(dir / "3_Fused.py", "class ModelNew: pass\n");
+  const auto plain = adapters::candidates_from_directory(dir.path(), two_problems());
+  REQUIRE(plain.candidates.size() == 2);
+  CHECK(plain.candidates[0].bytes.empty());
+  CHECK(plain.candidates[0].encoding_note.empty());
+}
+
+TEST_CASE("a candidates path may name one file: by its name, or any .py when one problem is selected") {
+  scratch_dir dir;
+  write_file(dir / "level_2_problem_3_sample_1_kernel.py", "A");
+  write_file(dir / "my_kernel.py", "B");
+  const auto named =
+      adapters::candidates_from_directory(dir / "level_2_problem_3_sample_1_kernel.py", two_problems());
+  REQUIRE(named.candidates.size() == 1);
+  CHECK(named.candidates[0].problem_index == 1);
+  CHECK(named.candidates[0].sample == 1);
+  const auto one = adapters::candidates_from_directory(dir / "my_kernel.py", {two_problems()[0]});
+  REQUIRE(one.candidates.size() == 1);
+  CHECK(one.candidates[0].source == "B");
+  CHECK_THROWS_AS(adapters::candidates_from_directory(dir / "my_kernel.py", two_problems()),
+                  kb::source_error);
 }

@@ -100,7 +100,7 @@ TEST_CASE("kj run compiles a C++-only workdir as one extension and judges it cor
   const auto results = run_kj({"results", "--db", (dir / "kj.sqlite").string(), "--format", "json"});
   const auto rows = nlohmann::json::parse(results.out);
   REQUIRE(rows.size() == 1);
-  CHECK(rows[0]["producer"] == "workdir");
+  CHECK(rows[0]["producer"] == "workdirs"); // the folder's name
   CHECK(rows[0]["verdict"] == "correct");
   CHECK(rows[0]["strict_verdict"] == "pass");
 }

@@ -40,22 +40,29 @@ scratch_dir::~scratch_dir() {
 }
 
 command_result run_kj(const std::vector<std::string>& args, const fs::path& cwd) {
+  std::vector<std::string> argv{kj_binary().string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(argv, cwd);
+}
+
+command_result run_program(const std::vector<std::string>& args, const fs::path& cwd,
+                           const std::map<std::string, std::string>& env) {
   std::array<int, 2> out_pipe{}, err_pipe{};
   if (::pipe2(out_pipe.data(), O_CLOEXEC) != 0 || ::pipe2(err_pipe.data(), O_CLOEXEC) != 0)
     throw std::runtime_error("pipe failed");
-  const std::string binary = kj_binary().string();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
     ::dup2(out_pipe[1], STDOUT_FILENO);
     ::dup2(err_pipe[1], STDERR_FILENO);
     if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
+    for (const auto& [name, value] : env)
+      ::setenv(name.c_str(), value.c_str(), 1);
     std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(binary.c_str()));
     for (const auto& a : args)
       argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    ::execv(binary.c_str(), argv.data());
+    ::execvp(argv[0], argv.data());
     ::_exit(127);
   }
   ::close(out_pipe[1]);

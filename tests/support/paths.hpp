@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ struct command_result {
 
 // Runs the real `kj` binary with these arguments in `cwd`, capturing stdout and stderr.
 command_result run_kj(const std::vector<std::string>& args, const std::filesystem::path& cwd = {});
+// Runs a program (argv[0] is looked up on PATH) in `cwd` with these environment variables set.
+command_result run_program(const std::vector<std::string>& argv, const std::filesystem::path& cwd = {},
+                           const std::map<std::string, std::string>& env = {});
 
 void write_file(const std::filesystem::path& path, const std::string& text);
 std::string read_file(const std::filesystem::path& path);

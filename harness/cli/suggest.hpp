@@ -1,0 +1,23 @@
+// Did-you-mean: the nearest known command or option to a mistyped one, and CLI11's messages made readable.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kj::cli {
+
+// The name among `names` nearest to `word` (edit distance at most a third of its length, at least 1), or
+// nullopt when none is that close.
+std::optional<std::string> nearest(const std::string& word, const std::vector<std::string>& names);
+
+// When argv[1] is not a subcommand (nor an option), the message to print: "unknown command 'rn'; did you
+// mean 'run'?". nullopt when argv[1] is fine.
+std::optional<std::string> unknown_command(const CLI::App& app, int argc, char** argv);
+
+// A parse error's message with a did-you-mean for unexpected options ("--candidate: did you mean
+// --candidates?") and numeric ranges of CLI11's unbounded checks said in words.
+std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& error);
+
+} // namespace kj::cli

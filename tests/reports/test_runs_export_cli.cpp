@@ -1,0 +1,106 @@
+// The real `kj runs`, `kj results` (wide, verbose, --verdict) and `kj export` (KernelBench's
+// eval_results.json, JUnit XML) on the report fixture DB.
+#include "tests/reports/report_fixture.hpp"
+#include "tests/support/catch_compat.hpp"
+#include "tests/support/paths.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+using namespace kj::test;
+using nlohmann::json;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::size_t count_of(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
+    ++n;
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("kj runs lists each run with its status, producer and counts, and rm removes a run, not a live one") {
+  scratch_dir dir;
+  const std::string db = (dir / "kj.sqlite").string();
+  reports::build_report_db(db);
+  {
+    auto store = kj::db::store::open(db);
+    const auto id = store.create_run(db::make_run("r-failed"));
+    store.set_run_status(id, "failed");
+    store.set_run_detail(id, "--candidates runs/modelz: no such folder or file");
+  }
+  const auto list = run_kj({"runs", "--db", db});
+  REQUIRE(list.exit_code == 0);
+  CHECK(contains(list.out, "r-fixture"));
+  CHECK(contains(list.out, "abandoned")); // marked running, and no kj holds it
+  CHECK(contains(list.out, "r-failed"));
+  CHECK(contains(list.out, "no such folder or file"));
+  const auto as_json = json::parse(run_kj({"runs", "--db", db, "--format", "json"}).out);
+  REQUIRE(as_json.size() == 2);
+  CHECK(as_json[0]["evaluations"] == 15);
+  CHECK(as_json[0]["verdicts"]["correct"] == 10);
+
+  const auto removed = run_kj({"runs", "rm", "r-failed", "--db", db});
+  CHECK(removed.exit_code == 0);
+  CHECK(contains(removed.out, "removed run r-failed"));
+  const auto missing = run_kj({"runs", "rm", "r-nope", "--db", db});
+  CHECK(missing.exit_code == 2);
+  CHECK(contains(missing.err, "no run 'r-nope'"));
+  CHECK(json::parse(run_kj({"runs", "--db", db, "--format", "json"}).out).size() == 1);
+}
+
+TEST_CASE(
+    "kj results shows producers, cuts nothing in its wide form, prints whole errors, filters verdicts") {
+  scratch_dir dir;
+  const std::string db = (dir / "kj.sqlite").string();
+  reports::build_report_db(db);
+  const auto table = run_kj({"results", "--db", db});
+  REQUIRE(table.exit_code == 0);
+  CHECK(contains(table.out, "producer"));
+  CHECK(contains(table.out, "claude"));
+  const auto wide = run_kj({"results", "--db", db, "--wide"});
+  CHECK(contains(wide.out, "evil" + reports::payload)); // a long producer name, uncut
+  const auto verbose = run_kj({"results", "--db", db, "-v", "--verdict", "runtime_error"});
+  CHECK(count_of(verbose.out, "== evaluation") == 1);
+  CHECK(contains(verbose.out, "Traceback: " + reports::payload));
+  const auto failed = run_kj({"results", "--db", db, "--verdict", "failed", "--format", "json"});
+  for (const auto& row : json::parse(failed.out))
+    CHECK((row["verdict"] != "correct" || row["strict_verdict"] == "fail"));
+  CHECK(json::parse(failed.out).size() == 6);
+}
+
+TEST_CASE("kj export writes KernelBench's eval_results.json and JUnit XML") {
+  scratch_dir dir;
+  const std::string db = (dir / "kj.sqlite").string();
+  reports::build_report_db(db);
+  const auto mixed = run_kj({"export", "--format", "kernelbench", "--db", db});
+  CHECK(mixed.exit_code == 2);
+  CHECK(contains(mixed.err, "--level"));
+  const auto kb = run_kj({"export", "--format", "kernelbench", "--db", db, "--level", "1", "--producer",
+                          "agent", "-o", (dir / "eval_results.json").string()});
+  REQUIRE(kb.exit_code == 0);
+  const json file = json::parse(read_file(dir / "eval_results.json"));
+  REQUIRE(file.size() == 4);
+  const json& first = file["1"].at(0);
+  CHECK(first["sample_id"] == 0);
+  CHECK(first["compiled"] == true);
+  CHECK(first["correctness"] == true);
+  CHECK(first["runtime"] == 1.0);
+  CHECK(first["runtime_stats"]["num_trials"] == 41);
+  CHECK(file["4"][0]["compiled"] == false); // compile_error
+  CHECK(file["4"][0]["runtime"] == -1.0);
+  CHECK(file["4"][0]["metadata"]["compilation_error_name"] == "compile_error");
+
+  const auto junit = run_kj({"export", "--format", "junit", "--db", db});
+  REQUIRE(junit.exit_code == 0);
+  CHECK(contains(junit.out, "<testsuite name=\"r-fixture\" tests=\"15\""));
+  CHECK(count_of(junit.out, "<testcase ") == 15);
+  CHECK(count_of(junit.out, "<failure ") == 6);
+  CHECK_FALSE(contains(junit.out, "<script>")); // escaped
+}
