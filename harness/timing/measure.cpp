@@ -1,6 +1,7 @@
 // Implements the cold measurement loop as named steps, after nvbench's measure_cold.
 #include "harness/timing/measure.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -31,9 +32,15 @@ double cold_measurement::take_sample() {
   return m_subject.stop_ms();
 }
 
+// warmup_min_ms of the samples' time or of the wall clock, whichever comes first: a subject much shorter than
+// its flush and preparation (an empty forward, a tiny kernel on the CPU) warmed up 1000 times before.
 void cold_measurement::run_warmup() {
+  const auto start = host_clock::now();
+  const auto warm_enough = [&] {
+    return std::max(m_result.warmup_ms, elapsed_ms(start, host_clock::now())) >= m_params.warmup_min_ms;
+  };
   while (m_result.warmup_calls < m_params.warmup_min_calls ||
-         (m_result.warmup_ms < m_params.warmup_min_ms && m_result.warmup_calls < m_params.warmup_max_calls)) {
+         (!warm_enough() && m_result.warmup_calls < m_params.warmup_max_calls)) {
     m_result.warmup_ms += take_sample();
     ++m_result.warmup_calls;
   }

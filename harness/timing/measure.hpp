@@ -29,9 +29,9 @@ struct timed_subject {
 
 struct measure_params {
   // Warmup runs whole samples (flush included) and discards them; it ends once both minima are met,
-  // or at warmup_max_calls so that a microsecond subject does not warm up 25 ms worth of flushes.
+  // or at warmup_max_calls.
   std::size_t warmup_min_calls = 3;
-  double warmup_min_ms = 25; // [ms] of sample time, as the subject reports it
+  double warmup_min_ms = 25; // [ms] of sample time as the subject reports it, or of wall clock (flushes too)
   std::size_t warmup_max_calls = 10000;
   // [ms] wall clock over the trials: flushes and synchronisation are not in the samples, so the stopping
   // rule's time cap alone does not bound how long a run of tiny samples takes (nvbench: 15 s "timeout").

@@ -193,10 +193,10 @@ void time_subjects(const exec::evaluate_job& job, py::object& session, runner_li
   if (!device.cuda) compare_host_conditions(candidate, reference);
   report_timing(channel, "candidate", candidate);
   report_timing(channel, "reference_eager", reference);
-  if (spec.floor) { // a short measurement in the runner: the floor is small and steady
+  if (spec.floor) { // a short measurement in the runner: the floor is small and steady (100 samples)
     exec::timing_spec floor = spec;
     floor.max_time_ms = std::min(spec.max_time_ms, 200.0);
-    floor.max_samples = std::min(spec.max_samples, 300);
+    floor.max_samples = std::min(spec.max_samples, 100);
     floor.method = "robust";
     const json reply = checked(runner, {{"op", "time"}, {"subject", "empty"}, {"spec", floor}, {"base", 42}});
     report_timing(channel, "empty_forward", from_reply(reply.at("timing")));

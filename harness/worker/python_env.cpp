@@ -1,10 +1,12 @@
 // Implements interpreter start-up for the worker.
 #include "harness/worker/python_env.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <malloc.h>
 #include <stdexcept>
 #include <string_view>
+#include <unistd.h>
 
 namespace py = pybind11;
 
@@ -56,6 +58,16 @@ std::unique_ptr<py::scoped_interpreter> start_interpreter() {
     throw std::runtime_error("cannot configure the embedded Python for " + exe);
   }
   return std::make_unique<py::scoped_interpreter>(&config, 0, nullptr, false);
+}
+
+void exit_without_finalizing(int code) {
+  try {
+    for (const char* stream : {"stdout", "stderr"})
+      py::module_::import("sys").attr(stream).attr("flush")();
+  } catch (const std::exception&) { // a stream the code closed: nothing left to flush
+  }
+  std::fflush(nullptr);
+  ::_exit(code);
 }
 
 namespace {

@@ -13,6 +13,10 @@ std::string python_executable();
 // Starts the interpreter with sys.prefix and site-packages of python_executable() (pyvenv.cfg is honoured).
 std::unique_ptr<pybind11::scoped_interpreter> start_interpreter();
 
+// Ends the process once its results are written (unbuffered, to their fds): Python's own streams are flushed,
+// the interpreter is not finalized (tearing torch down took most of an evaluation's `exit` phase).
+[[noreturn]] void exit_without_finalizing(int code);
+
 // Which of the Python modules carried inside the binary a process imports: the judge's (the reference, the
 // comparisons, the verdicts) or the runner's (the candidate's side: importing and calling it). Each process
 // imports only its own; both import kj_common.

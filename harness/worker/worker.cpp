@@ -103,7 +103,7 @@ int run_worker(const worker_options& options) {
         if constexpr (std::is_same_v<T, exec::evaluate_job>) evaluate(message, runtime, channel);
       },
       job);
-  return 0;
+  exit_without_finalizing(0);
 }
 
 } // namespace kj::worker

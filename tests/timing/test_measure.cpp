@@ -2,8 +2,10 @@
 #include "harness/timing/measure.hpp"
 #include "tests/support/catch_compat.hpp"
 
+#include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 using kj::timing::measure_cold;
@@ -19,7 +21,10 @@ public:
   fake_subject(double steady_ms, std::size_t warm_count = 0, double warm_ms = 0)
       : m_steady_ms(steady_ms), m_warm_count(warm_count), m_warm_ms(warm_ms) {}
 
-  void flush() override { m_log += 'f'; }
+  void flush() override {
+    m_log += 'f';
+    if (m_flush_sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(m_flush_sleep_ms));
+  }
   void start() override { m_log += 's'; }
   void call() override {
     m_log += 'c';
@@ -33,6 +38,7 @@ public:
 
   const std::string& log() const { return m_log; }
   void throw_at(std::size_t sample) { m_throw_at = sample; }
+  void flush_sleeps(int ms) { m_flush_sleep_ms = ms; }
 
 private:
   double m_steady_ms;
@@ -40,6 +46,7 @@ private:
   double m_warm_ms;
   std::size_t m_stops = 0;
   std::size_t m_throw_at = 0;
+  int m_flush_sleep_ms = 0;
   std::string m_log;
 };
 
@@ -86,6 +93,17 @@ TEST_CASE("measure_cold warms up by count and by sample time", "[timing][measure
     params.stopping.min_time_ms = 0;
     const auto m = measure_cold(subject, params);
     CHECK(m.warmup_calls == 40);
+  }
+  SECTION("tiny samples behind a 6 ms flush: 25 ms of wall clock end the warmup, not 25 ms of samples") {
+    fake_subject subject(0.001);
+    subject.flush_sleeps(6);
+    measure_params params;
+    params.stopping.min_time_ms = 0;
+    params.stopping.max_samples = 10;
+    params.stopping.min_samples = 10;
+    const auto m = measure_cold(subject, params);
+    CHECK(m.warmup_calls >= 3);
+    CHECK(m.warmup_calls <= 5); // 5 flushes take 30 ms; samples alone would need 25000 calls
   }
   SECTION("no warmup at all") {
     fake_subject subject(10.0);
