@@ -1,5 +1,5 @@
 // Implements the agent's judge: device slots shared by the trajectories, builds, evaluations, ncu, costs.
-#include "agent/judge.hpp"
+#include "agent/agent_judge.hpp"
 
 #include "harness/exec/job_runner.hpp"
 

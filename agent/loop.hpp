@@ -5,7 +5,7 @@
 
 #include "adapters/llm/client.hpp"
 #include "agent/context.hpp"
-#include "agent/judge.hpp"
+#include "agent/agent_judge.hpp"
 #include "agent/prompt.hpp"
 #include "agent/recorder.hpp"
 #include "agent/selection.hpp"

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "agent/hardware.hpp"
-#include "agent/judge.hpp"
+#include "agent/agent_judge.hpp"
 #include "agent/ncu.hpp"
 #include "db/store.hpp"
 

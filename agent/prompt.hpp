@@ -1,7 +1,7 @@
 // The agent's prompts: the system prompt (our skill document) and the task message for one problem.
 #pragma once
 
-#include "agent/judge.hpp"
+#include "agent/agent_judge.hpp"
 #include "kernelbench/problems.hpp"
 
 #include <cstdint>

@@ -4,7 +4,7 @@
 
 #include "adapters/llm/conversation.hpp"
 #include "agent/hardware.hpp"
-#include "agent/judge.hpp"
+#include "agent/agent_judge.hpp"
 #include "agent/profile.hpp"
 #include "agent/workspace.hpp"
 #include "kernelbench/problems.hpp"

@@ -2,7 +2,7 @@
 #include "adapters/generate/generate.hpp"
 
 #include "adapters/generate/extract.hpp"
-#include "adapters/generate/prompt.hpp"
+#include "adapters/generate/one_shot_prompt.hpp"
 #include "adapters/generate/settings.hpp"
 #include "adapters/llm/client.hpp"
 

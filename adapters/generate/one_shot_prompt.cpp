@@ -1,5 +1,5 @@
 // The one-shot prompt's text (ours), for CPU (C++ extensions) and CUDA (CUDA extensions).
-#include "adapters/generate/prompt.hpp"
+#include "adapters/generate/one_shot_prompt.hpp"
 
 #include "db/store.hpp"
 

@@ -1,7 +1,7 @@
 // Implements resolving, storing and comparing generation settings.
 #include "adapters/generate/settings.hpp"
 
-#include "adapters/generate/prompt.hpp"
+#include "adapters/generate/one_shot_prompt.hpp"
 #include "adapters/llm/provider.hpp"
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // ("baseline"), or only compiled to warm the Inductor cache ("baseline_compile").
 #include "harness/worker/baseline.hpp"
 
-#include "harness/worker/evaluate.hpp"
+#include "harness/worker/judge_evaluation.hpp"
 #include "harness/worker/support.hpp"
 
 namespace py = pybind11;

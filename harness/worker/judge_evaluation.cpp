@@ -1,6 +1,6 @@
 // The judge's evaluation sequence: the reference here, the candidate in its own process (the runner); every
 // comparison, verdict and statistic is made here, where the candidate's code never runs.
-#include "harness/worker/evaluate.hpp"
+#include "harness/worker/judge_evaluation.hpp"
 
 #include "harness/worker/judge_timing.hpp"
 #include "harness/worker/memory_watch.hpp"

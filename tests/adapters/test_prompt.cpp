@@ -1,5 +1,5 @@
 // The one-shot prompt: it carries the reference source, the contract and one example for the device.
-#include "adapters/generate/prompt.hpp"
+#include "adapters/generate/one_shot_prompt.hpp"
 #include "tests/support/catch_compat.hpp"
 
 using namespace kj;

@@ -1,4 +1,5 @@
-// Test names that ctest can run: catch_discover_tests turns every TEST_CASE name into a CMake list item, so a
+// Unique source file names (a newcomer's search for evaluate.cpp must find one file), and test names that
+// ctest can run: catch_discover_tests turns every TEST_CASE name into a CMake list item, so a
 // ';' splits one test into two that each match nothing and pass without running (a slow acceptance test was
 // silently skipped this way), and a leading or trailing space makes the name differ from its filter.
 #include "tests/support/catch_compat.hpp"
@@ -6,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -43,4 +45,28 @@ TEST_CASE("no test name holds a character that would split or rename its ctest e
   INFO(listed);
   CHECK(names > 100); // the pattern still finds the suite's tests
   CHECK(bad.empty());
+}
+
+TEST_CASE("no two source files share a name, whatever their folders") {
+  std::map<std::string, std::vector<std::string>> by_name;
+  for (const char* folder : {"harness", "db", "kernelbench", "adapters", "reports", "baselines", "agent",
+                             "tests", "bench", "scripts"})
+    for (const auto& entry : fs::recursive_directory_iterator(source_dir() / folder)) {
+      const auto ext = entry.path().extension();
+      if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".h" && ext != ".py"))
+        continue;
+      if (entry.path().string().find("/fixtures/") != std::string::npos) continue; // candidates and problems
+      by_name[entry.path().filename().string()].push_back(fs::relative(entry.path(), source_dir()).string());
+    }
+  std::string shared;
+  for (const auto& [name, paths] : by_name)
+    if (paths.size() > 1 && name != "__init__.py" && name != "conftest.py") {
+      shared += name + ":";
+      for (const auto& p : paths)
+        shared += " " + p;
+      shared += "\n";
+    }
+  INFO(shared);
+  CHECK(by_name.size() > 200);
+  CHECK(shared.empty());
 }
