@@ -1,6 +1,8 @@
 // Implements the KernelBench eval_results.json and JUnit XML exports.
 #include "reports/export.hpp"
 
+#include "reports/html.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/core.h>
@@ -106,32 +108,11 @@ void write_testcase(const result_row& r, std::ostream& out) {
 } // namespace
 
 std::string xml_escape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto b = static_cast<unsigned char>(c);
-    if (b < 0x20 && c != '\t' && c != '\n' && c != '\r') continue; // not allowed in XML 1.0
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    case '\'':
-      out += "&apos;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
+  std::string kept;
+  kept.reserve(text.size());
+  for (const char c : text) // control characters other than tab and newlines are not allowed in XML 1.0
+    if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n' || c == '\r') kept += c;
+  return html::escape(kept); // the same five entities (&#39; for the apostrophe, valid XML)
 }
 
 void write_kernelbench(const std::vector<result_row>& rows, std::ostream& out) {

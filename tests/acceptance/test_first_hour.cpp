@@ -4,13 +4,13 @@
 // DB passes PRAGMA integrity_check at the end.
 #include "db/sqlite.hpp"
 #include "db/store.hpp"
+#include "tests/acceptance/live_kj.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
-#include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <thread>
@@ -22,17 +22,6 @@ using kj::db::sqlite::connection;
 using nlohmann::json;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-std::size_t count_of(const std::string& text, const std::string& part) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
-    ++n;
-  return n;
-}
 
 std::string problem_source(const std::string& file) {
   return read_file(source_dir() / "kernelbench" / "suite" / "level1" / file);
@@ -57,37 +46,6 @@ void write_models(const scratch_dir& dir) {
                                                        9));
   for (const char* other : {"level_1_problem_5_sample_0_kernel.py", "level_2_problem_1_sample_0_kernel.py"})
     write_file(dir / "modelB" / other, "ModelNew = None\n");
-}
-
-std::int64_t evaluations_so_far(const fs::path& db, const std::string& run_id) {
-  try {
-    auto c = connection::open(db, connection::open_mode::read_only);
-    auto count = c.prepare(
-        "SELECT count(*) FROM evaluations e JOIN runs r ON r.id = e.run_id WHERE r.run_uid = ?", "poll");
-    count.bind_all(run_id);
-    count.step();
-    return count.column_int64(0);
-  } catch (const kj::db::db_error&) {
-    return -1;
-  }
-}
-
-// Starts `kj` with its output in a file; returns its pid.
-pid_t start_kj(const std::vector<std::string>& args, const fs::path& log) {
-  const std::string binary = kj_binary().string();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, STDOUT_FILENO);
-    ::dup2(fd, STDERR_FILENO);
-    std::vector<char*> argv{const_cast<char*>(binary.c_str())};
-    for (const auto& a : args)
-      argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
-  }
-  return pid;
 }
 
 } // namespace

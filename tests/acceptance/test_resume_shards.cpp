@@ -4,13 +4,13 @@
 // pseudo-terminal (util-linux `script`), where the progress view shows; elsewhere it stays quiet.
 #include "db/sqlite.hpp"
 #include "db/store.hpp"
+#include "tests/acceptance/live_kj.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <fcntl.h>
 #include <fmt/core.h>
 #include <map>
 #include <sys/wait.h>
@@ -22,10 +22,6 @@ using namespace kj::test;
 using kj::db::sqlite::connection;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 std::vector<std::string> run_args(const scratch_dir& dir, const std::string& db, const std::string& run_id) {
   return {"run",
@@ -67,39 +63,6 @@ std::map<std::string, std::string> verdicts(const fs::path& db, const std::strin
 std::string query_text(const fs::path& db, const std::string& sql) {
   auto c = connection::open(db, connection::open_mode::read_only);
   return c.query_text(sql, "test query");
-}
-
-// The evaluations the run holds so far; -1 while the file or its tables are not there yet.
-std::int64_t evaluations_so_far(const fs::path& db, const std::string& run_id) {
-  try {
-    auto c = connection::open(db, connection::open_mode::read_only);
-    auto count = c.prepare("SELECT count(*) FROM evaluations e JOIN runs r ON r.id = e.run_id "
-                           "WHERE r.run_uid = ?",
-                           "poll");
-    count.bind_all(run_id);
-    count.step();
-    return count.column_int64(0);
-  } catch (const kj::db::db_error&) {
-    return -1;
-  }
-}
-
-// Starts `kj` with its output in a file; returns its pid.
-pid_t start_kj(const std::vector<std::string>& args, const fs::path& log) {
-  const std::string binary = kj_binary().string();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, STDOUT_FILENO);
-    ::dup2(fd, STDERR_FILENO);
-    std::vector<char*> argv{const_cast<char*>(binary.c_str())};
-    for (const auto& a : args)
-      argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
-  }
-  return pid;
 }
 
 // Runs a shell command line (through util-linux `script` for a pseudo-terminal), returning its output.

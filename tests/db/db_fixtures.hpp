@@ -22,9 +22,7 @@ std::string db_error_of(F&& f) {
   return "<no db_error>";
 }
 
-inline bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using kj::test::contains; // tests/support/paths.hpp
 
 // A second, raw connection for checking what the store wrote, independently of the store's own readers.
 inline std::int64_t count_rows(const std::filesystem::path& path, const std::string& table) {

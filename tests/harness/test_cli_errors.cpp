@@ -7,12 +7,6 @@
 
 using namespace kj::test;
 
-namespace {
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-} // namespace
-
 TEST_CASE("kj rejects bad input with exit code 2 and a clear message") {
   scratch_dir dir;
   SECTION("unknown option") {

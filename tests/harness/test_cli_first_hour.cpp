@@ -11,14 +11,6 @@
 using namespace kj::test;
 namespace fs = std::filesystem;
 
-namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-} // namespace
-
 TEST_CASE("a mistyped command or option gets a suggestion, and a range reads as words, with exit code 2") {
   const auto command = run_kj({"rn"});
   CHECK(command.exit_code == 2);

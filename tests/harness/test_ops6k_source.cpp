@@ -19,10 +19,6 @@ using namespace kj::test;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // Runs the project's Python (the one `kj worker` embeds: $KJ_PYTHON, else the build's) with `args`; its
 // output goes to `log`. Returns the exit code.
 int run_python(const std::string& args, const fs::path& log) {

@@ -14,10 +14,6 @@ using kj::orchestrator::parse_shard;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 kj::kb::problem problem(int number) {
   kj::kb::problem p;
   p.suite = "kernelbench", p.kb_version = "main", p.level = 1, p.number = number;

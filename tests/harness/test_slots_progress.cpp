@@ -14,10 +14,6 @@ using kj::scheduler::progress_line;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 kj::scheduler::evaluation_result judged(const std::string& verdict, const std::string& slot) {
   kj::scheduler::evaluation_result r;
   r.problem = {1, 19, "ReLU", "19_ReLU.py"};

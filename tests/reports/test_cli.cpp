@@ -14,10 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // Runs aa-1 and aa-2 (unchanged kernels, realistic noise) and slow (problems 3, 8, 13, 18, 23 10% slower).
 std::string synthetic_db(const scratch_dir& dir) {
   const std::string path = (dir / "kj.sqlite").string();

@@ -10,22 +10,8 @@
 using namespace kj::test;
 using nlohmann::json;
 
-namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-std::size_t count_of(const std::string& text, const std::string& part) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
-    ++n;
-  return n;
-}
-
-} // namespace
-
-TEST_CASE("kj runs lists each run with its status, producer and counts, and rm removes a run, not a live one") {
+TEST_CASE(
+    "kj runs lists each run with its status, producer and counts, and rm removes a run, not a live one") {
   scratch_dir dir;
   const std::string db = (dir / "kj.sqlite").string();
   reports::build_report_db(db);

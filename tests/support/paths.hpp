@@ -1,6 +1,7 @@
 // Paths and helpers shared by the tests: the source tree, the built `kj`, scratch folders, running commands.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -39,6 +40,9 @@ command_result run_program(const std::vector<std::string>& argv, const std::file
                            const std::map<std::string, std::string>& env = {});
 
 void write_file(const std::filesystem::path& path, const std::string& text);
+// Whether `part` occurs in `text`, and how many times (overlaps counted).
+bool contains(const std::string& text, const std::string& part);
+std::size_t count_of(const std::string& text, const std::string& part);
 std::string read_file(const std::filesystem::path& path);
 
 } // namespace kj::test
