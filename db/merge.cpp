@@ -71,6 +71,10 @@ const std::vector<table_copy>& copy_plan() {
        "d.baseline_id = x.baseline_id AND d.sample_index = x.sample_index",
        "s.baseline_id IN (SELECT src FROM temp.new_baselines)",
        false},
+      // An audit by its problem, device and time: auditing again is a row of its own.
+      {"problem_audits",
+       {{"problem_id", "problems"}, {"stack_id", "stacks"}},
+       "d.problem_id = x.problem_id AND d.device = x.device AND d.created_at = x.created_at"},
       {"evaluations",
        {{"run_id", "runs"},
         {"problem_id", "problems"},

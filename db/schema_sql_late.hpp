@@ -1,5 +1,5 @@
-// The SQL text of schema versions 5 to 9, for db/migrations.cpp alone. docs/schema.md describes every column;
-// keep the two in step. Never edit a released migration: add a new one.
+// The SQL text of schema versions 5 to 10, for db/migrations.cpp alone. docs/schema.md describes every
+// column; keep the two in step. Never edit a released migration: add a new one.
 #pragma once
 
 namespace kj::db::schema_sql {
@@ -217,6 +217,28 @@ constexpr const char* schema_first_hour = R"sql(
 ALTER TABLE candidates ADD COLUMN source_bytes BLOB;
 ALTER TABLE runs ADD COLUMN producer TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN detail TEXT NOT NULL DEFAULT '';
+)sql";
+
+// Version 10: the problem audit (kj audit). Null candidates judged by both rules on each problem, before any
+// candidate: one row per audit, the newest per problem and device is the one reports read.
+constexpr const char* schema_audits = R"sql(
+CREATE TABLE problem_audits (
+  id                 INTEGER PRIMARY KEY,
+  problem_id         INTEGER NOT NULL REFERENCES problems(id),
+  stack_id           INTEGER NOT NULL REFERENCES stacks(id),
+  device             TEXT NOT NULL,
+  protocol           TEXT NOT NULL,
+  created_at         TEXT NOT NULL,
+  unsound            INTEGER NOT NULL CHECK (unsound IN (0, 1)),
+  stochastic         INTEGER NOT NULL CHECK (stochastic IN (0, 1)),
+  constant_reference INTEGER NOT NULL CHECK (constant_reference IN (0, 1)),
+  tolerance_use      REAL,
+  reasons            TEXT NOT NULL DEFAULT '',
+  notes              TEXT NOT NULL DEFAULT '',
+  nulls_json         TEXT NOT NULL DEFAULT '{}',
+  error              TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX problem_audits_problem ON problem_audits(problem_id, device);
 )sql";
 
 } // namespace kj::db::schema_sql

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "db/agent_records.hpp"
+#include "db/audit_records.hpp"
 #include "db/llm_records.hpp"
 #include "db/rows.hpp"
 
@@ -25,7 +26,7 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int schema_version = 9;
+inline constexpr int schema_version = 10;
 
 struct run_record {
   std::string run_uid;      // user-visible id, e.g. "r20261120-235959-1a2b"
@@ -348,6 +349,11 @@ public:
   std::optional<tool_call_record> tool_call_of_evaluation(std::int64_t evaluation_id) const;
   // The trajectory whose re-measurement (its reported result) an evaluation is, if one is.
   std::optional<std::int64_t> trajectory_of_result(std::int64_t evaluation_id) const;
+
+  // The problem audit (schema v10, db/store_audits.cpp): insert one problem's audit; the newest audit of each
+  // problem per device (any stack), by problem id.
+  std::int64_t insert_problem_audit(const problem_audit_record& audit);
+  std::vector<problem_audit_record> latest_problem_audits() const;
 
 private:
   struct impl;

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   auto show = kj::cli::add_show_command(app);
   auto runs = kj::cli::add_runs_command(app);
   auto export_ = kj::cli::add_export_command(app);
+  auto audit = kj::cli::add_audit_command(app);
   if (const auto unknown = kj::cli::unknown_command(app, argc, argv)) {
     fmt::print(stderr, "kj: {}\n", *unknown);
     return 2;
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("show")) return show();
     if (app.got_subcommand("runs")) return runs();
     if (app.got_subcommand("export")) return export_();
+    if (app.got_subcommand("audit")) return audit();
   } catch (const kj::cli::usage_error& e) {
     fmt::print(stderr, "kj: {}\n", e.what());
     return 2;

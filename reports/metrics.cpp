@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <map>
 #include <nlohmann/json.hpp>
 
 namespace kj::reports {
@@ -150,6 +151,7 @@ void add_trace_shares(const db::timing_row& candidate, result_row& r) {
 
 void copy_identity(const db::evaluation_row& e, result_row& r) {
   r.evaluation_id = e.evaluation_id;
+  r.problem_id = e.problem_id;
   r.run_uid = e.run_uid;
   r.run_created_at = e.run_created_at;
   r.suite = e.suite;
@@ -221,6 +223,16 @@ result_row derive(const db::evaluation_row& e, const metric_options& options) {
   return r;
 }
 
+void mark_unsound_problems(const db::store& store, std::vector<result_row>& rows) {
+  std::map<std::pair<std::int64_t, std::string>, std::string> unsound;
+  for (const auto& a : store.latest_problem_audits())
+    if (a.unsound) unsound[{a.problem_id, a.device}] = a.reasons;
+  if (unsound.empty()) return;
+  for (auto& r : rows)
+    if (const auto it = unsound.find({r.problem_id, r.device}); it != unsound.end())
+      r.unsound_problem = it->second;
+}
+
 std::vector<result_row> results(const db::store& store, const std::string& run_uid,
                                 const metric_options& options) {
   db::evaluation_filter filter;
@@ -229,6 +241,7 @@ std::vector<result_row> results(const db::store& store, const std::string& run_u
   std::vector<result_row> out;
   for (const auto& row : store.evaluation_rows(filter))
     out.push_back(derive(row, options));
+  mark_unsound_problems(store, out);
   return out;
 }
 

@@ -72,7 +72,9 @@ struct result_row {
   std::string strict_failed;
   std::string findings; // kinds, comma-separated
   std::string degenerate;
-  std::string reason;                      // of the verdict (out_of_memory, tolerance, ...)
+  std::string reason; // of the verdict (out_of_memory, tolerance, ...)
+  std::int64_t problem_id = 0;
+  std::string unsound_problem; // why `kj audit` found the problem unsound on this device ('' when not)
   std::optional<db::memory_record> memory; // what the evaluation held
   std::string phases_json;                 // {"phase": seconds}
   std::optional<double> duration_s;        // [s] wall time of the evaluation
@@ -109,6 +111,10 @@ struct result_row {
 };
 
 result_row derive(const db::evaluation_row& row, const metric_options& options = {});
+
+// Marks the rows whose problem the newest `kj audit` of its device found unsound
+// (result_row::unsound_problem).
+void mark_unsound_problems(const db::store& store, std::vector<result_row>& rows);
 
 // `kj results`: the evaluations of one run, derived.
 std::vector<result_row> results(const db::store& store, const std::string& run_uid,

@@ -81,6 +81,7 @@ report_data build_report(const db::store& store, const report_options& options) 
       rows.push_back(derive(row, options.metrics));
   }
   data.rows = newest_per_key(std::move(rows));
+  mark_unsound_problems(store, data.rows);
   std::set<std::string> used_runs;
   for (const auto& r : data.rows) {
     used_runs.insert(r.run_uid);

@@ -127,7 +127,11 @@ std::string problem_row(const result_row& r) {
       "<td class=\"l {}\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td>{}{}{}<td>{}</td>"
       "<td>{}</td><td class=\"l\"><a href=\"{}#source\">source</a> <a "
       "href=\"{}#trace\">trace</a></td></tr>\n",
-      html::escape(provenance_text({&r})), r.level, r.number, html::escape(r.problem_name),
+      html::escape(provenance_text({&r})), r.level, r.number,
+      html::escape(r.problem_name) +
+          (r.unsound_problem.empty() ? ""
+                                     : "<br><span class=\"bad\" title=\"" + html::escape(r.unsound_problem) +
+                                           "\">unsound problem</span>"),
       html::escape(r.producer), r.sample, r.verdict == "correct" ? "good" : "bad", html::escape(r.verdict),
       strict, html::escape(r.findings), cand, speedup_cell(r, "eager"), speedup_cell(r, "compile-default"),
       speedup_cell(r, "best"), html::percent(r.library_share), html::percent(r.gpu_busy_share), page, page);
@@ -138,7 +142,8 @@ std::string problems_section(const report_data& data) {
       "<h2 id=\"problems\">Problems</h2>\n<p class=\"prov\">One row per evaluation (the newest "
       "of each producer, problem and sample). Speedups: baseline time over candidate time, with "
       "the 95% bootstrap interval from the raw samples. <a href=\"problems.csv\">problems.csv</a> "
-      "has the same rows.</p>\n"
+      "has the same rows. A problem that <code>kj audit</code> found unsound (a null candidate passes "
+      "the strict rule, or its reference is stochastic or constant) is marked: its results say little.</p>\n"
       "<table><tr><th>L</th><th>id</th><th class=\"l\">problem</th><th class=\"l\">producer</th>"
       "<th>sample</th><th class=\"l\">compatible</th><th class=\"l\">strict</th>"
       "<th class=\"l\">findings</th><th>candidate</th><th>vs eager</th><th>vs compile</th>"

@@ -25,5 +25,6 @@ action add_agent_command(CLI::App& app, int argc, char** argv);    // cmd_agent.
 action add_show_command(CLI::App& app);                            // cmd_show.cpp (links kj_agent)
 action add_runs_command(CLI::App& app);                            // cmd_runs.cpp
 action add_export_command(CLI::App& app);                          // cmd_export.cpp
+action add_audit_command(CLI::App& app);                           // cmd_audit.cpp
 
 } // namespace kj::cli

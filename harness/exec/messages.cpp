@@ -12,11 +12,13 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(baseline_job, device, items, ove
                                                 compile_only)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(describe_job, problems, overrides, cost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(read_parquet_job, path, rows)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(audit_job, device, items, protocol)
 
 namespace {
 
 // The kind names, in the variant's order.
-constexpr const char* k_kinds[] = {"evaluate", "build", "baseline", "describe", "probe", "read_parquet"};
+constexpr const char* k_kinds[] = {"evaluate", "build",        "baseline", "describe",
+                                   "probe",    "read_parquet", "audit"};
 static_assert(std::size(k_kinds) == std::variant_size_v<job>);
 
 template <typename T>

@@ -149,9 +149,25 @@ struct read_parquet_job {
   std::vector<int> rows;
 };
 
-using job = std::variant<evaluate_job, build_job, baseline_job, describe_job, probe_job, read_parquet_job>;
+// One problem of an audit job, with its own size overrides (the built-in suite's CPU sizes).
+struct audit_item {
+  source_file problem;
+  std::map<std::string, std::int64_t> overrides;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(audit_item, problem, overrides)
 
-// "evaluate", "build", "baseline", "describe", "probe" or "read_parquet".
+// The problem-set audit (kj audit): null candidates judged by both rules, the reference run under two RNG
+// states, with no candidate and no runner. One "audit" event per item, by index.
+struct audit_job {
+  std::string device = "cpu";
+  std::vector<audit_item> items;
+  protocol_spec protocol;
+};
+
+using job =
+    std::variant<evaluate_job, build_job, baseline_job, describe_job, probe_job, read_parquet_job, audit_job>;
+
+// "evaluate", "build", "baseline", "describe", "probe", "read_parquet" or "audit".
 std::string kind_of(const job& message);
 // {"kind": ..., fields...}
 nlohmann::json to_json(const job& message);

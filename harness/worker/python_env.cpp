@@ -18,6 +18,7 @@ extern const std::string_view kj_compare_source;
 extern const std::string_view kj_judge_source;
 extern const std::string_view kj_tolerance_source;
 extern const std::string_view kj_verify_source;
+extern const std::string_view kj_audit_source;
 extern const std::string_view kj_info_source;
 extern const std::string_view kj_baseline_source;
 extern const std::string_view kj_sources_source;
@@ -92,6 +93,7 @@ py::module_ import_modules(python_role role) {
     import_embedded("kj_judge", kj_judge_source);
     import_embedded("kj_tolerance", kj_tolerance_source);
     import_embedded("kj_verify", kj_verify_source);
+    import_embedded("kj_audit", kj_audit_source);
     import_embedded("kj_info", kj_info_source);
     import_embedded("kj_baseline", kj_baseline_source);
     import_embedded("kj_sources", kj_sources_source);

@@ -5,7 +5,7 @@
 #include "harness/exec/sandbox.hpp"
 #include "harness/worker/baseline.hpp"
 #include "harness/worker/channel.hpp"
-#include "harness/worker/evaluate.hpp"
+#include "harness/worker/judge_evaluation.hpp"
 #include "harness/worker/python_env.hpp"
 #include "harness/worker/support.hpp"
 
@@ -30,6 +30,27 @@ void describe_problems(const exec::describe_job& job, py::module_& runtime, resu
     try {
       event["description"] = to_json(py::module_::import("kj_info").attr("describe_problem")(
           file.path, file.source, job.overrides, job.cost));
+    } catch (py::error_already_set& e) {
+      event["error"] = python_error_text(runtime, e);
+    } catch (const std::exception& e) {
+      event["error"] = e.what();
+    }
+    channel.emit(event);
+  }
+}
+
+// "audit": one "audit" event per item, by index: the record kj_audit.audit_problem returns, or the error that
+// stopped it (the problem's own: its import, get_inputs or Model raised).
+void audit_problems(const exec::audit_job& job, py::module_& runtime, result_channel& channel) {
+  py::object protocol = py::module_::import("json").attr("loads")(json(job.protocol).dump());
+  py::object audit = py::module_::import("kj_audit").attr("audit_problem");
+  for (std::size_t i = 0; i < job.items.size(); ++i) {
+    const auto& item = job.items[i];
+    json event{{"type", "audit"}, {"index", i}};
+    try {
+      py::object overrides = py::module_::import("json").attr("loads")(json(item.overrides).dump());
+      event["audit"] =
+          to_json(audit(item.problem.path, item.problem.source, overrides, job.device, protocol));
     } catch (py::error_already_set& e) {
       event["error"] = python_error_text(runtime, e);
     } catch (const std::exception& e) {
@@ -93,6 +114,7 @@ int run_worker(const worker_options& options) {
         using T = std::decay_t<decltype(message)>;
         if constexpr (std::is_same_v<T, exec::describe_job>) describe_problems(message, runtime, channel);
         if constexpr (std::is_same_v<T, exec::read_parquet_job>) read_parquet(message, runtime, channel);
+        if constexpr (std::is_same_v<T, exec::audit_job>) audit_problems(message, runtime, channel);
         if constexpr (std::is_same_v<T, exec::baseline_job>) run_baseline(message, runtime, channel);
         if constexpr (std::is_same_v<T, exec::build_job>) {
           std::string error; // the build imports the candidate: its module code runs here

@@ -38,7 +38,8 @@ const std::vector<std::string> counted{"stacks",
                                        "run_parts",
                                        "agent_trajectories",
                                        "agent_turns",
-                                       "agent_tool_calls"};
+                                       "agent_tool_calls",
+                                       "problem_audits"};
 
 std::map<std::string, std::int64_t> counts(const fs::path& path) {
   std::map<std::string, std::int64_t> out;
@@ -69,6 +70,14 @@ void fill_shard(const fs::path& path, const std::string& shard, const std::strin
         s.upsert_candidate(make_candidate(problem, 0, shard + " candidate " + std::to_string(n)));
     s.upsert_candidate_origin({candidate, run_id, exchange, "openai", "m", "p", 0, "req", "code", ""});
     s.upsert_build({candidate, "build-" + std::to_string(n), "cpu", "ok", 1.5, "log", ""});
+    s.insert_problem_audit({.problem_id = problem,
+                            .stack_id = stack,
+                            .device = "cpu",
+                            .protocol = "kernelbench-main",
+                            .created_at = run.created_at,
+                            .unsound = n == 2,
+                            .reasons = n == 2 ? "constant reference" : "",
+                            .nulls_json = R"({"zeros": {"compatible": true, "strict": null}})"});
     kj::db::baseline_record b;
     b.cache_key = stack_hash + "-baseline-" + std::to_string(n);
     b.problem_id = problem, b.stack_id = stack, b.level = 1, b.mode = "compile-default";

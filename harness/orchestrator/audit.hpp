@@ -1,0 +1,41 @@
+// `kj audit`: the problem set judged before any candidate. One worker (the judge's Python, no runner: every
+// "candidate" here is kj's own null output) audits the problems in order; each audit is stored (schema v10).
+#pragma once
+
+#include "db/audit_records.hpp"
+#include "kernelbench/problems.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace kj::orchestrator {
+
+struct audit_options {
+  std::vector<kb::problem> problems;
+  std::map<std::string, std::int64_t> overrides; // --set, on top of the built-in suite's CPU sizes
+  std::string device = "auto";
+  std::string protocol = "kernelbench"; // the compatible rule: kernelbench (per --kb-version) or cuda-agent
+  std::string precision = "fp32";
+  std::filesystem::path db_path = "kj.sqlite";
+  std::filesystem::path cache_dir;
+  double timeout_s = 3600; // the whole audit's worker
+};
+
+// One problem's audit as stored, with the null candidates' outcomes parsed.
+struct audited_problem {
+  const kb::problem* problem = nullptr;
+  db::problem_audit_record record;
+  nlohmann::json nulls; // {"zeros": {"compatible": true|false|null, "strict": ...}, ...}
+};
+
+// The null candidates, in the order kj_audit.py judges them (the first three compute nothing).
+inline const std::vector<std::string> audit_nulls{"zeros", "mean", "input", "fp16", "bf16", "tf32"};
+
+// Audits every problem and stores each audit; throws std::runtime_error when the worker cannot run.
+std::vector<audited_problem> run_audit(const audit_options& options, std::string& device);
+
+} // namespace kj::orchestrator
