@@ -164,16 +164,25 @@ class Audit:
 
     def stochastic(self):
         """Whether the reference's output depends on the global RNG state (the same inputs, two states): '' when
-        it does not, else what differed."""
+        it does not, else what differed. Judged by the strict rule (relative to the output's RMS, with the
+        reduction's rounding allowed): KernelBench's absolute 1e-4 cannot see a Dropout before a softmax over
+        16384 features, whose outputs are all below it (KernelBench L2 66)."""
         inputs = self.s.draw({"kind": "trial", "seed": self.seed, "rng": self.s.rng})
-        outs = []
-        for state in (self.seed + 1, self.seed + 2):
-            set_seed(state)
-            outs.append(self.s.reference(inputs))
-        first, second = outputs_of(outs[0]) or [], outputs_of(outs[1]) or []
+        set_seed(self.seed + 1)
+        mode = tol.DepthMode()
+        with mode:
+            first = outputs_of(self.s.reference(inputs)) or []
+        set_seed(self.seed + 2)
+        second = outputs_of(self.s.reference(inputs)) or []
         for i, (a, b) in enumerate(zip(first, second)):
-            if isinstance(a, torch.Tensor) and not compare(a, b, self.atol, self.rtol)["passed"]:
-                return f"output {i} changed with the RNG state beyond KernelBench's tolerance (same inputs)"
+            if not isinstance(a, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
+                continue
+            rtol, atol_rel = tol.TOLERANCES.get(a.dtype, (0.0, 0.0))
+            same, details = tol.judge(b, a, rtol, atol_rel, mode.depth or 1.0)
+            if not same:
+                kb = "" if compare(a, b, self.atol, self.rtol)["passed"] else ", and beyond KernelBench's tolerance"
+                return (f"output {i} changed with the RNG state on the same inputs (max difference "
+                        f"{details['max_rel_err']:.3g} x RMS{kb})")
         return ""
 
 

@@ -66,3 +66,15 @@ def test_several_outputs_are_audited_together(forward):
     a = audit(problem(forward))
     assert a["nulls"]["zeros"]["strict"] is False
     assert a["nulls"]["mean"]["compatible"] is False
+
+
+def test_a_stochastic_reference_below_kernelbench_tolerance_is_found():
+    # outputs of about 1e-6, under KernelBench's atol: its rule cannot see the mask move, the strict rule can
+    source = (HEAD + "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.drop = nn.Dropout(0.2)\n\n    def forward(self, x):\n"
+              "        return self.drop(x) * 1e-6\n\n\ndef get_inputs():\n"
+              "    return [torch.randn(64, 256)]\n\n\ndef get_init_inputs():\n    return []\n")
+    a = audit(source)
+    assert a["stochastic"]
+    reason = next(r for r in a["reasons"] if r.startswith("stochastic reference"))
+    assert "beyond KernelBench's tolerance" not in reason
