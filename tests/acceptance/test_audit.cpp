@@ -72,6 +72,23 @@ TEST_CASE("kj audit finds a stochastic and a constant reference, tiny outputs an
   CHECK(table.exit_code == 0); // both sound
   CHECK(table.out.find("2 problems audited: 2 sound, 0 unsound") != std::string::npos);
 
+  // A result on an unsound problem says so, in kj results and in the report's problems section.
+  const auto run = run_kj({"run", "--device", "cpu", "--kernelbench", problems.string(), "--ids", "4",
+                           "--candidates", "identity", "--no-timing", "--db", (dir / "kj.sqlite").string(),
+                           "--cache-dir", (dir / "cache").string(), "--run-id", "on-unsound"},
+                          dir.path());
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const auto results = run_kj({"results", "--db", (dir / "kj.sqlite").string(), "--format", "json"});
+  const json result = json::parse(results.out).at(0);
+  CHECK(result["unsound_problem"].get<std::string>().find("constant reference") != std::string::npos);
+  const auto text = run_kj({"results", "--db", (dir / "kj.sqlite").string()});
+  CHECK(text.out.find("unsound problem (kj audit)") != std::string::npos);
+  const auto report =
+      run_kj({"report", "--db", (dir / "kj.sqlite").string(), "-o", (dir / "report").string()});
+  REQUIRE(report.exit_code == 0);
+  CHECK(read_file(dir / "report" / "index.html").find("unsound problem") != std::string::npos);
+
   const auto missing = run_kj(
       {"audit", "--problem", (dir / "absent.py").string(), "--db", (dir / "kj.sqlite").string()}, dir.path());
   CHECK(missing.exit_code == 2);
