@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: configure, build, run the `gpu` tests and real `kj` runs; logs and tables go to $OUT.
-# Stages (default: build tests suite kb-identity): gate (scripts/gpu/gate.sh), kb-honest, kb-memory
+# Stages (default: build tests suite kb-identity): gate (scripts/gpu/gate.sh), kb-honest, kb-memory, kb-audit
 # (scripts/gpu/acceptance.sh), build, tests, corpus, baselines-gpu, suite, kb-identity, kb-compat,
 # strict-cost, rep-<name> (any number of repeatability runs), kb-method, kb-own, timing-report, baselines,
 # baselines-again, baselines-l4, diag-pin, compare-aa, scale-gpus, scale-shards, agent-gpu (docs/gpu-machine.md says what each

@@ -43,3 +43,12 @@ stage_kb_memory() {
     >>"$OUT/kb-memory.txt" 2>"$OUT/kb-memory.err"
   grep "^kb " "$OUT/kb-memory.txt" | tee -a "$OUT/summary.txt"
 }
+
+# kb-audit: `kj audit` on every KernelBench main problem on the GPU (null candidates under both rules, TF32
+# included; stochastic and constant references): the table, and the unsound rows in the summary (issue 23).
+stage_kb_audit() {
+  log "kj audit --device cuda on KernelBench main levels ${KB_AUDIT_LEVELS:-1,2,3}"
+  "$kj" audit --device cuda --kernelbench "$CARRY/KernelBench" --level "${KB_AUDIT_LEVELS:-1,2,3}" \
+    --db "$OUT/kj.sqlite" >"$OUT/audit.txt" 2>"$OUT/audit.err"
+  grep -E "UNSOUND|error|problems audited" "$OUT/audit.txt" | cut -c1-200 >>"$OUT/summary.txt"
+}
