@@ -112,6 +112,12 @@ action add_audit_command(CLI::App& app) {
          "the compatible rule the null candidates meet: kernelbench (per --kb-version) or cuda-agent")
       ->check(CLI::IsMember({"kernelbench", "cuda-agent"}))
       ->capture_default_str();
+  cmd->add_option(
+         "--precision", s->options.precision,
+         "models and floating inputs are cast to this dtype, as kj run --precision does (KernelBench's "
+         "tolerance is 1e-2 for fp16 and bf16)")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+      ->capture_default_str();
   cmd->add_option("--cache-dir", s->cache_dir,
                   "scratch folder (default: $KJ_CACHE_DIR or ~/.cache/kerneljudge)");
   cmd->add_option("--format", s->format, "table or json")

@@ -78,3 +78,13 @@ def test_a_stochastic_reference_below_kernelbench_tolerance_is_found():
     assert a["stochastic"]
     reason = next(r for r in a["reasons"] if r.startswith("stochastic reference"))
     assert "beyond KernelBench's tolerance" not in reason
+
+
+def test_bf16_precision_with_kernelbench_tolerance_of_1e_2():
+    # KernelBench issue #165's case: at bf16 (tolerance 1e-2) outputs below 1e-2 let zeros pass its rule
+    a = kj_audit.audit_problem("p.py", problem("x * 1e-3"), {}, "cpu",
+                               dict(PROTOCOL, atol=1e-2, rtol=1e-2, precision="bf16"))
+    assert a["nulls"]["zeros"] == {"compatible": True, "strict": False}
+    assert a["nulls"]["fp16"] == {"compatible": None, "strict": None}  # downcasts say something of fp32 only
+    assert a["tolerance_use"] is None  # no float64 copy of a bf16 model
+    assert not a["unsound"]
