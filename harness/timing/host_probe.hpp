@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace kj::timing {
@@ -18,6 +19,28 @@ struct host_probe_result {
 // slower than another); 0 for fewer than two usable probes. mem_ns is recorded but not counted: a chase that
 // misses the caches moves by tens of percent with the memory traffic of the timed code itself.
 double host_change(const std::vector<host_probe_result>& probes);
+
+// The steadiest of at most `max_attempts` calls of `attempt` (which returns {result, host change}): it stops
+// at the first whose change is at most `max_change`, else keeps the one with the smallest change. A shared
+// machine's neighbour is often gone a second later. Returns {result, change, attempts made}.
+template <class Result>
+struct steadiest_result {
+  Result result;
+  double change = 0;
+  int attempts = 0;
+};
+
+template <class Attempt>
+auto steadiest_attempt(Attempt attempt, int max_attempts, double max_change)
+    -> steadiest_result<decltype(attempt().first)> {
+  auto [best, best_change] = attempt();
+  int attempts = 1;
+  for (; attempts < max_attempts && best_change > max_change; ++attempts) {
+    auto [again, change] = attempt();
+    if (change < best_change) best = std::move(again), best_change = change;
+  }
+  return {std::move(best), best_change, attempts};
+}
 
 class host_probe {
 public:

@@ -152,31 +152,41 @@ void time_graphs(const exec::timing_spec& spec, py::object& session, runner_link
   }
 }
 
+// How far the host probe saw the machine's speed move across the candidate's and the reference's rounds.
+double pair_host_change(const timing_result& candidate, const timing_result& reference) {
+  std::vector<timing::host_probe_result> all;
+  for (const timing_result* t : {&candidate, &reference})
+    for (const auto& p : t->params.value("host_probe", json::array()))
+      all.push_back({p.value("cpu_ns", 0.0), p.value("mem_ns", 0.0)});
+  return timing::host_change(all);
+}
+
 // On the host, a speedup is a ratio of two host timings: when the host probe saw the machine's speed move by
 // more than 10% across the candidate's and the reference's rounds together (a neighbour's load, a clock
 // change), the two sides were not timed under comparable conditions and no speedup is credited (the timing is
 // kept, marked). On a GPU the probes are recorded only: a GPU-bound forward does not follow the host's speed.
-void compare_host_conditions(timing_result& candidate, const timing_result& reference) {
-  std::vector<timing::host_probe_result> all;
-  for (const timing_result* t : {static_cast<const timing_result*>(&candidate), &reference})
-    for (const auto& p : t->params.value("host_probe", json::array()))
-      all.push_back({p.value("cpu_ns", 0.0), p.value("mem_ns", 0.0)});
-  const double change = timing::host_change(all);
+constexpr double max_host_change = 0.10;
+
+void compare_host_conditions(timing_result& candidate, const timing_result& reference, int attempts) {
+  const double change = pair_host_change(candidate, reference);
   candidate.params["host_change_pair"] = change;
-  if (change <= 0.10) return;
+  candidate.params["host_attempts"] = attempts;
+  if (change <= max_host_change) return;
   candidate.params["trusted"] = false;
   candidate.params["untrusted_reason"] = fmt::format(
-      "the host's speed moved by {:.0f}% across the candidate's and the reference's rounds (host probe): the "
-      "two were not timed under comparable conditions",
-      100 * change);
+      "the host's speed moved by {:.0f}% across the candidate's and the reference's rounds (host probe), "
+      "in each of {} attempts: the two were not timed under comparable conditions",
+      100 * change, attempts);
 }
 
-} // namespace
+struct timed_pair {
+  timing_result candidate, reference;
+};
 
-void time_subjects(const exec::evaluate_job& job, py::object& session, runner_link& runner,
-                   result_channel& channel) {
+// The candidate's and the reference's alternating rounds (robust) or one round each.
+timed_pair time_pair(const exec::evaluate_job& job, py::object& session, runner_link& runner,
+                     result_channel& channel, const device_context& device) {
   const exec::timing_spec& spec = job.timing;
-  const device_context device = session_device(job.device, session);
   // robust: alternating rounds, so that a slow drift of the machine (clocks, power) reaches both subjects
   const int rounds = spec.method == "robust" ? std::max(1, spec.rounds) : 1;
   const exec::timing_spec round_spec = split_into_rounds(spec, rounds);
@@ -186,11 +196,34 @@ void time_subjects(const exec::evaluate_job& job, py::object& session, runner_li
     const frozen_runner frozen(runner); // nothing of the candidate's runs beside the reference
     reference_rounds.push_back(reference_round(round_spec, session, device));
   }
-  timing_result candidate = merge_rounds(std::move(candidate_rounds), spec);
-  timing_result reference = merge_rounds(std::move(reference_rounds), spec);
+  return {merge_rounds(std::move(candidate_rounds), spec), merge_rounds(std::move(reference_rounds), spec)};
+}
+
+// On the host, a pair timed while the machine's speed moved is timed again (3 attempts at most); the attempt
+// under the steadiest conditions is kept.
+timed_pair time_pair_steadily(const exec::evaluate_job& job, py::object& session, runner_link& runner,
+                              result_channel& channel, const device_context& device) {
+  if (device.cuda) return time_pair(job, session, runner, channel, device);
+  auto steadiest = timing::steadiest_attempt(
+      [&] {
+        timed_pair pair = time_pair(job, session, runner, channel, device);
+        const double change = pair_host_change(pair.candidate, pair.reference);
+        return std::pair{std::move(pair), change};
+      },
+      3, max_host_change);
+  compare_host_conditions(steadiest.result.candidate, steadiest.result.reference, steadiest.attempts);
+  return std::move(steadiest.result);
+}
+
+} // namespace
+
+void time_subjects(const exec::evaluate_job& job, py::object& session, runner_link& runner,
+                   result_channel& channel) {
+  const exec::timing_spec& spec = job.timing;
+  const device_context device = session_device(job.device, session);
+  auto [candidate, reference] = time_pair_steadily(job, session, runner, channel, device);
   candidate.params["fresh_inputs"] = reference.params["fresh_inputs"] = spec.method == "robust";
   candidate.params["process"] = "runner";
-  if (!device.cuda) compare_host_conditions(candidate, reference);
   report_timing(channel, "candidate", candidate);
   report_timing(channel, "reference_eager", reference);
   if (spec.floor) { // a short measurement in the runner: the floor is small and steady (100 samples)

@@ -49,13 +49,25 @@ const json& row_of(const json& rows, const std::string& file) {
   return rows[0];
 }
 
+// A shared machine (CI) may move under a run: kj then credits no speedup ("untrusted", after its own three
+// attempts). The defence is what is tested here, not the machine: such a run is repeated (twice at most).
+json run_until_trusted(const scratch_dir& dir, const std::string& run,
+                       const std::vector<std::string>& extra) {
+  json rows;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    rows = run_and_read(dir, attempt == 0 ? run : run + "-" + std::to_string(attempt), extra);
+    if (row_of(rows, "level_1_problem_1_sample_0_kernel.py")["untrusted"] == "") break;
+  }
+  return rows;
+}
+
 } // namespace
 
 TEST_CASE("fresh inputs per timed call defeat an input-keyed cache, and timed outputs are checked") {
   scratch_dir dir;
-  const json rotated = run_and_read(dir, "rotated", {});
+  const json rotated = run_until_trusted(dir, "rotated", {});
   // KernelBench's own method times one fixed input set: there every call is a replay of the cache.
-  const json single = run_and_read(dir, "single", {"--timing-method", "kernelbench"});
+  const json single = run_until_trusted(dir, "single", {"--timing-method", "kernelbench"});
 
   const json& cache_rotated = row_of(rotated, "level_1_problem_1_sample_0_kernel.py");
   const json& cache_single = row_of(single, "level_1_problem_1_sample_0_kernel.py");

@@ -2,7 +2,10 @@
 #include "harness/timing/host_probe.hpp"
 #include "tests/support/catch_compat.hpp"
 
+#include <functional>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 using kj::timing::host_change;
 using kj::timing::host_probe;
@@ -22,6 +25,34 @@ TEST_CASE("host_change is the relative spread of the core's probe", "[timing][ho
 TEST_CASE("host_change skips probes that measured nothing", "[timing][host_probe]") {
   CHECK(host_change({{0.0, 0.0}, {2.0, 10.0}}) == 0);
   CHECK(host_change({{0.0, 10.0}, {2.0, 11.0}, {2.2, 10.0}}) == Approx(0.10));
+}
+
+namespace {
+// An attempt that reports the next of a scripted series of host changes, with its index as the result.
+struct scripted_attempts {
+  std::vector<double> changes;
+  int calls = 0;
+  std::pair<int, double> operator()() {
+    const int i = calls++;
+    return {i, changes.at(static_cast<std::size_t>(i))};
+  }
+};
+} // namespace
+
+TEST_CASE("steadiest_attempt times again while the host moved, and keeps the steadiest",
+          "[timing][host_probe]") {
+  using kj::timing::steadiest_attempt;
+  scripted_attempts steady{{0.02}};
+  const auto once = steadiest_attempt(std::ref(steady), 3, 0.10);
+  CHECK((once.result == 0 && once.attempts == 1 && steady.calls == 1));
+
+  scripted_attempts settles{{0.30, 0.05, 0.01}};
+  const auto second = steadiest_attempt(std::ref(settles), 3, 0.10);
+  CHECK((second.result == 1 && second.attempts == 2 && second.change == Approx(0.05) && settles.calls == 2));
+
+  scripted_attempts noisy{{0.30, 0.20, 0.25, 0.0}};
+  const auto best = steadiest_attempt(std::ref(noisy), 3, 0.10);
+  CHECK((best.result == 1 && best.attempts == 3 && best.change == Approx(0.20) && noisy.calls == 3));
 }
 
 TEST_CASE("host_probe chases one cycle through every cache line of its buffer", "[timing][host_probe]") {
