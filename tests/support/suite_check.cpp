@@ -42,7 +42,10 @@ void check_builtin_suite(const std::string& device) {
     CHECK(row["device"] == device);
     CHECK(row["verdict"] == m[1].str());
     if (row["verdict"] != "correct") continue;
-    CHECK(row["speedup"].is_number());
+    // a speedup, unless the shared machine moved under all of kj's attempts at a comparable pair (CPU)
+    const bool host_moved =
+        device == "cpu" && row["untrusted"].get<std::string>().starts_with("the host's speed");
+    CHECK((row["speedup"].is_number() || host_moved));
     // the GPU-busy share comes from the kernel trace: none on the CPU
     if (device == "cuda")
       CHECK(row["gpu_busy_share"].get<double>() > 0);
