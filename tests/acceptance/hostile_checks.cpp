@@ -3,6 +3,7 @@
 
 #include "db/sqlite.hpp"
 #include "tests/support/catch_compat.hpp"
+#include "tests/support/corpus.hpp"
 
 #include <algorithm>
 #include <arpa/inet.h>
@@ -72,43 +73,9 @@ fs::path root() {
   return fixtures_dir() / "hostile";
 }
 
-json manifest() {
-  return json::parse(read_file(root() / "manifest.json"));
+json manifest(const fs::path& corpus) {
+  return json::parse(read_file(corpus / "manifest.json"));
 }
-
-// One attack (or two) for every item of the trust issue's list, for CI: faults, resources, the orchestrator,
-// leftovers, forged results, patched harness and reference, the DB, the cache, secrets, network, caches
-// across timed calls, neighbours. KJ_HOSTILE_ALL=1 runs every CPU attack that compiles nothing.
-const std::set<std::string> k_ci_attacks = {"segfault",
-                                            "abort",
-                                            "host_oom",
-                                            "host_infinite_loop_ignore_signals",
-                                            "sys_exit_midforward",
-                                            "os_exit0_in_timing",
-                                            "fork_bomb",
-                                            "output_flood_200mb",
-                                            "files_outside_scratch",
-                                            "secret_exfil_network",
-                                            "forge_events_then_exit",
-                                            "forge_events_flood",
-                                            "kill_parent",
-                                            "sigstop_parent",
-                                            "kill_process_group",
-                                            "daemon_left_behind",
-                                            "monkeypatch_harness_compare",
-                                            "timer_patch_python",
-                                            "slow_ref_torch_matmul",
-                                            "reference_output_from_frames",
-                                            "db_write_direct",
-                                            "db_write_delayed_daemon",
-                                            "db_corrupt_file",
-                                            "ext_cache_corrupt",
-                                            "secret_exfil_error",
-                                            "secret_exfil_crash_log",
-                                            "secret_exfil_shape_channel",
-                                            "cache_tensor_identity",
-                                            "noisy_neighbour_thread",
-                                            "tensor_method_patch"};
 
 // Attacks that kj's design leaves with nothing to trigger on: the candidate then does honest work, and an
 // honest verdict (correct / strict pass, with whatever its honest speed is) is what a secure judge records.
@@ -119,16 +86,23 @@ const std::map<std::string, std::string> k_inert = {
     {"os_exit0_in_timing",
      "every timed call gets fresh inputs: no input repeats five times, so it never exits"}};
 
-std::vector<std::string> select(const json& manifest, const std::string& device) {
+std::vector<std::string> select(const fs::path& corpus, const json& manifest, const std::string& device) {
   const char* all_env = std::getenv("KJ_HOSTILE_ALL");
   const bool all = device == "cuda" || (all_env && std::string(all_env) == "1");
+  std::set<std::string> ci_attacks;
+  if (manifest.contains("ci_attacks"))
+    for (const auto& a : manifest.at("ci_attacks").at("attacks"))
+      ci_attacks.insert(a.get<std::string>());
+  const bool subset = !all && !ci_attacks.empty();
   std::vector<std::string> files;
   for (const auto& [file, entry] : manifest.at("files").items()) {
     if (file.rfind(device + "/", 0) != 0) continue;
     const std::string attack = entry.at("attack");
-    const bool bystander = attack == "bystander" && (all || file.find("level_3") == std::string::npos);
-    if (bystander || device == "cuda" || (!compiles(root() / file) && (all || k_ci_attacks.count(attack))))
+    if (attack == "bystander") {
+      if (all || !subset || file.find("level_3") == std::string::npos) files.push_back(file);
+    } else if (device == "cuda" || (!compiles(corpus / file) && (!subset || ci_attacks.count(attack)))) {
       files.push_back(file);
+    }
   }
   return files;
 }
@@ -218,6 +192,10 @@ void check_row(const json& entry, const std::string& file, const json& rows) {
   const auto allowed = expect.at("verdicts").get<std::vector<std::string>>();
   CHECK(std::count(allowed.begin(), allowed.end(), row->at("verdict").get<std::string>()) == 1);
   if (expect.at("strict") != "any") CHECK(row->at("strict_verdict") == expect.at("strict"));
+  for (const auto& cls : strings_of(entry, "strict_classes"))
+    CHECK(list_contains(row->at("strict_failed").get<std::string>(), cls));
+  for (const auto& kind : strings_of(entry, "findings"))
+    CHECK(list_contains(row->at("findings").get<std::string>(), kind));
   if (expect.value("speedup_credited", true) == false && row->at("verdict") == "correct" &&
       row->at("strict_verdict") == "pass" && !row->at("speedup").is_null()) {
     const json& cap = expect.at("max_speedup");

@@ -12,18 +12,21 @@
 
 namespace kj::test::hostile {
 
+// A corpus is a folder with a manifest.json (tests/fixtures/hostile/manifest.json's "schema") and the files
+// it names, cpu/ and cuda/ candidates for the built-in suite: the hostile corpus (root()) or the outside one.
 std::filesystem::path root();
-nlohmann::json manifest();
+nlohmann::json manifest(const std::filesystem::path& corpus = root());
 
-// The files of `device` ("cpu" or "cuda") to run. On the CPU, what a CI run can afford: one attack or two for
-// every item of the trust issue (KJ_HOSTILE_ALL=1: every attack that compiles no extension), and the
-// bystanders (two of them compile one each); on CUDA every file. fork_bomb and host_oom run with their caps
-// on.
-std::vector<std::string> select(const nlohmann::json& manifest, const std::string& device);
+// The files of `device` ("cpu" or "cuda") to run. On CUDA every file. On the CPU, where the manifest has
+// "ci_attacks", what a CI run can afford: those attacks among the files that compile no extension, and the
+// bystanders of levels 1 and 2 (KJ_HOSTILE_ALL=1: every file that compiles nothing, every bystander); without
+// "ci_attacks", every file that compiles nothing. fork_bomb and host_oom run with their caps on.
+std::vector<std::string> select(const std::filesystem::path& corpus, const nlohmann::json& manifest,
+                                const std::string& device);
 
-// Runs `kj run --device DEVICE` over the selection beside a listener, with the planted secrets, and checks
-// everything the manifest asks. Returns kj's result (for a caller that skips when there is no GPU).
-command_result run_and_check(const std::string& device);
+// Runs `kj run --device DEVICE` over the corpus's selection beside a listener, with the planted secrets, and
+// checks everything the manifest asks. Returns kj's result (for a caller that skips when there is no GPU).
+command_result run_and_check(const std::string& device, const std::filesystem::path& corpus = root());
 
 // A TCP listener on 127.0.0.1 that counts connections (the network attacks' target).
 class listener {

@@ -12,15 +12,15 @@ using nlohmann::json;
 
 namespace kj::test::hostile {
 
-command_result run_and_check(const std::string& device) {
-  const json manifest = hostile::manifest();
+command_result run_and_check(const std::string& device, const fs::path& corpus) {
+  const json manifest = hostile::manifest(corpus);
   scratch_dir dir;
   const fs::path home = dir / "home", cwd = dir / "cwd", candidates = dir / "candidates";
   for (const auto& d : {home, cwd, candidates})
     fs::create_directories(d);
-  const std::vector<std::string> files = select(manifest, device);
+  const std::vector<std::string> files = select(corpus, manifest, device);
   for (const auto& f : files)
-    fs::copy_file(root() / f, candidates / fs::path(f).filename());
+    fs::copy_file(corpus / f, candidates / fs::path(f).filename());
   listener listener;
   const fs::path cache = dir / "cache"; // its own: the cache attacks must not reach other tests
   environment env(manifest, home, cache, listener.port(), device == "cuda" ? 12 : 2);
