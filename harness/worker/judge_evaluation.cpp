@@ -4,6 +4,7 @@
 
 #include "harness/worker/judge_timing.hpp"
 #include "harness/worker/memory_watch.hpp"
+#include "harness/worker/python_env.hpp"
 #include "harness/worker/runner_link.hpp"
 #include "harness/worker/support.hpp"
 #include "harness/worker/timing_bridge.hpp"
@@ -77,9 +78,9 @@ void report_findings(const exec::evaluate_job& job, runner_link& runner, result_
                   {"excerpt", "ModelNew.forward ran PyTorch ops: " + ops.substr(0, 300)}});
 }
 
-runner_spec spec_of(const exec::evaluate_job& job, py::module_& judge) {
+runner_spec spec_of(const exec::evaluate_job& job) {
   runner_spec spec;
-  for (const auto& p : judge.attr("sandbox_paths")().cast<std::vector<std::string>>())
+  for (const auto& p : python_sandbox_paths())
     spec.read_only.emplace_back(p);
   spec.device = job.device;
   spec.problem = job.problem;
@@ -158,7 +159,12 @@ json verdict_event(const std::string& verdict, const std::string& phase, const s
 
 } // namespace
 
-void evaluate(const exec::evaluate_job& job, py::module_& runtime, result_channel& channel) {
+std::unique_ptr<runner_link> launch_runner(const exec::evaluate_job& job) {
+  return std::make_unique<runner_link>(spec_of(job));
+}
+
+void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launched, py::module_& runtime,
+              result_channel& channel) {
   const exec::protocol_spec& protocol = job.protocol;
   phase_clock phase(channel);
   phase.enter("load_problem");
@@ -181,7 +187,8 @@ void evaluate(const exec::evaluate_job& job, py::module_& runtime, result_channe
     py::object applied = session.attr("load_problem")(job.problem.path, job.problem.source, job.overrides);
     phase.enter("load_candidate",
                 {{"applied_overrides", to_json(applied)}}); // the runner: start, sandbox, load
-    link = std::make_unique<runner_link>(spec_of(job, judge), plugin);
+    link = launched ? std::move(launched) : launch_runner(job);
+    link->connect(plugin);
     runner_link& runner = *link;
     if (!runner.load().value("ok", false))
       throw runner_failure(runner.load().value("kind", "crashed"), runner.load().value("error", ""));

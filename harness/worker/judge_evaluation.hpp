@@ -3,7 +3,9 @@
 
 #include "harness/exec/messages.hpp"
 #include "harness/worker/channel.hpp"
+#include "harness/worker/runner_link.hpp"
 
+#include <memory>
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
 #include <string>
@@ -13,6 +15,11 @@ namespace kj::worker {
 // Imports problem and candidate only, so that the candidate's extensions are compiled into the build cache.
 void build(const exec::build_job& job, pybind11::module_& runtime, result_channel& channel);
 
-void evaluate(const exec::evaluate_job& job, pybind11::module_& runtime, result_channel& channel);
+// The runner of an evaluation, started before the judge imports torch (python_sandbox_paths()): the two
+// processes' start-ups overlap. evaluate() connects to it and loads problem and candidate.
+std::unique_ptr<runner_link> launch_runner(const exec::evaluate_job& job);
+
+void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> runner, pybind11::module_& runtime,
+              result_channel& channel);
 
 } // namespace kj::worker

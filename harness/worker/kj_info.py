@@ -6,7 +6,7 @@ import sys
 import torch
 
 from kj_common import Problem, backend_flags
-from kj_judge import sandbox_paths
+from kj_paths import sandbox_paths
 
 
 def _quiet(probe, default=""):

@@ -9,7 +9,6 @@ comparison chunks; every case frees what it used before the next one starts. The
 memory per case is 1.25 x (I + R + C) + 1 GiB.
 """
 import os
-import sys
 
 import torch
 
@@ -19,14 +18,6 @@ from kj_common import (DTYPES, Problem, KjError, capture_graph, first_line, is_o
                        tensor_bytes, to_device)
 
 GIB = 1 << 30
-
-
-def sandbox_paths():
-    """The folders Python and torch are loaded from (prefixes, sys.path entries that exist): what a sandbox must
-    expose read-only for the embedded interpreter to start."""
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.dirname(torch.__file__))}
-    paths.update(p for p in sys.path if p and os.path.isabs(p))
-    return sorted(p for p in paths if os.path.isdir(p))
 
 
 # ---- memory ----

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <malloc.h>
+#include <pybind11/stl.h>
 #include <stdexcept>
 #include <string_view>
 #include <unistd.h>
@@ -12,6 +13,7 @@ namespace py = pybind11;
 
 namespace kj::worker {
 
+extern const std::string_view kj_paths_source;
 extern const std::string_view kj_common_source;
 extern const std::string_view kj_recipes_source;
 extern const std::string_view kj_compare_source;
@@ -81,9 +83,20 @@ py::object import_embedded(const char* name, std::string_view source) {
   return module;
 }
 
+py::object import_paths_module() {
+  py::object modules = py::module_::import("sys").attr("modules");
+  if (modules.contains("kj_paths")) return modules["kj_paths"];
+  return import_embedded("kj_paths", kj_paths_source);
+}
+
 } // namespace
 
+std::vector<std::string> python_sandbox_paths() {
+  return import_paths_module().attr("sandbox_paths")().cast<std::vector<std::string>>();
+}
+
 py::module_ import_modules(python_role role) {
+  import_paths_module();
   py::object common = import_embedded("kj_common", kj_common_source);
   import_embedded("kj_recipes", kj_recipes_source);
   if (role == python_role::runner) {

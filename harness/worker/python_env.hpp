@@ -4,6 +4,7 @@
 #include <memory>
 #include <pybind11/embed.h>
 #include <string>
+#include <vector>
 
 namespace kj::worker {
 
@@ -21,6 +22,10 @@ std::unique_ptr<pybind11::scoped_interpreter> start_interpreter();
 // comparisons, the verdicts) or the runner's (the candidate's side: importing and calling it). Each process
 // imports only its own; both import kj_common.
 enum class python_role { judge, runner };
+
+// The folders Python and torch load from (kj_paths.py), found without importing torch: a runner can be
+// started before the judge's own torch import.
+std::vector<std::string> python_sandbox_paths();
 
 // Imports the role's modules; returns kj_common (KjError, format_exception, TimingInputs, ...).
 pybind11::module_ import_modules(python_role role);

@@ -66,11 +66,24 @@ void runner_link::freeze(bool stopped) {
       ::kill(pid, stopped ? SIGSTOP : SIGCONT);
 }
 
-runner_link::runner_link(runner_spec spec, const cuda::plugin* plugin)
-    : m_spec(std::move(spec)), m_plugin(plugin) {
+runner_link::runner_link(runner_spec spec, const cuda::plugin* plugin) : runner_link(std::move(spec)) {
+  connect(plugin);
+}
+
+runner_link::runner_link(runner_spec spec) : m_spec(std::move(spec)), m_plugin(nullptr) {
   if (m_spec.limits.memory_bytes == 0) m_spec.limits.memory_bytes = half_the_memory();
   ::prctl(PR_SET_CHILD_SUBREAPER, 1); // what the candidate leaves behind becomes ours to kill
-  start();
+  launch();
+}
+
+void runner_link::connect(const cuda::plugin* plugin) {
+  m_plugin = plugin;
+  handshake();
+}
+
+void runner_link::start() {
+  launch();
+  handshake();
 }
 
 runner_link::~runner_link() {
@@ -104,7 +117,7 @@ void runner_link::release_arena() {
   m_arena_spec = json(); // never described again: the next outputs need a new one
 }
 
-void runner_link::start() {
+void runner_link::launch() {
   fs::create_directories(m_spec.scratch / "tmp");
   int sv[2], out[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
@@ -177,6 +190,9 @@ void runner_link::start() {
   m_stop_threads = false;
   m_reader = std::thread(&runner_link::capture, this, out[0]);
   m_watchdog = std::thread(&runner_link::watch, this);
+}
+
+void runner_link::handshake() {
   json ready = exchange(json()); // the runner speaks first
   if (!ready.value("ok", false)) {
     m_load = ready;

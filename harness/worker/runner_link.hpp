@@ -48,7 +48,13 @@ struct runner_spec {
 class runner_link {
 public:
   // Starts the runner and loads problem and candidate; load() tells how that went.
-  explicit runner_link(runner_spec spec, const cuda::plugin* plugin);
+  runner_link(runner_spec spec, const cuda::plugin* plugin);
+  // Starts only the runner's process, which imports torch meanwhile (the judge starts it before importing
+  // torch itself: the two start-ups overlap); connect() then loads problem and candidate.
+  explicit runner_link(runner_spec spec);
+  // After the launch-only constructor, once: the runner's hello and the load (load() tells how it went);
+  // `plugin` owns the device arena on CUDA (null on the CPU).
+  void connect(const cuda::plugin* plugin);
   ~runner_link();
   runner_link(const runner_link&) = delete;
   runner_link& operator=(const runner_link&) = delete;
@@ -78,6 +84,8 @@ public:
 
 private:
   void start();
+  void launch();
+  void handshake();
   void stop();
   nlohmann::json exchange(const nlohmann::json& message, int pass_fd = -1);
   nlohmann::json grow_arena(std::uint64_t bytes);

@@ -94,6 +94,13 @@ int run_worker(const worker_options& options) {
     return 2;
   }
   auto interpreter = start_interpreter();
+  std::unique_ptr<runner_link> runner; // an evaluation's runner imports torch while the judge does
+  if (const auto* evaluation = std::get_if<exec::evaluate_job>(&job)) {
+    try {
+      runner = launch_runner(*evaluation);
+    } catch (const std::exception&) { // evaluate() starts it again and reports what fails (Python's too)
+    }
+  }
   py::module_ runtime;
   try {
     // A build imports the candidate: only the runner's modules are there to see.
@@ -122,7 +129,8 @@ int run_worker(const worker_options& options) {
             channel.emit({{"type", "warning"}, {"message", error}});
           build(message, runtime, channel);
         }
-        if constexpr (std::is_same_v<T, exec::evaluate_job>) evaluate(message, runtime, channel);
+        if constexpr (std::is_same_v<T, exec::evaluate_job>)
+          evaluate(message, std::move(runner), runtime, channel);
       },
       job);
   exit_without_finalizing(0);
