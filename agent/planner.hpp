@@ -7,7 +7,7 @@
 #include "agent/hardware.hpp"
 #include "agent/loop.hpp"
 #include "harness/exec/messages.hpp"
-#include "harness/exec/outcome.hpp"
+#include "harness/orchestrator/judgement.hpp"
 #include "kernelbench/problems.hpp"
 
 #include <filesystem>
@@ -35,7 +35,7 @@ struct agent_options {
   exec::timing_spec timing;
   std::string protocol = "kernelbench";
   std::string precision = "fp32";
-  exec::trace_policy trace;
+  orchestrator::trace_policy trace;
   double timeout_s = 600;       // per verify or profile job
   double build_timeout_s = 600; // per compile (a build job)
   // Compiled baselines: "cached" (those `kj baselines` measured), "none", or modes to measure first.

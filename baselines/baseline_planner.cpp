@@ -1,7 +1,7 @@
 // The baselines planner: cache lookup, then one scheduler task per batch of problems (compile steps on the
 // build pool, one timing job on a device slot), the rows handed to the sinks.
 #include "baselines/baselines.hpp"
-#include "harness/exec/outcome.hpp"
+#include "harness/orchestrator/judgement.hpp"
 
 #include <fmt/core.h>
 
@@ -99,7 +99,7 @@ db::baseline_record record_of(const target& t, const context& c, const exec::wor
     if (e.value("problem", std::size_t{0}) != item) continue; // another problem of the batch
     if (type == "problem_failed") failed = &e;
     if (type == "timing" && e.value("subject", "") == t.mode) {
-      db::timing_record timing = exec::timing_from_event(e);
+      db::timing_record timing = orchestrator::timing_from_event(e);
       r.method = timing.method;
       r.clock = timing.clock;
       params = json::parse(timing.params_json);

@@ -2,7 +2,7 @@
 #include "harness/exec/build_cache.hpp"
 
 #include "db/store.hpp"
-#include "harness/exec/outcome.hpp"
+#include "harness/exec/process.hpp"
 
 #include <fcntl.h>
 #include <fmt/core.h>

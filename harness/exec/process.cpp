@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <fstream>
 #include <poll.h>
 #include <signal.h>
@@ -258,6 +259,15 @@ std::string file_tail(const std::filesystem::path& path, std::size_t bytes) {
   std::string text(size - from, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   return text;
+}
+
+// How a worker ended, in a few words.
+std::string describe_exit(const worker_outcome& outcome) {
+  if (outcome.timed_out) return fmt::format("killed after {:.0f} s (the job's time limit)", outcome.wall_s);
+  if (outcome.interrupted) return "interrupted by the user";
+  if (outcome.term_signal)
+    return fmt::format("killed by signal {} ({})", outcome.term_signal, ::strsignal(outcome.term_signal));
+  return fmt::format("exited with code {}", outcome.exit_code);
 }
 
 } // namespace kj::exec

@@ -63,4 +63,7 @@ bool interrupt_requested();
 void request_interrupt();
 void install_interrupt_handlers();
 
+// A one-line description of how a worker ended ("killed by signal 11 (Segmentation fault)", ...).
+std::string describe_exit(const worker_outcome& outcome);
+
 } // namespace kj::exec

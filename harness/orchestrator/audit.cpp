@@ -4,7 +4,7 @@
 #include "db/store.hpp"
 #include "harness/exec/job_runner.hpp"
 #include "harness/exec/messages.hpp"
-#include "harness/exec/outcome.hpp"
+#include "harness/exec/process.hpp"
 #include "harness/orchestrator/run.hpp"
 
 #include <chrono>

@@ -4,7 +4,7 @@
 
 #include "adapters/candidates.hpp"
 #include "harness/exec/messages.hpp"
-#include "harness/exec/outcome.hpp"
+#include "harness/orchestrator/judgement.hpp"
 #include "harness/scheduler/sinks.hpp"
 #include "kernelbench/problems.hpp"
 
@@ -26,7 +26,7 @@ struct evaluate_options {
   exec::timing_spec timing;
   bool strict = true;
   std::map<std::string, std::int64_t> overrides;
-  exec::trace_policy trace;
+  trace_policy trace;
   double timeout_s = 600;          // judging
   double build_timeout_s = 600;    // compiling
   exec::resource_limits limits;    // of the candidate's process

@@ -22,16 +22,6 @@ scheduler::candidate_label label_of(const adapters::candidate& c) {
   return {c.producer, c.sample, c.path.string()};
 }
 
-// A build that did not end "ok" is the evaluation's verdict: nothing was run.
-void fill_from_build(db::evaluation_record& record, const exec::build_record& build) {
-  record.verdict = build.status == "ok" ? "crashed" : build.status;
-  record.error =
-      fmt::format("the candidate's build ended {}{}:\n{}", build.status,
-                  build.cached ? " (cached: this source failed the same way before)" : "", build.log);
-  record.duration_s = build.cached ? 0 : build.seconds;
-  exec::judge_strict(record);
-}
-
 } // namespace
 
 exec::evaluate_job evaluate_message(const evaluation_context& ctx, const kb::problem& p,
@@ -123,7 +113,7 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
   task.finish = [=, &ctx](const std::vector<scheduler::build_done>&,
                           const scheduler::device_done* device) -> std::vector<scheduler::task> {
     if (device) {
-      exec::fill_evaluation(device->outcome, device->log_tail, result->record, ctx.trace);
+      fill_evaluation(device->outcome, device->log_tail, result->record, ctx.trace);
       result->record.overrides_json = applied->dump();
       result->slot = device->slot;
     } else {

@@ -4,7 +4,7 @@
 
 #include "adapters/candidates.hpp"
 #include "harness/exec/messages.hpp"
-#include "harness/exec/outcome.hpp"
+#include "harness/orchestrator/judgement.hpp"
 #include "harness/scheduler/scheduler.hpp"
 #include "harness/scheduler/sinks.hpp"
 #include "kernelbench/problems.hpp"
@@ -28,7 +28,7 @@ struct evaluation_context {
   exec::timing_spec timing;
   bool strict = true;
   std::map<std::string, std::int64_t> overrides; // the user's --set
-  exec::trace_policy trace;
+  trace_policy trace;
   std::chrono::milliseconds timeout{600'000};       // a judging job
   std::chrono::milliseconds build_timeout{600'000}; // a candidate's build
   exec::resource_limits limits;                     // of a candidate's process

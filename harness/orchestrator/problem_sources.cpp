@@ -2,7 +2,7 @@
 #include "harness/orchestrator/problem_sources.hpp"
 
 #include "harness/exec/job_runner.hpp"
-#include "harness/exec/outcome.hpp"
+#include "harness/exec/process.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -5,7 +5,7 @@
 #include "adapters/generate/generate.hpp"
 #include "db/store.hpp"
 #include "harness/exec/messages.hpp"
-#include "harness/exec/outcome.hpp"
+#include "harness/orchestrator/judgement.hpp"
 #include "harness/orchestrator/shard.hpp"
 #include "kernelbench/problems.hpp"
 
@@ -34,7 +34,7 @@ struct run_options {
       "kernelbench";              // compatible verdict: "kernelbench" (rules of --kb-version) or "cuda-agent"
   std::string precision = "fp32"; // fp32, fp16 or bf16
   std::string input_rng = "device"; // where the compatible trials draw: device or host (exec::protocol_spec)
-  exec::trace_policy trace;         // what the strict verdict makes of the kernel trace
+  trace_policy trace;               // what the strict verdict makes of the kernel trace
   int trials = 0;                   // compatible trials; 0: the protocol's own count (5)
   int build_jobs = 0;               // parallel compile workers; 0: one per core, at most 8
   // Compiled baselines to compare with (eager is always timed in the run, paired with the candidate):

@@ -1,6 +1,6 @@
 // The compatible-verdict protocols carry exactly the rules of the harness they reproduce (REFERENCE §3, §4).
 #include "harness/exec/messages.hpp"
-#include "harness/exec/outcome.hpp"
+#include "harness/orchestrator/judgement.hpp"
 #include "tests/support/catch_compat.hpp"
 
 #include <stdexcept>
@@ -64,27 +64,27 @@ TEST_CASE("the kernel trace becomes strict cases: side_stream always, library un
                    {"library_share", 0.8},
                    {"libraries", json::array({{{"library", "cublas"}, {"ms", 1.2}, {"kernels", 3}}})}};
   SECTION("report: the side-stream case only") {
-    const auto cases = kj::exec::trace_cases(trace, {});
+    const auto cases = kj::orchestrator::trace_cases(trace, {});
     REQUIRE(cases.size() == 1);
     CHECK(cases[0].case_class == "side_stream");
     CHECK(cases[0].status == "pass");
   }
   SECTION("forbid-torch does not count cuBLAS; forbid-all does") {
-    auto torch = kj::exec::trace_cases(trace, {"forbid-torch", 0.5});
+    auto torch = kj::orchestrator::trace_cases(trace, {"forbid-torch", 0.5});
     REQUIRE(torch.size() == 2);
     CHECK(torch[1].case_class == "library");
     CHECK(torch[1].status == "pass");
-    auto all = kj::exec::trace_cases(trace, {"forbid-all", 0.5});
+    auto all = kj::orchestrator::trace_cases(trace, {"forbid-all", 0.5});
     REQUIRE(all.size() == 2);
     CHECK(all[1].status == "fail");
     CHECK(all[1].message.find("cublas 80%") != std::string::npos);
-    CHECK(kj::exec::trace_cases(trace, {"forbid-all", 0.9})[1].status == "pass");
+    CHECK(kj::orchestrator::trace_cases(trace, {"forbid-all", 0.9})[1].status == "pass");
   }
   SECTION("a flagged side stream fails") {
     json flagged = trace;
     flagged["side_stream"] = true;
     flagged["side_stream_reason"] = "kernels ran on 2 streams";
-    const auto cases = kj::exec::trace_cases(flagged, {});
+    const auto cases = kj::orchestrator::trace_cases(flagged, {});
     CHECK(cases[0].status == "fail");
     CHECK(cases[0].message == "kernels ran on 2 streams");
   }
@@ -92,14 +92,15 @@ TEST_CASE("the kernel trace becomes strict cases: side_stream always, library un
     json streams = trace;
     streams["side_stream"] = true;
     streams["other_streams"] = true;
-    streams["busy_exceeds_events"] = false; // robust's device-wide sync timed the side stream: no time escaped
-    CHECK(kj::exec::trace_cases(streams, {})[0].status == "fail");
+    streams["busy_exceeds_events"] =
+        false; // robust's device-wide sync timed the side stream: no time escaped
+    CHECK(kj::orchestrator::trace_cases(streams, {})[0].status == "fail");
     streams["other_streams"] = false;
     streams["busy_exceeds_events"] = true; // the headline missed work: the time is not trusted either
-    CHECK(kj::exec::trace_cases(streams, {})[0].status == "fail");
+    CHECK(kj::orchestrator::trace_cases(streams, {})[0].status == "fail");
     streams["busy_exceeds_events"] = false;
     streams["side_stream"] = false;
-    CHECK(kj::exec::trace_cases(streams, {})[0].status == "pass");
+    CHECK(kj::orchestrator::trace_cases(streams, {})[0].status == "pass");
   }
   SECTION("an untrusted candidate time is marked in its timing row") {
     kj::exec::worker_outcome outcome;
@@ -115,7 +116,7 @@ TEST_CASE("the kernel trace becomes strict cases: side_stream always, library un
            {"side_stream_reason", "GPU busy 2 ms per call against 1 ms"}}}},
         {{"type", "verdict"}, {"verdict", "correct"}, {"error", ""}}};
     kj::db::evaluation_record record;
-    kj::exec::fill_evaluation(outcome, "", record);
+    kj::orchestrator::fill_evaluation(outcome, "", record);
     REQUIRE(record.timings.size() == 1);
     const json params = json::parse(record.timings[0].params_json);
     CHECK_FALSE(params.value("trusted", true));
@@ -123,7 +124,7 @@ TEST_CASE("the kernel trace becomes strict cases: side_stream always, library un
     CHECK(record.strict_verdict == "fail");
   }
   SECTION("no trace, or a failed one, gives no case") {
-    CHECK(kj::exec::trace_cases(nullptr, {}).empty());
-    CHECK(kj::exec::trace_cases(json{{"error", "CUPTI unavailable"}}, {}).empty());
+    CHECK(kj::orchestrator::trace_cases(nullptr, {}).empty());
+    CHECK(kj::orchestrator::trace_cases(json{{"error", "CUPTI unavailable"}}, {}).empty());
   }
 }

@@ -1,5 +1,6 @@
-// Implements the mapping from worker events to verdicts, trial rows and timing rows.
-#include "harness/exec/outcome.hpp"
+// Implements the judgement of an evaluation record: worker events and builds to verdicts, trials, timings,
+// cases.
+#include "harness/orchestrator/judgement.hpp"
 
 #include "harness/timing/statistics.hpp"
 #include "harness/verdict.hpp"
@@ -10,7 +11,7 @@
 
 using nlohmann::json;
 
-namespace kj::exec {
+namespace kj::orchestrator {
 namespace {
 
 db::trial_record to_trial(const json& e) {
@@ -94,7 +95,7 @@ void record_phase(db::evaluation_record& record, const json& e) {
 // The worker reports the phases it ran; the orchestrator adds `start` (launch to the first report: the
 // process, its Python and imports) and `exit` (the last report to the process's end: the runner stopped, the
 // interpreter finalized), both measured on its own clock, so that the phases sum to the wall time.
-void account_phases(db::evaluation_record& record, const worker_outcome& outcome) {
+void account_phases(db::evaluation_record& record, const exec::worker_outcome& outcome) {
   if (outcome.first_event_s <= 0) return;
   record.phases.insert(record.phases.begin(), {"start", outcome.first_event_s});
   record.phases.push_back({"exit", std::max(0.0, outcome.wall_s - outcome.last_event_s)});
@@ -206,15 +207,7 @@ db::timing_record timing_from_event(const json& e) {
   return t;
 }
 
-std::string describe_exit(const worker_outcome& outcome) {
-  if (outcome.timed_out) return fmt::format("killed after {:.0f} s (the job's time limit)", outcome.wall_s);
-  if (outcome.interrupted) return "interrupted by the user";
-  if (outcome.term_signal)
-    return fmt::format("killed by signal {} ({})", outcome.term_signal, ::strsignal(outcome.term_signal));
-  return fmt::format("exited with code {}", outcome.exit_code);
-}
-
-void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
+void fill_evaluation(const exec::worker_outcome& outcome, const std::string& log_tail,
                      db::evaluation_record& record, const trace_policy& policy) {
   std::string last_phase = "start";
   const json* verdict = nullptr;
@@ -245,10 +238,19 @@ void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
     return;
   }
   record.verdict = outcome.timed_out ? "timeout" : "crashed";
-  record.error =
-      fmt::format("worker {} during {} without reporting a verdict", describe_exit(outcome), last_phase);
+  record.error = fmt::format("worker {} during {} without reporting a verdict", exec::describe_exit(outcome),
+                             last_phase);
   if (!log_tail.empty()) record.error += "\n--- end of worker output ---\n" + log_tail;
   judge_strict(record);
 }
 
-} // namespace kj::exec
+void fill_from_build(db::evaluation_record& record, const exec::build_record& build) {
+  record.verdict = build.status == "ok" ? "crashed" : build.status;
+  record.error =
+      fmt::format("the candidate's build ended {}{}:\n{}", build.status,
+                  build.cached ? " (cached: this source failed the same way before)" : "", build.log);
+  record.duration_s = build.cached ? 0 : build.seconds;
+  judge_strict(record);
+}
+
+} // namespace kj::orchestrator

@@ -1,14 +1,17 @@
-// Turns what a worker reported (or failed to report) into the evaluation record stored in the DB.
+// The one place an evaluation's record is judged: what a worker reported (or failed to report), or a build
+// that did not end "ok", becomes the verdict, the trials, the timings, the strict cases and the strict
+// verdict. exec/ runs processes and carries messages; the rules that turn them into verdicts live here.
 #pragma once
 
 #include "db/store.hpp"
+#include "harness/exec/build_cache.hpp"
 #include "harness/exec/process.hpp"
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-namespace kj::exec {
+namespace kj::orchestrator {
 
 // What the strict verdict makes of the candidate's kernel trace (docs/methodology.md, "Kernel trace").
 struct trace_policy {
@@ -28,13 +31,14 @@ void judge_strict(db::evaluation_record& record);
 
 // Fills verdict, error, trials, timings, strict cases and the strict verdict of `record` from the worker's
 // events and exit status.
-void fill_evaluation(const worker_outcome& outcome, const std::string& log_tail,
+void fill_evaluation(const exec::worker_outcome& outcome, const std::string& log_tail,
                      db::evaluation_record& record, const trace_policy& policy = {});
+
+// A build that did not end "ok" is the evaluation's verdict (its status: compile_error, load_error, ...):
+// nothing was run.
+void fill_from_build(db::evaluation_record& record, const exec::build_record& build);
 
 // A worker's "timing" event as a timing row: stop reason folded into params, statistics of the samples.
 db::timing_record timing_from_event(const nlohmann::json& event);
 
-// A one-line description of how a worker ended ("killed by signal 11 (Segmentation fault)", ...).
-std::string describe_exit(const worker_outcome& outcome);
-
-} // namespace kj::exec
+} // namespace kj::orchestrator
