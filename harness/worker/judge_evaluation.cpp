@@ -185,11 +185,8 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     session =
         judge.attr("Session")(job.device, py::module_::import("json").attr("loads")(json(protocol).dump()));
     py::object applied = session.attr("load_problem")(job.problem.path, job.problem.source, job.overrides);
-    // The reference is built while the runner (started before the judge imported torch) is still starting.
-    phase.enter("build_models", {{"applied_overrides", to_json(applied)}});
-    session.attr("build_reference")(protocol.seed);
-
-    phase.enter("load_candidate"); // the runner: its hello, then problem and candidate loaded
+    phase.enter("load_candidate",
+                {{"applied_overrides", to_json(applied)}}); // the runner: start, sandbox, load
     link = launched ? std::move(launched) : launch_runner(job);
     link->connect(plugin);
     runner_link& runner = *link;
@@ -199,6 +196,9 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
         py::cpp_function(
             [&runner](const std::string& message) { return runner.request(json::parse(message)).dump(); }),
         job.device, py::cpp_function([&runner] { runner.release_arena(); }), session.attr("memory"));
+
+    phase.enter("build_models");
+    session.attr("build_reference")(protocol.seed);
 
     phase.enter("compatible");
     bool all_passed = true, tolerance_only = true, strict_clean = false;

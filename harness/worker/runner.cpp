@@ -271,9 +271,6 @@ int run_runner(const runner_options& options) {
   try {
     py::module_ runtime = import_modules(python_role::runner);
     py::module_::import("torch").attr("set_grad_enabled")(false); // the runner never needs autograd
-    // The findings probe's TorchDispatchMode imports torch._dynamo on its first op (about 0.9 s on the CPU):
-    // here it overlaps with the judge's own start-up instead of stalling the evaluation later.
-    py::module_::import("torch._dynamo");
     if (options.device == "cuda") py::module_::import("torch").attr("cuda").attr("init")();
     serve.emplace(runtime, options.device, socket);
   } catch (const std::exception& e) {
