@@ -21,8 +21,9 @@ struct host_probe_result {
 double host_change(const std::vector<host_probe_result>& probes);
 
 // The steadiest of at most `max_attempts` calls of `attempt` (which returns {result, host change}): it stops
-// at the first whose change is at most `max_change`, else keeps the one with the smallest change. A shared
-// machine's neighbour is often gone a second later. Returns {result, change, attempts made}.
+// at the first whose change is at most `max_change`, or when `may_retry()` says no time is left for another,
+// else keeps the one with the smallest change. A shared machine's neighbour is often gone a second later.
+// Returns {result, change, attempts made}.
 template <class Result>
 struct steadiest_result {
   Result result;
@@ -30,12 +31,12 @@ struct steadiest_result {
   int attempts = 0;
 };
 
-template <class Attempt>
-auto steadiest_attempt(Attempt attempt, int max_attempts, double max_change)
+template <class Attempt, class MayRetry>
+auto steadiest_attempt(Attempt attempt, int max_attempts, double max_change, MayRetry may_retry)
     -> steadiest_result<decltype(attempt().first)> {
   auto [best, best_change] = attempt();
   int attempts = 1;
-  for (; attempts < max_attempts && best_change > max_change; ++attempts) {
+  for (; attempts < max_attempts && best_change > max_change && may_retry(); ++attempts) {
     auto [again, change] = attempt();
     if (change < best_change) best = std::move(again), best_change = change;
   }

@@ -8,6 +8,7 @@
 #include "harness/worker/timing_bridge.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <fmt/core.h>
 #include <pybind11/stl.h>
 #include <random>
@@ -199,18 +200,23 @@ timed_pair time_pair(const exec::evaluate_job& job, py::object& session, runner_
   return {merge_rounds(std::move(candidate_rounds), spec), merge_rounds(std::move(reference_rounds), spec)};
 }
 
-// On the host, a pair timed while the machine's speed moved is timed again (3 attempts at most); the attempt
-// under the steadiest conditions is kept.
+// On the host, a pair timed while the machine's speed moved is timed again (3 attempts at most) while the job
+// has time left for two more attempts as long as the last one (the floor and the trace come after); the
+// attempt under the steadiest conditions is kept. A candidate never loses its verdict to a retry's timeout.
 timed_pair time_pair_steadily(const exec::evaluate_job& job, py::object& session, runner_link& runner,
                               result_channel& channel, const device_context& device) {
   if (device.cuda) return time_pair(job, session, runner, channel, device);
+  using clock = std::chrono::steady_clock;
+  clock::duration last{};
   auto steadiest = timing::steadiest_attempt(
       [&] {
+        const auto start = clock::now();
         timed_pair pair = time_pair(job, session, runner, channel, device);
+        last = clock::now() - start;
         const double change = pair_host_change(pair.candidate, pair.reference);
         return std::pair{std::move(pair), change};
       },
-      3, max_host_change);
+      3, max_host_change, [&] { return clock::now() + 2 * last < runner.deadline(); });
   compare_host_conditions(steadiest.result.candidate, steadiest.result.reference, steadiest.attempts);
   return std::move(steadiest.result);
 }

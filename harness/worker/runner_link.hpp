@@ -68,6 +68,8 @@ public:
   nlohmann::json request(const nlohmann::json& message);
 
   bool alive() const { return !m_dead; }
+  // The job's deadline: no request waits past it.
+  std::chrono::steady_clock::time_point deadline() const { return m_spec.deadline; }
   // Stops (SIGSTOP) or resumes the runner and everything it started, so that nothing of the candidate's runs
   // while the judge times the reference: a thread or process it left behind cannot slow the reference down.
   void freeze(bool stopped);

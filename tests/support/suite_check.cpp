@@ -33,6 +33,7 @@ void check_builtin_suite(const std::string& device) {
     files += entry.path().extension() == ".py";
   REQUIRE(rows.size() == files);
   static const std::regex expect(R"(# kj-expect: (\w+))");
+  std::size_t correct = 0, moved = 0;
   for (const auto& row : rows) {
     const std::string path = row["candidate"];
     std::smatch m;
@@ -46,12 +47,17 @@ void check_builtin_suite(const std::string& device) {
     const bool host_moved =
         device == "cpu" && row["untrusted"].get<std::string>().starts_with("the host's speed");
     CHECK((row["speedup"].is_number() || host_moved));
+    ++correct;
+    moved += host_moved ? 1 : 0;
     // the GPU-busy share comes from the kernel trace: none on the CPU
     if (device == "cuda")
       CHECK(row["gpu_busy_share"].get<double>() > 0);
     else
       CHECK(row["gpu_busy_share"].is_null());
   }
+  // a machine that moves under every pair is a broken probe, not a busy neighbour: most rows keep a speedup
+  INFO(moved << " of " << correct << " correct rows without a speedup because the host moved");
+  CHECK(2 * moved <= correct);
 }
 
 } // namespace kj::test

@@ -39,20 +39,26 @@ struct scripted_attempts {
 };
 } // namespace
 
-TEST_CASE("steadiest_attempt times again while the host moved, and keeps the steadiest",
+TEST_CASE("steadiest_attempt times again while the host moved and time is left, and keeps the steadiest",
           "[timing][host_probe]") {
   using kj::timing::steadiest_attempt;
+  const auto always = [] { return true; };
   scripted_attempts steady{{0.02}};
-  const auto once = steadiest_attempt(std::ref(steady), 3, 0.10);
+  const auto once = steadiest_attempt(std::ref(steady), 3, 0.10, always);
   CHECK((once.result == 0 && once.attempts == 1 && steady.calls == 1));
 
   scripted_attempts settles{{0.30, 0.05, 0.01}};
-  const auto second = steadiest_attempt(std::ref(settles), 3, 0.10);
+  const auto second = steadiest_attempt(std::ref(settles), 3, 0.10, always);
   CHECK((second.result == 1 && second.attempts == 2 && second.change == Approx(0.05) && settles.calls == 2));
 
   scripted_attempts noisy{{0.30, 0.20, 0.25, 0.0}};
-  const auto best = steadiest_attempt(std::ref(noisy), 3, 0.10);
+  const auto best = steadiest_attempt(std::ref(noisy), 3, 0.10, always);
   CHECK((best.result == 1 && best.attempts == 3 && best.change == Approx(0.20) && noisy.calls == 3));
+
+  // no time left for another attempt (the job's deadline): the first is kept, however much the host moved
+  scripted_attempts late{{0.30, 0.01}};
+  const auto no_time = steadiest_attempt(std::ref(late), 3, 0.10, [] { return false; });
+  CHECK((no_time.result == 0 && no_time.attempts == 1 && late.calls == 1));
 }
 
 TEST_CASE("host_probe chases one cycle through every cache line of its buffer", "[timing][host_probe]") {

@@ -7,8 +7,9 @@ if(_rc EQUAL 0)
   message(FATAL_ERROR "${TARGET} compiled: the layer let an upward include through")
 endif()
 string(FIND "${_out}" "${EXPECT}" _at)
-string(FIND "${_out}" "No such file or directory" _missing)
-if(_at EQUAL -1 OR _missing EQUAL -1)
+string(FIND "${_out}" "No such file or directory" _gcc) # GCC's words
+string(FIND "${_out}" "file not found" _clang)         # Clang's
+if(_at EQUAL -1 OR (_gcc EQUAL -1 AND _clang EQUAL -1))
   message(FATAL_ERROR "${TARGET} failed to build, but not on ${EXPECT} not being found:\n${_out}")
 endif()
 message(STATUS "${TARGET} failed as it must: ${EXPECT} is not visible from its layer")
