@@ -69,15 +69,15 @@ scheduler::evaluation_result judge::run(const kb::problem& problem, const adapte
 
 scheduler::evaluation_result judge::verify(const kb::problem& problem, const adapters::candidate& candidate) {
   orchestrator::evaluate_options options = m_settings.evaluate;
-  options.timing.enabled = false;
+  options.judging.timing.enabled = false;
   return run(problem, candidate, options);
 }
 
 scheduler::evaluation_result judge::profile(const kb::problem& problem, const adapters::candidate& candidate,
                                             bool strict) {
   orchestrator::evaluate_options options = m_settings.evaluate;
-  options.timing.enabled = true;
-  options.strict = options.strict && strict;
+  options.judging.timing.enabled = true;
+  options.judging.strict = options.judging.strict && strict;
   return run(problem, candidate, options);
 }
 
@@ -90,9 +90,9 @@ std::optional<ncu_report> judge::nsight(const kb::problem& problem, const adapte
   fs::create_directories(dir);
   const fs::path report = dir / fmt::format("agent-{}-{}", ::getpid(), sequence++);
   orchestrator::evaluate_options options = m_settings.evaluate;
-  options.timing.enabled = false; // ncu replays each kernel many times: no timing under it
-  options.strict = false;
-  options.trials = 1;
+  options.judging.timing.enabled = false; // ncu replays each kernel many times: no timing under it
+  options.judging.strict = false;
+  options.judging.trials = 1;
   options.wrapper = ncu_wrapper(m_settings.ncu, report, m_settings.ncu_launches);
   ncu_report out;
   try {
@@ -111,7 +111,7 @@ std::optional<ncu_report> judge::nsight(const kb::problem& problem, const adapte
 }
 
 problem_cost judge::cost(const kb::problem& problem) {
-  const auto overrides = problem.overrides_for(device(), m_settings.evaluate.overrides);
+  const auto overrides = problem.overrides_for(device(), m_settings.evaluate.judging.overrides);
   const std::string key = problem.path.string() + json(overrides).dump();
   {
     std::lock_guard lock(m_lock);

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "adapters/llm/client.hpp"
-#include "agent/context.hpp"
 #include "agent/agent_judge.hpp"
+#include "agent/context.hpp"
 #include "agent/prompt.hpp"
 #include "agent/recorder.hpp"
 #include "agent/selection.hpp"

@@ -85,12 +85,12 @@ std::int64_t open_run(db::store& store, const agent_options& o, const std::strin
                     {"model", o.generation.model},
                     {"attempts", o.attempts},
                     {"max_turns", o.limits.max_turns},
-                    {"timing", o.timing},
-                    {"protocol", o.protocol},
-                    {"precision", o.precision},
+                    {"timing", o.judging.timing},
+                    {"protocol", o.judging.protocol},
+                    {"precision", o.judging.precision},
                     {"baselines", o.baselines},
                     {"context_tokens", o.context.window_tokens},
-                    {"overrides", o.overrides},
+                    {"overrides", o.judging.overrides},
                     {"sandbox", exec::sandbox_kind()},
                     {"seccomp", exec::have_seccomp()},
                     {"kb_version", o.sources.kb_version}};
@@ -104,17 +104,11 @@ std::int64_t open_run(db::store& store, const agent_options& o, const std::strin
 void add_baselines(db::store& store, const agent_options& o, const std::string& device, const json& env,
                    const db::stack_record& stack, std::int64_t stack_id, std::vector<problem_setup>& setups) {
   std::vector<std::string> modes{"compile-default", "max-autotune", "max-autotune-no-cudagraphs"};
-  if (o.baselines == "none" || !o.timing.enabled) return;
-  baselines::options opts;
+  if (o.baselines == "none" || !o.judging.timing.enabled) return;
+  baselines::options opts = baselines::options_for(o.judging, device);
   opts.modes = o.baselines == "cached" ? modes : baselines::parse_modes(o.baselines);
   std::erase(opts.modes, "eager");
   opts.measure_missing = o.baselines != "cached";
-  opts.device = device;
-  opts.protocol = o.protocol;
-  opts.precision = o.precision;
-  opts.timing = o.timing;
-  opts.overrides = o.overrides;
-  opts.timeout_s = o.timeout_s;
   const fs::path cache = o.cache_dir.empty() ? exec::default_cache_dir() : o.cache_dir;
   const exec::job_runner runner{cache, false};
   const exec::build_cache builds(cache / "builds");
@@ -173,9 +167,9 @@ std::string settings_json(const agent_options& o, const std::string& device, con
       {"budget_usd", o.limits.run_usd ? json(*o.limits.run_usd) : json()},
       {"context_tokens", o.context.window_tokens},
       {"provider_context_editing", o.context.provider_editing},
-      {"timing", o.timing},
-      {"protocol", o.protocol},
-      {"precision", o.precision},
+      {"timing", o.judging.timing},
+      {"protocol", o.judging.protocol},
+      {"precision", o.judging.precision},
       {"ncu", engine.settings().ncu},
       {"prompt_version", agent_prompt_version}}
       .dump();
@@ -208,14 +202,7 @@ judge_settings judge_settings_of(const agent_options& o, const std::string& devi
   judge_settings j;
   j.evaluate.device = device;
   j.evaluate.env = env;
-  j.evaluate.protocol = o.protocol;
-  j.evaluate.precision = o.precision;
-  j.evaluate.timing = o.timing;
-  j.evaluate.strict = true;
-  j.evaluate.overrides = o.overrides;
-  j.evaluate.trace = o.trace;
-  j.evaluate.timeout_s = o.timeout_s;
-  j.evaluate.build_timeout_s = o.build_timeout_s;
+  j.evaluate.judging = o.judging;
   j.evaluate.cache_dir = o.cache_dir.empty() ? exec::default_cache_dir() : o.cache_dir;
   j.gpus = gpus;
   if (device == "cuda") j.ncu = find_ncu(o.ncu);
@@ -228,8 +215,8 @@ task_facts facts_of(const problem_setup& s, const std::string& device, const jso
   f.problem = s.problem;
   f.device = device;
   f.device_name = device == "cuda" ? env.value("device_name", "GPU") : env.value("cpu", "CPU");
-  f.precision = o.precision;
-  f.sizes = s.problem->overrides_for(device, o.overrides);
+  f.precision = o.judging.precision;
+  f.sizes = s.problem->overrides_for(device, o.judging.overrides);
   f.inputs = cost.inputs;
   f.baseline = s.basis.mode == "eager"
                    ? "eager PyTorch (no torch.compile baseline is cached for this stack)"
@@ -268,7 +255,7 @@ int execute_agent(const agent_options& o) {
   for (std::size_t i = 0; i < problems.size(); ++i)
     setups.push_back({&problems[i], problem_ids[i], {}, {}});
   add_baselines(store, o, device, env, stack, stack_id, setups);
-  const peaks hardware = device_peaks(env, device, o.precision, o.peaks);
+  const peaks hardware = device_peaks(env, device, o.judging.precision, o.peaks);
   for (auto& s : setups)
     s.profiling.hardware = hardware;
   judge engine(judge_settings_of(o, device, env, gpus));

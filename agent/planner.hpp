@@ -7,7 +7,7 @@
 #include "agent/hardware.hpp"
 #include "agent/loop.hpp"
 #include "harness/exec/messages.hpp"
-#include "harness/orchestrator/judgement.hpp"
+#include "harness/orchestrator/judging_settings.hpp"
 #include "kernelbench/problems.hpp"
 
 #include <filesystem>
@@ -22,7 +22,8 @@ struct agent_options {
   std::string device = "auto";
   std::vector<int> gpus; // device slots (default: every visible GPU)
   kb::source_options sources;
-  std::map<std::string, std::int64_t> overrides;
+  // protocol, precision, timing, trace policy, --set, the verify/profile job's timeout and the compile's
+  orchestrator::judging_settings judging;
   // adapter, model, base URL, sampling, --budget-usd (the whole run), prices, timeouts, retries
   adapters::generation_options generation;
   int attempts = 1; // independent trajectories per problem
@@ -32,12 +33,6 @@ struct agent_options {
   std::string run_uid; // resume this run when it exists
   std::filesystem::path cache_dir;
   std::filesystem::path workspaces; // default <cache dir>/agent
-  exec::timing_spec timing;
-  std::string protocol = "kernelbench";
-  std::string precision = "fp32";
-  orchestrator::trace_policy trace;
-  double timeout_s = 600;       // per verify or profile job
-  double build_timeout_s = 600; // per compile (a build job)
   // Compiled baselines: "cached" (those `kj baselines` measured), "none", or modes to measure first.
   std::string baselines = "cached";
   std::string ncu = "auto"; // auto (ncu on PATH, on a GPU), off, or a path

@@ -3,8 +3,8 @@
 // metrics.
 #pragma once
 
-#include "agent/hardware.hpp"
 #include "agent/agent_judge.hpp"
+#include "agent/hardware.hpp"
 #include "agent/ncu.hpp"
 #include "db/store.hpp"
 

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "adapters/llm/conversation.hpp"
-#include "agent/hardware.hpp"
 #include "agent/agent_judge.hpp"
+#include "agent/hardware.hpp"
 #include "agent/profile.hpp"
 #include "agent/workspace.hpp"
 #include "kernelbench/problems.hpp"

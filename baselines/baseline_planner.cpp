@@ -257,4 +257,15 @@ std::vector<result> ensure(db::store& store, const scheduler::scheduler& runner,
   return results;
 }
 
+options options_for(const orchestrator::judging_settings& judging, const std::string& device) {
+  options o;
+  o.device = device;
+  o.protocol = judging.protocol;
+  o.precision = judging.precision;
+  o.timing = judging.timing;
+  o.overrides = judging.overrides;
+  o.timeout_s = judging.timeout_s;
+  return o;
+}
+
 } // namespace kj::baselines

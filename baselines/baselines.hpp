@@ -4,6 +4,7 @@
 
 #include "db/store.hpp"
 #include "harness/exec/messages.hpp"
+#include "harness/orchestrator/judging_settings.hpp"
 #include "harness/scheduler/scheduler.hpp"
 #include "harness/scheduler/sinks.hpp"
 #include "kernelbench/problems.hpp"
@@ -57,6 +58,10 @@ struct options {
   double timeout_s = 600;                        // per worker (compile included)
   bool measure_missing = true; // false: only look up cached rows (what `kj run --baselines cached` does)
 };
+
+// The settings a baseline shares with the candidates it is compared with (protocol, precision, timing, --set,
+// the job's timeout): the one place `kj run` and `kj agent` derive them from their judging settings.
+options options_for(const orchestrator::judging_settings& judging, const std::string& device);
 
 struct problem_ref {
   const kb::problem* problem = nullptr;

@@ -4,6 +4,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/common.hpp"
 #include "harness/cli/generation_flags.hpp"
+#include "harness/cli/judging_flags.hpp"
 
 #include <fstream>
 #include <memory>
@@ -57,25 +58,7 @@ void add_budget_options(CLI::App& cmd, agent_state& s) {
 
 void add_engine_options(CLI::App& cmd, agent_state& s) {
   agent::agent_options& o = s.options;
-  cmd.add_option("--timeout", o.timeout_s, "wall-clock limit of one verify or profile job [s]")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd.add_option("--build-timeout", o.build_timeout_s, "wall-clock limit of one compile (a build job) [s]")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd.add_option("--protocol", o.protocol, "rules of the compatible verdict: kernelbench or cuda-agent")
-      ->check(CLI::IsMember({"kernelbench", "cuda-agent"}))
-      ->capture_default_str();
-  cmd.add_option("--precision", o.precision, "fp32, fp16 or bf16")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
-      ->capture_default_str();
-  cmd.add_option("--library-policy", o.trace.library_policy,
-                 "GPU: report, forbid-torch or forbid-all (see kj run --help)")
-      ->check(CLI::IsMember({"report", "forbid-torch", "forbid-all"}))
-      ->capture_default_str();
-  cmd.add_option("--max-library-share", o.trace.max_library_share, "the share --library-policy allows")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
+  add_judging_options(cmd, o.judging, "wall-clock limit in seconds of one verify or profile job");
   cmd.add_option(
          "--baselines", o.baselines,
          "compiled baselines the profile tool shows and speedups are judged against: cached, none, or "
@@ -91,7 +74,6 @@ void add_engine_options(CLI::App& cmd, agent_state& s) {
                         ->check(CLI::PositiveNumber);
   cmd.add_option("--hardware", s.hardware, "a hardware table in agent/hardware.json's format");
   cmd.add_option("--skill", s.skill, "a skill document to use instead of the built-in agent/skill/SKILL.md");
-  add_timing_options(cmd, o.timing);
 }
 
 std::string read_option_file(const std::string& path, const char* option) {
@@ -150,7 +132,7 @@ action add_agent_command(CLI::App& app, int argc, char** argv) {
     }
     o.context.provider_editing = !s->no_provider_editing;
     o.sources = s->sources.resolve();
-    o.overrides = s->sources.overrides();
+    o.judging.overrides = s->sources.overrides();
     o.cache_dir = s->cache_dir;
     o.workspaces = s->workspaces;
     o.skill = s->skill;

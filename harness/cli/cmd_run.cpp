@@ -2,6 +2,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/common.hpp"
 #include "harness/cli/generation_flags.hpp"
+#include "harness/cli/judging_flags.hpp"
 #include "harness/orchestrator/run.hpp"
 
 #include <fmt/core.h>
@@ -59,20 +60,15 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
                   "reports and compare (default: the --candidates folder's name; identity, examples; an "
                   "--adapter's is <adapter>/<model>)");
   s->generation.add_to(*cmd, generation_use::run);
-  cmd->add_option("--timeout", s->options.timeout_s,
-                  "wall-clock limit in seconds for judging one candidate (its build has --build-timeout)")
-      ->check(above(0))
-      ->capture_default_str();
-  cmd->add_option("--build-timeout", s->options.build_timeout_s,
-                  "wall-clock limit in seconds for compiling one candidate's extensions")
-      ->check(above(0))
-      ->capture_default_str();
-  cmd->add_option("--memory-limit", s->options.limits.memory_gib,
+  add_judging_options(
+      *cmd, s->options.judging,
+      "wall-clock limit in seconds for judging one candidate (its build has --build-timeout)");
+  cmd->add_option("--memory-limit", s->options.judging.limits.memory_gib,
                   "GiB of resident memory a candidate's process and its children may use before it is killed "
                   "(verdict oom); 0: half the machine's")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
-  cmd->add_option("--process-limit", s->options.limits.processes,
+  cmd->add_option("--process-limit", s->options.judging.limits.processes,
                   "processes a candidate's process may have running, itself included, before it is killed "
                   "(verdict crashed)")
       ->check(CLI::Range(1, 1'000'000))
@@ -113,39 +109,17 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
                   "candidates compiled at once (default: one per core, at most 8): on CUDA while the GPUs "
                   "judge earlier candidates, on the CPU all before the first is judged")
       ->check(at_least(1, true));
-  cmd->add_option("--protocol", s->options.protocol,
-                  "rules of the compatible verdict: kernelbench (KernelBench's eval, per --kb-version) or "
-                  "cuda-agent (weights copied by load_state_dict, eval mode, cloned inputs, assert_close "
-                  "1e-2, torch.nn.functional forbidden in ModelNew.forward)")
-      ->check(CLI::IsMember({"kernelbench", "cuda-agent"}))
-      ->capture_default_str();
-  cmd->add_option("--precision", s->options.precision,
-                  "models and floating inputs are cast to this dtype (KernelBench's precision option; "
-                  "tolerance 1e-2 for fp16 and bf16)")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
-      ->capture_default_str();
   cmd->add_option(
-         "--input-rng", s->options.input_rng,
+         "--input-rng", s->options.judging.input_rng,
          "where the compatible trials' get_inputs() draws: device (the GPU's generator: KernelBench's "
          "distributions, other values, no GB-sized host draws) or host (KernelBench's CPU generator: "
          "its exact values); the same on the CPU")
       ->check(CLI::IsMember({"device", "host"}))
       ->capture_default_str();
-  cmd->add_option("--trials", s->options.trials,
+  cmd->add_option("--trials", s->options.judging.trials,
                   "compatible trials per candidate (default: the protocol's 5); fewer saves time on large "
                   "problems and is recorded, but is no longer the original protocol")
       ->check(CLI::Range(1, 1000));
-  cmd->add_option("--library-policy", s->options.trace.library_policy,
-                  "GPU: what library kernels in the candidate's kernel trace mean for the strict verdict: "
-                  "report (share recorded only), forbid-torch (fail above --max-library-share of kernel time "
-                  "in PyTorch's own kernels: aten, inductor) or forbid-all (any library: also cuBLAS, cuDNN, "
-                  "CUTLASS, ...)")
-      ->check(CLI::IsMember({"report", "forbid-torch", "forbid-all"}))
-      ->capture_default_str();
-  cmd->add_option("--max-library-share", s->options.trace.max_library_share,
-                  "the share of kernel time --library-policy allows in forbidden kernels")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
   cmd->add_option(
          "--baselines", s->options.baselines,
          "compiled baselines to report speedups against (eager is always timed in the run): cached "
@@ -156,28 +130,27 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
   cmd->add_flag(
       "--no-strict", s->no_strict,
       "compatible verdict only: skip the strict case classes (adversarial inputs, output and input checks)");
-  add_timing_options(*cmd, s->options.timing);
-  cmd->add_option("--rounds", s->options.timing.rounds,
+  cmd->add_option("--rounds", s->options.judging.timing.rounds,
                   "robust timing: candidate and reference are timed in this many alternating rounds, so that "
                   "a drift of the machine reaches both (the stopping rule's budget is shared out)")
       ->check(CLI::Range(1, 20))
       ->capture_default_str();
-  cmd->add_flag("!--no-output-check", s->options.timing.check_outputs,
+  cmd->add_flag("!--no-output-check", s->options.judging.timing.check_outputs,
                 "do not compare the outputs of timed calls with the reference");
-  cmd->add_flag("--graphs", s->options.timing.graphs,
+  cmd->add_flag("--graphs", s->options.judging.timing.graphs,
                 "CUDA: also time CUDA-graph replays of candidate and reference");
-  cmd->add_flag("!--no-floor", s->options.timing.floor,
+  cmd->add_flag("!--no-floor", s->options.judging.timing.floor,
                 "do not time the empty forward (the harness's floor)");
   return [s, cmd, argc, argv] {
     check_python_override();
-    if (s->quick) apply_quick(*cmd, s->options.timing);
+    if (s->quick) apply_quick(*cmd, s->options.judging.timing);
     for (int i = 0; i < argc; ++i)
       s->options.command_line += (i ? " " : "") + std::string(argv[i]);
     s->options.sources = s->sources.resolve();
-    s->options.overrides = s->sources.overrides();
+    s->options.judging.overrides = s->sources.overrides();
     s->options.cache_dir = s->cache_dir;
-    s->options.timing.enabled = !s->no_timing;
-    s->options.strict = !s->no_strict;
+    s->options.judging.timing.enabled = !s->no_timing;
+    s->options.judging.strict = !s->no_strict;
     s->options.generation = s->generation.resolve();
     if (s->options.generation.active() && !s->options.candidates.empty())
       throw usage_error("--candidates and --adapter both name where candidates come from: give one");

@@ -18,7 +18,7 @@ std::optional<exec::build_record> build(const kb::problem& problem, const adapte
   const nlohmann::json env = options.env.is_null() ? probe_environment(cache_dir) : options.env;
   const std::string device = resolve_device(options.device, env);
   const exec::build_cache builds(cache_dir / "builds");
-  const evaluation_context ctx = context_of(options, env, device, builds);
+  const evaluation_context ctx = context_of(options.judging, env, device, builds);
   const exec::evaluate_job job = evaluate_message(ctx, problem, candidate);
   const std::string key = candidate_build_key(ctx, candidate.source, job.overrides);
   if (auto cached = builds.lookup(key)) return cached;
@@ -36,7 +36,8 @@ scheduler::evaluation_result evaluate(const kb::problem& problem, const adapters
   const std::string device = resolve_device(options.device, env);
   const exec::job_runner runner{cache_dir, false};
   const exec::build_cache builds(cache_dir / "builds");
-  const evaluation_context ctx = context_of(options, env, device, builds);
+  evaluation_context ctx = context_of(options.judging, env, device, builds);
+  ctx.wrapper = options.wrapper;
   db::evaluation_record record;
   record.device = device;
   record.overrides_json = "{}";

@@ -4,7 +4,7 @@
 
 #include "adapters/candidates.hpp"
 #include "harness/exec/messages.hpp"
-#include "harness/orchestrator/judgement.hpp"
+#include "harness/orchestrator/judging_settings.hpp"
 #include "harness/scheduler/sinks.hpp"
 #include "kernelbench/problems.hpp"
 
@@ -19,17 +19,7 @@ namespace kj::orchestrator {
 
 struct evaluate_options {
   std::string device = "auto"; // auto, cpu or cuda
-  std::string protocol = "kernelbench";
-  std::string precision = "fp32";
-  std::string input_rng = "device"; // exec::protocol_spec::input_rng
-  int trials = 0;                   // 0: the protocol's own count
-  exec::timing_spec timing;
-  bool strict = true;
-  std::map<std::string, std::int64_t> overrides;
-  trace_policy trace;
-  double timeout_s = 600;          // judging
-  double build_timeout_s = 600;    // compiling
-  exec::resource_limits limits;    // of the candidate's process
+  judging_settings judging;
   std::filesystem::path cache_dir; // default: exec::default_cache_dir()
   nlohmann::json env;              // the probe's environment; probed when null (a worker start)
   int gpu = 0;                     // cuda: the GPU the job runs on (CUDA_VISIBLE_DEVICES)

@@ -14,6 +14,10 @@ std::string env_value(const char* name) {
   return v ? v : "";
 }
 
+std::chrono::milliseconds milliseconds(double seconds) {
+  return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+}
+
 scheduler::problem_label label_of(const kb::problem& p) {
   return {p.level, p.number, p.name, p.file_name};
 }
@@ -30,19 +34,24 @@ exec::evaluate_job evaluate_message(const evaluation_context& ctx, const kb::pro
   job.device = ctx.device;
   job.problem = {p.path.string(), p.source};
   job.candidate = {c.path.empty() ? "<" + c.producer + " " + p.file_name + ">" : c.path.string(), c.source};
-  job.overrides = p.overrides_for(ctx.device, ctx.overrides);
-  job.protocol =
-      exec::make_protocol(ctx.protocol, p.kb_version.empty() ? "main" : p.kb_version, ctx.precision);
-  job.protocol.input_rng = ctx.input_rng;
-  if (ctx.trials > 0 && ctx.trials != job.protocol.trials) { // no longer the original protocol
-    job.protocol.trials = ctx.trials;
-    job.protocol.name += fmt::format("+trials={}", ctx.trials);
+  const judging_settings& j = ctx.judging;
+  job.overrides = p.overrides_for(ctx.device, j.overrides);
+  job.protocol = exec::make_protocol(j.protocol, p.kb_version.empty() ? "main" : p.kb_version, j.precision);
+  job.protocol.input_rng = j.input_rng;
+  if (j.trials > 0 && j.trials != job.protocol.trials) { // no longer the original protocol
+    job.protocol.trials = j.trials;
+    job.protocol.name += fmt::format("+trials={}", j.trials);
   }
-  job.timing = ctx.timing;
-  job.strict = ctx.strict;
-  job.timeout_s = std::chrono::duration<double>(ctx.timeout).count();
-  job.limits = ctx.limits;
+  job.timing = j.timing;
+  job.strict = j.strict;
+  job.timeout_s = j.timeout_s;
+  job.limits = j.limits;
   return job;
+}
+
+evaluation_context context_of(const judging_settings& judging, const json& env, const std::string& device,
+                              const exec::build_cache& builds) {
+  return {.judging = judging, .device = device, .env = env, .builds = &builds, .wrapper = {}};
 }
 
 std::string candidate_build_key(const evaluation_context& ctx, const std::string& source,
@@ -66,7 +75,7 @@ std::string candidate_build_key(const evaluation_context& ctx, const std::string
 
 exec::launch_spec build_launch(const evaluation_context& ctx, const std::string& name) {
   // The build runs the candidate's module code: sandboxed, at a lower priority when it runs beside timing.
-  exec::launch_spec launch{.name = name, .timeout = ctx.build_timeout};
+  exec::launch_spec launch{.name = name, .timeout = milliseconds(ctx.judging.build_timeout_s)};
   launch.sandbox = exec::sandbox_policy{};
   for (const auto& path : ctx.env.value("python_paths", std::vector<std::string>{}))
     launch.sandbox->read_only.emplace_back(path);
@@ -104,7 +113,8 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
     if (!builds.empty()) result->build = builds.front().record;
     result->record.started_at = db::now_iso8601();
     if (result->build && result->build->status != "ok") return std::nullopt;
-    exec::launch_spec launch{.name = name, .timeout = ctx.timeout, .wrapper = ctx.wrapper};
+    exec::launch_spec launch{
+        .name = name, .timeout = milliseconds(ctx.judging.timeout_s), .wrapper = ctx.wrapper};
     if (result->build) launch.build_dir = ctx.builds->dir(result->build->key);
     return scheduler::device_step{*job, launch, [applied](const json& e) {
                                     if (e.contains("applied_overrides")) *applied = e["applied_overrides"];
@@ -113,16 +123,13 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
   task.finish = [=, &ctx](const std::vector<scheduler::build_done>&,
                           const scheduler::device_done* device) -> std::vector<scheduler::task> {
     if (device) {
-      fill_evaluation(device->outcome, device->log_tail, result->record, ctx.trace);
+      fill_evaluation(device->outcome, device->log_tail, result->record, ctx.judging.trace);
       result->record.overrides_json = applied->dump();
       result->slot = device->slot;
     } else {
       fill_from_build(result->record, *result->build);
     }
-    if (!ctx.strict) { // the strict classes did not run: no strict verdict (docs/schema.md), not a "pass"
-      result->record.strict_verdict.clear();
-      result->record.strict_failed.clear();
-    }
+    if (!ctx.judging.strict) without_strict(result->record);
     result->record.finished_at = db::now_iso8601();
     on_result(*result);
     return {};

@@ -4,7 +4,7 @@
 
 #include "adapters/candidates.hpp"
 #include "harness/exec/messages.hpp"
-#include "harness/orchestrator/judgement.hpp"
+#include "harness/orchestrator/judging_settings.hpp"
 #include "harness/scheduler/scheduler.hpp"
 #include "harness/scheduler/sinks.hpp"
 #include "kernelbench/problems.hpp"
@@ -17,48 +17,17 @@
 
 namespace kj::orchestrator {
 
-// What every evaluation of a run shares.
+// What every evaluation of a run shares: the judging settings and what the run resolved.
 struct evaluation_context {
+  judging_settings judging;
   std::string device; // resolved: cpu or cuda
   nlohmann::json env; // the probe worker's environment (versions that key the builds)
-  std::string protocol = "kernelbench";
-  std::string precision = "fp32";
-  std::string input_rng = "device"; // where the compatible trials draw (exec::protocol_spec::input_rng)
-  int trials = 0;                   // 0: the protocol's own count
-  exec::timing_spec timing;
-  bool strict = true;
-  std::map<std::string, std::int64_t> overrides; // the user's --set
-  trace_policy trace;
-  std::chrono::milliseconds timeout{600'000};       // a judging job
-  std::chrono::milliseconds build_timeout{600'000}; // a candidate's build
-  exec::resource_limits limits;                     // of a candidate's process
   const exec::build_cache* builds = nullptr;
   std::vector<std::string> wrapper; // put before the evaluate job's worker command (a profiler); builds: none
 };
 
-// The context of `kj run` (run_options) or of one evaluation (evaluate_options): both name these settings
-// alike.
-template <class Options>
-evaluation_context context_of(const Options& options, const nlohmann::json& env, const std::string& device,
-                              const exec::build_cache& builds) {
-  evaluation_context ctx{
-      .device = device,
-      .env = env,
-      .protocol = options.protocol,
-      .precision = options.precision,
-      .input_rng = options.input_rng,
-      .trials = options.trials,
-      .timing = options.timing,
-      .strict = options.strict,
-      .overrides = options.overrides,
-      .trace = options.trace,
-      .timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
-      .build_timeout = std::chrono::milliseconds(static_cast<long long>(options.build_timeout_s * 1000)),
-      .limits = options.limits,
-      .builds = &builds};
-  if constexpr (requires { options.wrapper; }) ctx.wrapper = options.wrapper;
-  return ctx;
-}
+evaluation_context context_of(const judging_settings& judging, const nlohmann::json& env,
+                              const std::string& device, const exec::build_cache& builds);
 
 // The evaluate job of a candidate (protocol per the problem's KernelBench version, sizes per device).
 exec::evaluate_job evaluate_message(const evaluation_context& ctx, const kb::problem& problem,

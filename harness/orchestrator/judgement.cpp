@@ -253,4 +253,9 @@ void fill_from_build(db::evaluation_record& record, const exec::build_record& bu
   judge_strict(record);
 }
 
+void without_strict(db::evaluation_record& record) {
+  record.strict_verdict.clear();
+  record.strict_failed.clear();
+}
+
 } // namespace kj::orchestrator

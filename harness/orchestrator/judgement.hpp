@@ -34,6 +34,10 @@ void judge_strict(db::evaluation_record& record);
 void fill_evaluation(const exec::worker_outcome& outcome, const std::string& log_tail,
                      db::evaluation_record& record, const trace_policy& policy = {});
 
+// With --no-strict the strict classes did not run: the record has no strict verdict (docs/schema.md), not a
+// "pass".
+void without_strict(db::evaluation_record& record);
+
 // A build that did not end "ok" is the evaluation's verdict (its status: compile_error, load_error, ...):
 // nothing was run.
 void fill_from_build(db::evaluation_record& record, const exec::build_record& build);

@@ -64,19 +64,13 @@ run_baselines(db::store& store, const scheduler::scheduler& runner, const run_op
               const std::vector<adapters::candidate>& candidates, const baselines::stack_ref& stack,
               const std::string& device) {
   std::map<std::size_t, std::vector<std::int64_t>> linked;
-  if (options.baselines == "none" || !options.timing.enabled) return linked;
-  baselines::options opts;
+  if (options.baselines == "none" || !options.judging.timing.enabled) return linked;
+  baselines::options opts = baselines::options_for(options.judging, device);
   const bool cached_only = options.baselines == "cached";
   opts.modes = cached_only ? baselines::all_modes : baselines::parse_modes(options.baselines);
   std::erase(opts.modes, "eager");
   if (opts.modes.empty()) return linked;
   opts.measure_missing = !cached_only;
-  opts.device = device;
-  opts.protocol = options.protocol;
-  opts.precision = options.precision;
-  opts.timing = options.timing;
-  opts.overrides = options.overrides;
-  opts.timeout_s = options.timeout_s;
   std::vector<baselines::problem_ref> refs;
   std::map<const kb::problem*, std::size_t> index_of;
   for (const auto& c : candidates)
@@ -294,7 +288,7 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
     return stopped(store, run, options.db_path, false);
   }
 
-  const evaluation_context ctx = context_of(options, st.env, st.device, builds);
+  const evaluation_context ctx = context_of(options.judging, st.env, st.device, builds);
   device_use use{.slots = std::max<std::size_t>(1, scheduler::device_slots(st.device, st.gpus).size())};
   scheduler::db_sink to_db(store);
   scheduler::progress_sink progress(quiet);

@@ -5,7 +5,7 @@
 #include "adapters/generate/generate.hpp"
 #include "db/store.hpp"
 #include "harness/exec/messages.hpp"
-#include "harness/orchestrator/judgement.hpp"
+#include "harness/orchestrator/judging_settings.hpp"
 #include "harness/orchestrator/shard.hpp"
 #include "kernelbench/problems.hpp"
 
@@ -20,23 +20,12 @@ struct run_options {
   std::string device = "auto"; // auto, cpu, cuda
   std::vector<int> gpus;       // device slots: one per listed GPU (default: every visible GPU)
   kb::source_options sources;
-  std::string candidates; // "" (the built-in examples), "identity", "examples" or a directory
-  std::map<std::string, std::int64_t> overrides;
-  double timeout_s = 600;       // a judging job
-  double build_timeout_s = 600; // a candidate's build
-  exec::resource_limits limits; // of a candidate's process: memory, processes
-  std::string run_uid;          // resume this run when it exists
-  exec::timing_spec timing;
+  std::string candidates;   // "" (the built-in examples), "identity", "examples" or a directory
+  judging_settings judging; // protocol, precision, trials, timing, strict, --set, timeouts, limits
+  std::string run_uid;      // resume this run when it exists
   std::filesystem::path cache_dir;
   bool keep_scratch = false;
-  bool strict = true; // the strict verdict's case classes alongside the compatible trials
-  std::string protocol =
-      "kernelbench";              // compatible verdict: "kernelbench" (rules of --kb-version) or "cuda-agent"
-  std::string precision = "fp32"; // fp32, fp16 or bf16
-  std::string input_rng = "device"; // where the compatible trials draw: device or host (exec::protocol_spec)
-  trace_policy trace;               // what the strict verdict makes of the kernel trace
-  int trials = 0;                   // compatible trials; 0: the protocol's own count (5)
-  int build_jobs = 0;               // parallel compile workers; 0: one per core, at most 8
+  int build_jobs = 0; // parallel compile workers; 0: one per core, at most 8
   // Compiled baselines to compare with (eager is always timed in the run, paired with the candidate):
   // "cached" links the matching rows `kj baselines` measured, "none" nothing, or a comma-separated list of
   // modes that are measured first where the cache lacks them.

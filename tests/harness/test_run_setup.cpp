@@ -41,10 +41,10 @@ TEST_CASE("a resume compares the options that define the run and names each diff
   const auto before = orchestrator::run_config(o, "cpu", "identity");
   CHECK(orchestrator::config_differences(before, before).empty());
   o.sources.ids = kb::id_set::parse("1-5");
-  o.timing.enabled = false;
-  o.protocol = "cuda-agent";
-  o.timeout_s = 5;  // operational: may change
-  o.build_jobs = 1; // operational
+  o.judging.timing.enabled = false;
+  o.judging.protocol = "cuda-agent";
+  o.judging.timeout_s = 5; // operational: may change
+  o.build_jobs = 1;        // operational
   const auto diff = orchestrator::config_differences(before, orchestrator::run_config(o, "cpu", "identity"));
   REQUIRE(diff.size() == 3);
   CHECK(diff[0] == "--ids: 1-3 in the run, 1-5 now");
