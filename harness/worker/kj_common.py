@@ -277,7 +277,8 @@ def same_bits(a, b):
         return False
     if a.numel() == 0:
         return True
-    for x, y in flat_chunks(a.detach().contiguous().view(torch.uint8), b.detach().contiguous().view(torch.uint8)):
+    for x, y in flat_chunks(a.detach().reshape(-1).contiguous().view(torch.uint8),
+                           b.detach().reshape(-1).contiguous().view(torch.uint8)):
         if not torch.equal(x, y.to(x.device)):
             return False
     return True

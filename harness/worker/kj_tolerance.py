@@ -222,9 +222,13 @@ def worth_fp64(details):
 
 
 def constant(ref):
+    """Whether agreeing with `ref` says nothing: no value, one value everywhere, or no finite value. A single
+    value (a loss, a norm) is informative when finite: it differs from input to input."""
     flat = ref.reshape(-1)
     if flat.numel() == 0:
         return True
     first = flat[0]
+    if flat.numel() == 1:
+        return not bool(torch.isfinite(first)) if ref.is_floating_point() or ref.is_complex() else False
     return all(bool((c == first).all()) or (bool(torch.isnan(first)) and bool(torch.isnan(c).all()))
                for (c,) in flat_chunks(ref))

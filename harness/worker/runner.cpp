@@ -49,8 +49,8 @@ public:
     if (op == "arena") return open_arena(request);
     if (!m_session) return failure("harness_error", "request '" + op + "' before load");
     if (op == "forward") return forward(request);
-    if (op == "deliver") return deliver(m_last);
-    if (op == "release") return release(request.value("keep_arena", false));
+    if (op == "deliver") return deliver_pending();
+    if (op == "release") return release();
     if (op == "memory") return {{"ok", true}, {"peaks", to_json(m_session.attr("memory_peaks")())}};
     if (op == "time") return time(request);
     if (op == "fetch") return fetch(request);
@@ -91,8 +91,7 @@ private:
     return {{"ok", true}};
   }
 
-  // A host arena kept between cases is unmapped here (its pages stay in the judge's memfd, out of this
-  // process's resident memory) and mapped again for the next outputs.
+  // A host arena arrives as a descriptor and is mapped when outputs first go into it.
   void map_arena() {
     if (m_arena.cuda || m_arena.ptr != 0 || m_arena_fd < 0) return;
     void* p = ::mmap(nullptr, m_arena.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m_arena_fd, 0);
@@ -100,7 +99,7 @@ private:
     m_arena.ptr = reinterpret_cast<std::uint64_t>(p);
   }
 
-  void close_arena(bool keep_host_arena = false) {
+  void close_arena() {
     if (m_arena.ptr != 0) {
       if (m_arena.cuda)
         m_plugin->ipc_close(m_arena.ptr);
@@ -108,7 +107,6 @@ private:
         ::munmap(reinterpret_cast<void*>(m_arena.ptr), m_arena.bytes);
       m_arena.ptr = 0; // still the device's kind of arena: the next outputs ask for one of that kind
     }
-    if (keep_host_arena && !m_arena.cuda) return;
     if (m_arena_fd >= 0) ::close(m_arena_fd);
     m_arena_fd = -1;
     m_arena.bytes = 0;
@@ -116,21 +114,36 @@ private:
 
   // The judge has taken the last outputs: drop them, unmap a large arena (the judge frees it) and return the
   // cached device memory, so that the next case starts with nothing of this one held.
-  json release(bool keep_arena) {
+  json release() {
     m_last = py::none();
+    m_pending.reset();
     if (m_fetched) m_retained.erase(*m_fetched);
     m_fetched.reset();
-    close_arena(keep_arena);
+    close_arena();
     m_session.attr("empty_cache")();
     return {{"ok", true}};
   }
 
-  json deliver(const py::object& output, bool parked = false) {
+  // The outputs in the arena, with the request's own fields (`extra`). When the arena is too small the reply
+  // asks for `need_bytes`; the same outputs and fields then go out on the judge's `deliver`, after it grew.
+  json deliver(const py::object& output, bool parked = false, const json& extra = json::object()) {
     map_arena();
     json reply = export_outputs(m_trusted, output, m_arena, m_plugin, parked);
     reply["ok"] = true;
     reply["arena_id"] = m_arena_id;
+    if (reply.contains("need_bytes")) {
+      m_pending = pending_delivery{output, parked, extra};
+      return reply;
+    }
+    m_pending.reset();
+    reply.update(extra);
     return reply;
+  }
+
+  json deliver_pending() {
+    if (!m_pending) return failure("harness_error", "'deliver' with no outputs waiting for a larger arena");
+    const pending_delivery p = *m_pending;
+    return deliver(p.output, p.parked, p.extra);
   }
 
   json forward(const json& r) {
@@ -138,10 +151,9 @@ private:
         m_session.attr("forward")(to_python(r["recipe"]), to_python(r.value("sizes", json::object())),
                                   r.value("check_inputs", false), r.value("phase", "case"));
     m_last = result[0];
-    json reply = deliver(m_last);
-    reply["inputs_changed"] = result[1].is_none() ? json::array() : to_json(result[1]);
-    reply["overlap"] = result[2].cast<bool>();
-    return reply;
+    return deliver(m_last, false,
+                   {{"inputs_changed", result[1].is_none() ? json::array() : to_json(result[1])},
+                    {"overlap", result[2].cast<bool>()}});
   }
 
   json time(const json& r) {
@@ -191,6 +203,7 @@ private:
       const gc_paused no_gc;
       t = time_callable(call, session_device(m_device, m_session), spec, fresh ? prepare : nullptr);
     }
+    if (m_retained.contains(m_last_call)) m_retained.erase(-1); // the last call was also a picked one: once
     for (auto& [k, out] : m_retained) // outside the loop now: every kept output may move to the host
       out = park(out);
     timing.attr("drop")(); // the inputs go; `trace` draws its own
@@ -211,13 +224,11 @@ private:
 
   json fetch(const json& r) {
     long k = r.value("call", -1L);
-    auto it = m_retained.find(k == m_last_call ? -1 : k);
+    auto it = m_retained.find(k);
+    if (it == m_retained.end() && k == m_last_call) it = m_retained.find(-1);
     if (it == m_retained.end()) return failure("harness_error", fmt::format("call {} was not retained", k));
-    json reply = deliver(it->second, true);
-    reply["recipe"] = to_json(m_timing.attr("recipe")(k));
-    reply["call"] = k;
     m_fetched = it->first;
-    return reply;
+    return deliver(it->second, true, {{"recipe", to_json(m_timing.attr("recipe")(k))}, {"call", k}});
   }
 
   json trace(const json& r) {
@@ -256,6 +267,12 @@ private:
   py::object m_session, m_model, m_last, m_timing;
   std::map<long, py::object> m_retained; // -1: the last timed call
   std::optional<long> m_fetched;         // the retained call the judge fetched last (dropped on release)
+  struct pending_delivery {
+    py::object output;
+    bool parked = false;
+    json extra;
+  };
+  std::optional<pending_delivery> m_pending; // outputs that asked for a larger arena
   long m_last_call = -1;
 };
 

@@ -107,12 +107,10 @@ void runner_link::free_arena() noexcept {
 
 void runner_link::release_arena() {
   if (m_arena_bytes <= k_first_arena) return; // small: kept for the next outputs
-  // On the device the arena goes (the runner unmaps it first): the judge's own copy and the next case's
-  // inputs need the room. On the host it stays for the next case (the same outputs' size, no new pages to
-  // fault in); the runner drops its own copy of the outputs either way.
-  const bool keep = m_spec.device != "cuda";
-  if (!m_dead) exchange({{"op", "release"}, {"keep_arena", keep}});
-  if (keep) return;
+  // A large arena goes (the runner unmaps it first): the judge's own copy and the next case's inputs need the
+  // room. The host does as the device does, so that every large output takes the same way through the arena's
+  // growth on both (the CPU tests cover the GPU's protocol).
+  if (!m_dead) exchange({{"op", "release"}});
   free_arena();
   m_arena_spec = json(); // never described again: the next outputs need a new one
 }

@@ -9,22 +9,8 @@ stage_kb_honest() {
   "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level 1 --ids 19,23,47 \
     --candidates tests/fixtures/kb_gpu/candidates --max-time-ms 500 --db "$OUT/kj.sqlite" --run-id kb-honest \
     >/dev/null 2>"$OUT/kb-honest.err"
-  "$kj" results --db "$OUT/kj.sqlite" --run kb-honest --format json | python3 -c '
-import json, re, sys
-ok = 0
-rows = json.load(sys.stdin)
-for r in rows:
-    text = open(r["candidate"]).read()
-    want_c = re.search(r"# kj-expect: (\w+)", text).group(1)
-    s = re.search(r"# kj-strict: (\w+) ?([\w,]*)", text)
-    good = r["verdict"] == want_c and r["strict_verdict"] == s.group(1) and all(
-        c in r["strict_failed"].split(",") for c in s.group(2).split(",") if c)
-    ok += good
-    m = r.get("memory") or {}
-    print(f"{\"ok  \" if good else \"MISS\"} L1 {r[\"problem_id\"]} {r[\"candidate\"].split(\"/\")[-1]}: {r[\"verdict\"]}"
-          f"/{r[\"strict_verdict\"]} [{r[\"strict_failed\"]}] speedup {r[\"speedup\"]} peak "
-          f"{(m.get(\"device_peak_bytes\") or 0) / 2**30:.2f} GiB {r[\"error\"][:100]}")
-print(f"kb-honest: {ok} of {len(rows)} as their headers say")' >"$OUT/kb-honest.txt"
+  "$kj" results --db "$OUT/kj.sqlite" --run kb-honest --format json | python3 scripts/gpu/honest_table.py \
+    >"$OUT/kb-honest.txt"
   tail -1 "$OUT/kb-honest.txt" | tee -a "$OUT/summary.txt"
 }
 

@@ -1,6 +1,7 @@
 // The memory model on the CPU (docs/design.md): a 1 GiB-input problem under a memory limit just above what
 // the model says a candidate's process holds; the candidate's own out-of-memory is its runtime_error, kj's
-// own is a harness_error, and a case that produced no output is never compared.
+// own is a harness_error, and a case that produced no output is never compared. Outputs larger than the
+// runner's first arena keep every answer of their request (found on a GPU at KernelBench's sizes).
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
@@ -92,4 +93,36 @@ TEST_CASE("a 1 GiB-input problem under a 4 GiB limit: honest correct, greedy out
   CHECK(faulted[0]["reason"] == "out_of_memory");
   CHECK(faulted[0]["strict_verdict"] == "");
   CHECK(faulted[0]["error"].get<std::string>().find("kj's own code") != std::string::npos);
+}
+
+TEST_CASE("outputs larger than the first arena keep their request's answers: timed outputs, changed inputs") {
+  // Before: the reply sent after the arena grew lost the fetched call's recipe (an honest kernel's timing
+  // failed with KeyError 'recipe', blamed on it as runtime_error) and the input check's answer (an in-place
+  // change of an input went unseen). Every KernelBench problem with an output over 64 MiB took that path.
+  scratch_dir dir;
+  const auto r =
+      run_kj({"run", "--device", "cpu", "--kernelbench", (fixtures_dir() / "arena").string(), "--candidates",
+              (fixtures_dir() / "arena" / "candidates").string(), "--max-time-ms", "100", "--db",
+              (dir / "kj.sqlite").string(), "--cache-dir", (dir / "cache").string(), "--run-id", "arena"},
+             dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto results =
+      run_kj({"results", "--db", (dir / "kj.sqlite").string(), "--run", "arena", "--format", "json"});
+  REQUIRE(results.exit_code == 0);
+  const json rows = json::parse(results.out);
+  REQUIRE(rows.size() == 2);
+
+  const json& honest = row_of(rows, "level_1_problem_1_sample_0_kernel.py");
+  INFO(honest.dump(2).substr(0, 3000));
+  CHECK(honest["verdict"] == "correct");
+  CHECK(honest["strict_verdict"] == "pass");
+  CHECK(honest["error"] == "");
+  CHECK(honest["speedup"].is_number()); // its timed outputs were fetched and checked
+
+  const json& mutating = row_of(rows, "level_1_problem_1_sample_1_kernel.py");
+  INFO(mutating.dump(2).substr(0, 3000));
+  CHECK(mutating["verdict"] == "correct");
+  CHECK(mutating["strict_verdict"] == "fail");
+  CHECK(mutating["strict_failed"].get<std::string>().find("inputs") != std::string::npos);
 }

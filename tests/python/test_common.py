@@ -96,3 +96,11 @@ def test_timing_inputs_are_fresh_per_call_and_can_be_dropped():
     assert t.current is None
     t.ensure()
     assert t.current is not None
+
+
+def test_same_bits_compares_zero_dimensional_outputs():
+    # the determinism class compares a loss's 0-d output bit for bit (a view as bytes needs a dimension)
+    a = torch.tensor(0.25)
+    assert common.same_bits(a, a.clone())
+    assert not common.same_bits(a, torch.tensor(0.5))
+    assert not common.same_bits(torch.tensor(-0.0), torch.tensor(0.0))
