@@ -7,6 +7,8 @@ and statistics are made in the judge, and timing samples are taken by the C++ ti
 the candidate. Memory: a forward's inputs are freed before its outputs are exported, and a large output is dropped
 once the judge has taken it (`release`), so the runner holds one input set and one output at most.
 """
+import sys
+
 import torch
 
 from kj_common import (DTYPES, EMPTY_MODEL, KjError, Problem, apply_overrides, backend_flags, capture_graph,
@@ -317,6 +319,12 @@ def torch_ops_of(call):
         def __init__(self):
             super().__init__()
             self.ops = {}
+
+        @classmethod
+        def _should_skip_dynamo(cls):
+            # torch keeps Dynamo out of __torch_dispatch__ by importing torch._dynamo (about a second): needed
+            # only where the candidate compiles, which has imported it already.
+            return "torch._dynamo" in sys.modules
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             name = func._schema.name.split("::")[-1]

@@ -86,6 +86,12 @@ class DepthMode(TorchDispatchMode):
         super().__init__()
         self.depth, self.ops, self.longest = 0.0, 0, 1
 
+    @classmethod
+    def _should_skip_dynamo(cls):
+        # Only the reference runs under this mode and nothing compiles in it: torch would otherwise wrap
+        # __torch_dispatch__ to keep Dynamo out and import torch._dynamo (about a second) to do so.
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         name = func._schema.name.split("::")[-1]

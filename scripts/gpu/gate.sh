@@ -20,7 +20,7 @@ gate_build() {
   if [[ -x $kj ]]; then cmake --build "$BUILD" -j 16 >/tmp/kj-build.log 2>&1; else configure_and_build; fi
   local rc=$?
   mv -f "$OUT/build.log" "$OUT/configure.log" /tmp/ 2>/dev/null
-  gate_line "build (every target)" "$(pass_fail $rc)" "$(grep -m3 -h 'error' /tmp/kj-build.log /tmp/build.log 2>/dev/null)"
+  gate_line "build (every target)" "$(pass_fail $rc)" "$(grep -m3 -hE 'error:|FAILED:' /tmp/kj-build.log /tmp/build.log 2>/dev/null)"
 }
 gate_quick() { # the gpu-label tests that take seconds: the plugin, the timer, CUPTI, NVML
   ctest --test-dir "$BUILD" -L gpu -E "built-in suite|corpus|CUDA attacks|baselines" --timeout 120 \
