@@ -101,7 +101,7 @@ std::int64_t open_run(db::store& store, const agent_options& o, const std::strin
 
 // The compiled baselines of every problem (cached, or measured first for a list of modes) and the basis its
 // speedups are judged against: compile-default when known, else the fastest compiled mode, else eager.
-void add_baselines(db::store& store, const agent_options& o, const std::string& device, const json& env,
+void add_baselines(db::store& store, const agent_options& o, device_kind device, const json& env,
                    const db::stack_record& stack, std::int64_t stack_id, std::vector<problem_setup>& setups) {
   std::vector<std::string> modes{"compile-default", "max-autotune", "max-autotune-no-cudagraphs"};
   if (o.baselines == "none" || !o.judging.timing.enabled) return;
@@ -241,10 +241,11 @@ int execute_agent(const agent_options& o) {
                "kj: warning: the agent's candidates run without a filesystem and network sandbox ({})\n",
                sandbox.substr(6));
   const json env = orchestrator::probe_environment(cache_dir);
-  const std::string device = orchestrator::resolve_device(o.device, env);
+  const device_kind kind = orchestrator::resolve_device(o.device, env);
+  const std::string device = to_string(kind); // the agent's settings and prompts name it
   const std::vector<int> gpus =
-      device == "cuda" ? orchestrator::resolve_gpus(o.gpus, env) : std::vector<int>{};
-  const db::stack_record stack = orchestrator::stack_from(env, device);
+      kind == device_kind::cuda ? orchestrator::resolve_gpus(o.gpus, env) : std::vector<int>{};
+  const db::stack_record stack = orchestrator::stack_from(env, kind);
   const std::int64_t stack_id = store.upsert_stack(stack);
   const std::string run_uid = o.run_uid.empty() ? orchestrator::new_run_uid() : o.run_uid;
   const std::int64_t run_id = open_run(store, o, run_uid, device, stack_id);
@@ -254,7 +255,7 @@ int execute_agent(const agent_options& o) {
   std::vector<problem_setup> setups;
   for (std::size_t i = 0; i < problems.size(); ++i)
     setups.push_back({&problems[i], problem_ids[i], {}, {}});
-  add_baselines(store, o, device, env, stack, stack_id, setups);
+  add_baselines(store, o, kind, env, stack, stack_id, setups);
   const peaks hardware = device_peaks(env, device, o.judging.precision, o.peaks);
   for (auto& s : setups)
     s.profiling.hardware = hardware;

@@ -41,14 +41,14 @@ target make_target(const problem_ref& ref, const std::string& mode, const stack_
   const kb::problem& p = *ref.problem;
   target t{.problem = ref.problem, .problem_id = ref.problem_id, .mode = mode};
   t.file = {p.path.string(), p.source};
-  t.overrides = p.overrides_for(opts.device, opts.overrides);
+  t.overrides = p.overrides_for(to_string(opts.device), opts.overrides);
   t.protocol =
       exec::make_protocol(opts.protocol, p.kb_version.empty() ? "main" : p.kb_version, opts.precision);
   t.key = key_json({.problem_source_hash = db::sha256_hex(p.source),
                     .overrides = t.overrides,
                     .precision = opts.precision,
                     .mode = mode,
-                    .device = opts.device,
+                    .device = to_string(opts.device),
                     .seed = t.protocol.seed,
                     .eval_mode = t.protocol.eval_mode,
                     .timing = opts.timing,
@@ -87,7 +87,7 @@ db::baseline_record record_of(const target& t, const context& c, const exec::wor
                         .level = t.problem->level,
                         .file_name = t.problem->file_name,
                         .mode = t.mode,
-                        .device = c.opts.device,
+                        .device = to_string(c.opts.device),
                         .precision = c.opts.precision,
                         .overrides_json = json(t.overrides).dump(),
                         .hardware = c.stack.hardware};
@@ -257,7 +257,7 @@ std::vector<result> ensure(db::store& store, const scheduler::scheduler& runner,
   return results;
 }
 
-options options_for(const orchestrator::judging_settings& judging, const std::string& device) {
+options options_for(const orchestrator::judging_settings& judging, device_kind device) {
   options o;
   o.device = device;
   o.protocol = judging.protocol;

@@ -49,7 +49,7 @@ bool usable(const db::baseline_record& cached, double timeout_s);
 
 struct options {
   std::vector<std::string> modes = default_modes;
-  std::string device; // resolved: cpu or cuda
+  device_kind device = device_kind::cpu;
   std::string protocol = "kernelbench";
   std::string precision = "fp32";
   exec::timing_spec timing;
@@ -61,7 +61,7 @@ struct options {
 
 // The settings a baseline shares with the candidates it is compared with (protocol, precision, timing, --set,
 // the job's timeout): the one place `kj run` and `kj agent` derive them from their judging settings.
-options options_for(const orchestrator::judging_settings& judging, const std::string& device);
+options options_for(const orchestrator::judging_settings& judging, device_kind device);
 
 struct problem_ref {
   const kb::problem* problem = nullptr;

@@ -148,7 +148,7 @@ int measure(baselines_state& s) {
   if (part.partial())
     fmt::print(stderr, "kj: shard {}: {} of {} problems\n", part.label(), refs.size(), problems.size());
   fmt::print(stderr, "kj: {} problems x {} modes on {} ({}), stack {}\n", refs.size(), s.options.modes.size(),
-             s.options.device, stack.device_name, stack.stack_hash);
+             to_string(s.options.device), stack.device_name, stack.stack_hash);
 
   std::vector<db::baseline_record> imported;
   for (auto& b : store.baselines(stack_ref.id))

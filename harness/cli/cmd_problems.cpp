@@ -117,7 +117,9 @@ action add_runner_command(CLI::App& app) {
   cmd->group("");
   auto options = std::make_shared<worker::runner_options>();
   cmd->add_option("--socket", options->socket_fd, "descriptor of the judge's socket");
-  cmd->add_option("--device", options->device, "cpu or cuda");
+  cmd->add_option("--device", options->device, "cpu or cuda")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, device_kind>{{"cpu", device_kind::cpu}, {"cuda", device_kind::cuda}}));
   return [options] { return worker::run_runner(*options); };
 }
 

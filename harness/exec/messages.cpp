@@ -65,6 +65,8 @@ job job_from_json(const nlohmann::json& message) {
         return parse_kind(i, message, std::make_index_sequence<std::variant_size_v<job>>{});
       } catch (const nlohmann::json::exception& e) {
         throw std::invalid_argument("job message of kind '" + kind + "': " + e.what());
+      } catch (const std::invalid_argument& e) { // a field's own check (the device kind)
+        throw std::invalid_argument("job message of kind '" + kind + "': " + e.what());
       }
   throw std::invalid_argument("job message: unknown kind '" + kind +
                               "' (expected evaluate, build, baseline, describe, probe or read_parquet)");

@@ -1,12 +1,29 @@
 // The messages of the execution layer: the typed jobs a worker is given and the specs they carry.
 #pragma once
 
+#include "harness/device_kind.hpp"
+
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
+
+namespace kj {
+
+// A device kind on the wire is its name; any other value is refused, naming what was expected.
+inline void to_json(nlohmann::json& j, device_kind d) {
+  j = to_string(d);
+}
+inline void from_json(const nlohmann::json& j, device_kind& d) {
+  const auto parsed = j.is_string() ? parse_device_kind(j.get<std::string>()) : std::nullopt;
+  if (!parsed) throw std::invalid_argument("device: expected \"cpu\" or \"cuda\", got " + j.dump());
+  d = *parsed;
+}
+
+} // namespace kj
 
 namespace kj::exec {
 
@@ -94,7 +111,7 @@ inline const std::vector<std::string> default_case_classes{"random",      "distr
 
 // The evaluation of one candidate against one problem: compatible trials, strict cases, timing.
 struct evaluate_job {
-  std::string device = "cpu";
+  device_kind device = device_kind::cpu;
   source_file problem;
   source_file candidate;
   std::map<std::string, std::int64_t> overrides;
@@ -125,7 +142,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(baseline_item, problem, modes)
 // Baselines: each problem's own Model under each of its modes, timed like a candidate, or only compiled
 // (compile_only) to warm Inductor's disk cache. Events name the item by its index ("problem").
 struct baseline_job {
-  std::string device = "cpu";
+  device_kind device = device_kind::cpu;
   std::vector<baseline_item> items;
   std::map<std::string, std::int64_t> overrides;
   protocol_spec protocol;
@@ -159,7 +176,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(audit_item, problem, overrides)
 // The problem-set audit (kj audit): null candidates judged by both rules, the reference run under two RNG
 // states, with no candidate and no runner. One "audit" event per item, by index.
 struct audit_job {
-  std::string device = "cpu";
+  device_kind device = device_kind::cpu;
   std::vector<audit_item> items;
   protocol_spec protocol;
 };

@@ -48,11 +48,12 @@ db::problem_audit_record record_of(const json& event, std::int64_t problem_id, s
 std::vector<audited_problem> run_audit(const audit_options& options, std::string& device) {
   db::store store = db::store::open(options.db_path);
   const json env = probe_environment(options.cache_dir);
-  device = resolve_device(options.device, env);
-  const std::int64_t stack_id = store.upsert_stack(stack_from(env, device));
+  const device_kind kind = resolve_device(options.device, env);
+  device = to_string(kind);
+  const std::int64_t stack_id = store.upsert_stack(stack_from(env, kind));
   const std::vector<std::int64_t> problem_ids = record_problems(store, options.problems);
 
-  exec::audit_job job{.device = device};
+  exec::audit_job job{.device = kind};
   for (const auto& p : options.problems)
     job.items.push_back({{p.path.string(), p.source}, p.overrides_for(device, options.overrides)});
   // One protocol for the job: the first problem's KernelBench version (a source has one).

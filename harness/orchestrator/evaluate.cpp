@@ -16,7 +16,7 @@ std::optional<exec::build_record> build(const kb::problem& problem, const adapte
   const std::filesystem::path cache_dir =
       options.cache_dir.empty() ? exec::default_cache_dir() : options.cache_dir;
   const nlohmann::json env = options.env.is_null() ? probe_environment(cache_dir) : options.env;
-  const std::string device = resolve_device(options.device, env);
+  const device_kind device = resolve_device(options.device, env);
   const exec::build_cache builds(cache_dir / "builds");
   const evaluation_context ctx = context_of(options.judging, env, device, builds);
   const exec::evaluate_job job = evaluate_message(ctx, problem, candidate);
@@ -33,13 +33,13 @@ scheduler::evaluation_result evaluate(const kb::problem& problem, const adapters
   const std::filesystem::path cache_dir =
       options.cache_dir.empty() ? exec::default_cache_dir() : options.cache_dir;
   const nlohmann::json env = options.env.is_null() ? probe_environment(cache_dir) : options.env;
-  const std::string device = resolve_device(options.device, env);
+  const device_kind device = resolve_device(options.device, env);
   const exec::job_runner runner{cache_dir, false};
   const exec::build_cache builds(cache_dir / "builds");
   evaluation_context ctx = context_of(options.judging, env, device, builds);
   ctx.wrapper = options.wrapper;
   db::evaluation_record record;
-  record.device = device;
+  record.device = to_string(device);
   record.overrides_json = "{}";
   record.protocol = evaluate_message(ctx, problem, candidate).protocol.name; // throws on a bad protocol
   for (const auto& f : verify::scan_candidate(candidate.source))

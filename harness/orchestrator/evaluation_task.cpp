@@ -35,7 +35,7 @@ exec::evaluate_job evaluate_message(const evaluation_context& ctx, const kb::pro
   job.problem = {p.path.string(), p.source};
   job.candidate = {c.path.empty() ? "<" + c.producer + " " + p.file_name + ">" : c.path.string(), c.source};
   const judging_settings& j = ctx.judging;
-  job.overrides = p.overrides_for(ctx.device, j.overrides);
+  job.overrides = p.overrides_for(to_string(ctx.device), j.overrides);
   job.protocol = exec::make_protocol(j.protocol, p.kb_version.empty() ? "main" : p.kb_version, j.precision);
   job.protocol.input_rng = j.input_rng;
   if (j.trials > 0 && j.trials != job.protocol.trials) { // no longer the original protocol
@@ -49,7 +49,7 @@ exec::evaluate_job evaluate_message(const evaluation_context& ctx, const kb::pro
   return job;
 }
 
-evaluation_context context_of(const judging_settings& judging, const json& env, const std::string& device,
+evaluation_context context_of(const judging_settings& judging, const json& env, device_kind device,
                               const exec::build_cache& builds) {
   return {.judging = judging, .device = device, .env = env, .builds = &builds, .wrapper = {}};
 }
@@ -57,18 +57,19 @@ evaluation_context context_of(const judging_settings& judging, const json& env, 
 std::string candidate_build_key(const evaluation_context& ctx, const std::string& source,
                                 const std::map<std::string, std::int64_t>& overrides) {
   std::string arch = env_value("TORCH_CUDA_ARCH_LIST");
-  if (arch.empty() && ctx.device == "cuda") arch = ctx.env.value("compute_capability", "");
+  const bool cuda = ctx.device == device_kind::cuda;
+  if (arch.empty() && cuda) arch = ctx.env.value("compute_capability", "");
   std::string flags;
   for (const char* f : {"CFLAGS", "CXXFLAGS", "LDFLAGS", "CC", "CXX", "NVCC_FLAGS", "TORCH_NVCC_FLAGS"})
     flags += fmt::format("{}={};", f, env_value(f));
   return exec::build_key({.source = source,
                           .overrides = overrides,
-                          .device = ctx.device,
+                          .device = to_string(ctx.device),
                           .python = ctx.env.value("python", ""),
                           .torch = ctx.env.value("torch", ""),
                           .torch_cuda = ctx.env.value("torch_cuda", ""),
                           .cuda_arch = arch,
-                          .nvcc = ctx.device == "cuda" ? ctx.env.value("nvcc", "") : "",
+                          .nvcc = cuda ? ctx.env.value("nvcc", "") : "",
                           .cxx = ctx.env.value("cxx", ""),
                           .flags = flags});
 }
@@ -79,7 +80,7 @@ exec::launch_spec build_launch(const evaluation_context& ctx, const std::string&
   launch.sandbox = exec::sandbox_policy{};
   for (const auto& path : ctx.env.value("python_paths", std::vector<std::string>{}))
     launch.sandbox->read_only.emplace_back(path);
-  if (ctx.device == "cuda") launch.nice = 10;
+  if (ctx.device == device_kind::cuda) launch.nice = 10;
   return launch;
 }
 

@@ -20,14 +20,14 @@ namespace kj::orchestrator {
 // What every evaluation of a run shares: the judging settings and what the run resolved.
 struct evaluation_context {
   judging_settings judging;
-  std::string device; // resolved: cpu or cuda
+  device_kind device = device_kind::cpu;
   nlohmann::json env; // the probe worker's environment (versions that key the builds)
   const exec::build_cache* builds = nullptr;
   std::vector<std::string> wrapper; // put before the evaluate job's worker command (a profiler); builds: none
 };
 
-evaluation_context context_of(const judging_settings& judging, const nlohmann::json& env,
-                              const std::string& device, const exec::build_cache& builds);
+evaluation_context context_of(const judging_settings& judging, const nlohmann::json& env, device_kind device,
+                              const exec::build_cache& builds);
 
 // The evaluate job of a candidate (protocol per the problem's KernelBench version, sizes per device).
 exec::evaluate_job evaluate_message(const evaluation_context& ctx, const kb::problem& problem,

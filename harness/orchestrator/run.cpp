@@ -62,7 +62,7 @@ std::map<std::size_t, std::vector<std::int64_t>>
 run_baselines(db::store& store, const scheduler::scheduler& runner, const run_options& options,
               const std::vector<kb::problem>& problems, const std::vector<std::int64_t>& problem_ids,
               const std::vector<adapters::candidate>& candidates, const baselines::stack_ref& stack,
-              const std::string& device) {
+              device_kind device) {
   std::map<std::size_t, std::vector<std::int64_t>> linked;
   if (options.baselines == "none" || !options.judging.timing.enabled) return linked;
   baselines::options opts = baselines::options_for(options.judging, device);
@@ -136,13 +136,13 @@ void check_cache_dir(const fs::path& cache_dir) {
                                        cache_dir.string(), ec ? ec.message() : "cannot create files in it"));
 }
 
-db::stack_record stack_from(json env, const std::string& device) {
+db::stack_record stack_from(json env, device_kind device) {
   db::stack_record stack;
   stack.python = env.value("python", "");
   stack.torch = env.value("torch", "");
-  stack.device_name = device == "cuda" ? env.value("device_name", "")
-                                       : "cpu: " + env.value("cpu", env.value("device_name", ""));
-  env["device"] = device;
+  stack.device_name = device == device_kind::cuda ? env.value("device_name", "")
+                                                  : "cpu: " + env.value("cpu", env.value("device_name", ""));
+  env["device"] = to_string(device);
   env["kj_version"] = version_string();
   // Identity: everything the worker reported except what describes the moment rather than the stack (the
   // number of visible devices) and fields that only exist on the other device.
@@ -150,7 +150,7 @@ db::stack_record stack_from(json env, const std::string& device) {
   identity.erase("device_count");
   identity.erase("python_paths"); // where the venv lies is not part of the stack
   identity.erase("cuda_available");
-  if (device == "cpu")
+  if (device == device_kind::cpu)
     for (const char* gpu_only : {"gpu_uuid", "sm_count", "compute_capability", "gpu_memory_bytes", "l2_bytes",
                                  "cuda_driver", "nvidia_driver", "nvcc", "cudnn"})
       identity.erase(gpu_only);
@@ -159,14 +159,16 @@ db::stack_record stack_from(json env, const std::string& device) {
   return stack;
 }
 
-std::string resolve_device(const std::string& requested, const json& env) {
+device_kind resolve_device(const std::string& requested, const json& env) {
   const bool has_cuda = env.value("cuda_available", false);
-  if (requested == "auto") return has_cuda ? "cuda" : "cpu";
-  if (requested == "cuda" && !has_cuda)
+  if (requested == "auto") return has_cuda ? device_kind::cuda : device_kind::cpu;
+  const auto device = parse_device_kind(requested);
+  if (!device) throw kb::source_error("--device " + requested + ": expected auto, cpu or cuda");
+  if (*device == device_kind::cuda && !has_cuda)
     throw kb::source_error("--device cuda: torch in the embedded Python sees no CUDA device "
                            "(torch " +
                            env.value("torch", "?") + ", CUDA " + env.value("torch_cuda", "none") + ")");
-  return requested;
+  return *device;
 }
 
 std::vector<int> resolve_gpus(const std::vector<int>& requested, const json& env) {
@@ -227,7 +229,7 @@ struct run_state {
   const std::vector<kb::problem>& problems;
   std::vector<adapters::candidate> candidates; // imported ones; an adapter's are generated under the run
   const json& env;
-  const std::string& device;
+  device_kind device;
   const std::vector<int>& gpus;
   const db::stack_record& stack;
   std::int64_t stack_id = 0;
@@ -235,7 +237,7 @@ struct run_state {
 };
 
 // Says what the plan compiles and leaves out, and tells the heartbeat how many builds to expect.
-void announce(const run_plan& plan, const run_options& options, const std::string& device,
+void announce(const run_plan& plan, const run_options& options, device_kind device,
               scheduler::heartbeat& beat) {
   std::size_t compiles = 0, reused = 0;
   for (const auto& t : plan.tasks) {
@@ -247,7 +249,7 @@ void announce(const run_plan& plan, const run_options& options, const std::strin
   if (compiles)
     fmt::print(stderr, "kj: compiling {} candidates ({} at a time){}...\n", compiles,
                options.build_jobs > 0 ? options.build_jobs : scheduler::default_build_jobs(),
-               device == "cuda" ? " while the device judges the others" : " before judging");
+               device == device_kind::cuda ? " while the device judges the others" : " before judging");
   if (plan.not_failed)
     fmt::print(stderr, "kj: --rerun-failed: {} candidates passed before and are left out\n", plan.not_failed);
   beat.expect_builds(compiles);
@@ -260,8 +262,9 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
   const std::vector<std::int64_t> problem_ids = record_problems(store, st.problems);
   exec::install_interrupt_handlers();
   if (options.generation.active()) { // an LLM adapter records its exchanges under the run
-    auto generated = adapters::generate_candidates(store, run.id, st.problems, problem_ids,
-                                                   options.generation, st.device, exec::interrupt_requested);
+    auto generated =
+        adapters::generate_candidates(store, run.id, st.problems, problem_ids, options.generation,
+                                      to_string(st.device), exec::interrupt_requested);
     store.set_run_producer(run.id, generated.producer);
     st.candidates = std::move(generated.candidates); // -k chose the problems before
   }
@@ -280,7 +283,7 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
                                   {.build_jobs = options.build_jobs,
                                    .observer = &beat,
                                    .slots = scheduler::device_slots(st.device, st.gpus),
-                                   .overlap = st.device == "cuda"});
+                                   .overlap = st.device == device_kind::cuda});
   const auto linked = run_baselines(store, runs, options, st.problems, problem_ids, candidates,
                                     {st.stack_id, st.stack.stack_hash, st.stack.device_name}, st.device);
   if (exec::interrupt_requested()) {
@@ -352,15 +355,16 @@ int execute_run(const run_options& options) {
                "docs/security.md\n",
                sandbox.substr(6));
   const json env = probe_environment(cache_dir);
-  const std::string device = resolve_device(options.device, env);
-  if (device != "cuda" && !options.gpus.empty())
+  const device_kind device = resolve_device(options.device, env);
+  if (device != device_kind::cuda && !options.gpus.empty())
     throw kb::source_error(fmt::format("--gpus {}: the run is on the CPU ({}); --gpus picks CUDA devices",
                                        fmt::join(options.gpus, ","),
                                        options.device == "cpu" ? "--device cpu" : "torch sees no GPU"));
-  const std::vector<int> gpus = device == "cuda" ? resolve_gpus(options.gpus, env) : std::vector<int>{};
+  const std::vector<int> gpus =
+      device == device_kind::cuda ? resolve_gpus(options.gpus, env) : std::vector<int>{};
   const db::stack_record stack = stack_from(env, device);
   const std::string producer = default_producer(options);
-  json config = run_config(options, device, producer);
+  json config = run_config(options, to_string(device), producer);
   const std::string run_uid = options.run_uid.empty() ? new_run_uid() : options.run_uid;
   const run_lock lock(options.db_path, run_uid);
   run_state st{options, cache_dir, problems, {}, env, device, gpus, stack};
@@ -373,10 +377,10 @@ int execute_run(const run_options& options) {
   }
   // Imported candidates are read before the run is recorded: a mistyped folder leaves no run behind.
   if (!options.generation.active())
-    st.candidates =
-        filter_candidates(options.filter, problems, import_candidates(options, problems, device, producer));
+    st.candidates = filter_candidates(options.filter, problems,
+                                      import_candidates(options, problems, to_string(device), producer));
   st.stack_id = store.upsert_stack(stack);
-  const run_handle run = open_run(store, options, run_uid, config, producer, device, st.stack_id);
+  const run_handle run = open_run(store, options, run_uid, config, producer, to_string(device), st.stack_id);
   run_guard guard(store, run);
   try {
     return judge(store, st, run, guard);

@@ -47,10 +47,10 @@ int execute_run(const run_options& options);
 
 // The stack of a run: the worker's environment (torch, CUDA, cuDNN, triton, GPU identity, drivers, nvcc,
 // backend flags, allowlisted settings) plus the device and kj's version; its id hashes all of them.
-db::stack_record stack_from(nlohmann::json env, const std::string& device);
+db::stack_record stack_from(nlohmann::json env, device_kind device);
 
 // "auto" becomes cuda when the worker's torch sees a GPU, else cpu; "cuda" without one is a source_error.
-std::string resolve_device(const std::string& requested, const nlohmann::json& env);
+device_kind resolve_device(const std::string& requested, const nlohmann::json& env);
 
 // The GPUs to use: `requested` when given (each must be visible), else every GPU the probe saw.
 std::vector<int> resolve_gpus(const std::vector<int>& requested, const nlohmann::json& env);

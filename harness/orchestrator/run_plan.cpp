@@ -24,7 +24,9 @@ scheduler::evaluation_result no_code_result(const plan_inputs& in, const adapter
   scheduler::evaluation_result r;
   r.problem = {p.level, p.number, p.name, p.file_name};
   r.candidate = {c.producer, c.sample, c.path.string()};
-  r.record = {in.run_id, in.problem_ids[c.problem_index], candidate_id, in.stack_id, in.ctx.device, "{}", ""};
+  r.record = {in.run_id,   in.problem_ids[c.problem_index], candidate_id,
+              in.stack_id, to_string(in.ctx.device),        "{}",
+              ""};
   r.record.verdict = std::string(to_string(verdict::no_code));
   r.record.error = c.no_code;
   r.record.started_at = r.record.finished_at = db::now_iso8601();
@@ -37,7 +39,7 @@ scheduler::task task_of(const plan_inputs& in, const adapters::candidate& c, std
                                in.problem_ids[c.problem_index],
                                candidate_id,
                                in.stack_id,
-                               in.ctx.device,
+                               to_string(in.ctx.device),
                                "{}",
                                evaluate_message(in.ctx, p, c).protocol.name};
   if (auto it = in.linked.find(c.problem_index); it != in.linked.end()) record.baseline_ids = it->second;

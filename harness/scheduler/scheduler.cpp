@@ -20,8 +20,8 @@ int default_build_jobs() {
   return static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 8));
 }
 
-std::vector<device_slot> device_slots(const std::string& device, const std::vector<int>& gpus) {
-  if (device != "cuda") return {{"cpu", {}}};
+std::vector<device_slot> device_slots(device_kind device, const std::vector<int>& gpus) {
+  if (device != device_kind::cuda) return {{"cpu", {}}};
   std::vector<device_slot> slots;
   for (int gpu : gpus.empty() ? std::vector<int>{0} : gpus)
     slots.push_back({"cuda:" + std::to_string(gpu), {{"CUDA_VISIBLE_DEVICES", std::to_string(gpu)}}});

@@ -93,7 +93,7 @@ private:
 int default_build_jobs();
 
 // The device slots for a device: one "cpu" slot, or one per listed GPU (CUDA_VISIBLE_DEVICES=<id>).
-std::vector<device_slot> device_slots(const std::string& device, const std::vector<int>& gpus);
+std::vector<device_slot> device_slots(device_kind device, const std::vector<int>& gpus);
 
 // Whether a candidate compiles anything at import (it uses torch.utils.cpp_extension).
 bool needs_build(const std::string& candidate_source);

@@ -65,7 +65,7 @@ void run_baseline(const exec::baseline_job& job, py::module_& runtime, result_ch
       runtime.attr("set_backend_flags")(flags);
       py::object session =
           py::module_::import("kj_judge")
-              .attr("Session")(job.device,
+              .attr("Session")(py_device(job.device),
                                py::module_::import("json").attr("loads")(json(job.protocol).dump()));
       py::object applied =
           session.attr("load_problem")(items[k].problem.path, items[k].problem.source, job.overrides);

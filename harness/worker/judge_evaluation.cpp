@@ -169,7 +169,7 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
   phase_clock phase(channel);
   phase.enter("load_problem");
   std::string plugin_error;
-  const cuda::plugin* plugin = job.device == "cuda" ? shared_cuda_plugin(plugin_error) : nullptr;
+  const cuda::plugin* plugin = job.device == device_kind::cuda ? shared_cuda_plugin(plugin_error) : nullptr;
   device_memory_watch watch(plugin);
   py::object session;
   std::unique_ptr<runner_link> link;
@@ -182,8 +182,8 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
   };
   try {
     py::module_ judge = py::module_::import("kj_judge");
-    session =
-        judge.attr("Session")(job.device, py::module_::import("json").attr("loads")(json(protocol).dump()));
+    session = judge.attr("Session")(py_device(job.device),
+                                    py::module_::import("json").attr("loads")(json(protocol).dump()));
     py::object applied = session.attr("load_problem")(job.problem.path, job.problem.source, job.overrides);
     phase.enter("load_candidate",
                 {{"applied_overrides", to_json(applied)}}); // the runner: start, sandbox, load
@@ -195,7 +195,8 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     session.attr("remote") = judge.attr("RemoteCandidate")(
         py::cpp_function(
             [&runner](const std::string& message) { return runner.request(json::parse(message)).dump(); }),
-        job.device, py::cpp_function([&runner] { runner.release_arena(); }), session.attr("memory"));
+        py_device(job.device), py::cpp_function([&runner] { runner.release_arena(); }),
+        session.attr("memory"));
 
     phase.enter("build_models");
     session.attr("build_reference")(protocol.seed);

@@ -31,11 +31,11 @@ json failure(const std::string& kind, const std::string& error) {
 
 class runner {
 public:
-  runner(py::module_ runtime, const std::string& device, line_socket& socket)
+  runner(py::module_ runtime, device_kind device, line_socket& socket)
       : m_runtime(std::move(runtime)), m_device(device), m_socket(&socket) {
-    m_arena.cuda = device == "cuda";
+    m_arena.cuda = device == device_kind::cuda;
     m_trusted = capture_trusted();
-    if (device == "cuda") {
+    if (m_arena.cuda) {
       std::string error;
       m_plugin = shared_cuda_plugin(error);
       if (!m_plugin) throw std::runtime_error("the CUDA plugin cannot be loaded: " + error);
@@ -62,7 +62,8 @@ public:
 private:
   json load(const json& r) {
     const json protocol = r.value("protocol", json::object());
-    m_session = py::module_::import("kj_runner").attr("RunnerSession")(m_device, to_python(protocol));
+    m_session =
+        py::module_::import("kj_runner").attr("RunnerSession")(py_device(m_device), to_python(protocol));
     m_session.attr("load")(r["problem"].value("path", ""), r["problem"].value("source", ""),
                            r["candidate"].value("path", ""), r["candidate"].value("source", ""),
                            to_python(r.value("overrides", json::object())), protocol.value("seed", 42));
@@ -257,7 +258,7 @@ private:
   py::object to_python(const json& value) { return py::module_::import("json").attr("loads")(value.dump()); }
 
   py::module_ m_runtime;
-  std::string m_device;
+  device_kind m_device;
   line_socket* m_socket; // the arena's descriptor arrives with its message
   trusted_handles m_trusted;
   const cuda::plugin* m_plugin = nullptr;
@@ -288,7 +289,7 @@ int run_runner(const runner_options& options) {
   try {
     py::module_ runtime = import_modules(python_role::runner);
     py::module_::import("torch").attr("set_grad_enabled")(false); // the runner never needs autograd
-    if (options.device == "cuda") py::module_::import("torch").attr("cuda").attr("init")();
+    if (options.device == device_kind::cuda) py::module_::import("torch").attr("cuda").attr("init")();
     serve.emplace(runtime, options.device, socket);
   } catch (const std::exception& e) {
     socket.send(

@@ -2,13 +2,13 @@
 // fetch, trace, findings) and reports nothing anywhere else; see harness/worker/kj_runner.py.
 #pragma once
 
-#include <string>
+#include "harness/device_kind.hpp"
 
 namespace kj::worker {
 
 struct runner_options {
   int socket_fd = 3;
-  std::string device = "cpu";
+  device_kind device = device_kind::cpu;
 };
 
 // Returns the process exit code.

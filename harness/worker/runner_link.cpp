@@ -135,9 +135,9 @@ void runner_link::launch() {
   for (auto& e : env_text)
     envp.push_back(e.data());
   envp.push_back(nullptr);
-  const std::string device = m_spec.device, dir = m_spec.scratch.string();
-  exec::sandbox_policy policy{
-      .scratch = m_spec.scratch, .read_only = m_spec.read_only, .gpu = device == "cuda"};
+  const bool cuda = m_spec.device == device_kind::cuda;
+  const std::string dir = m_spec.scratch.string();
+  exec::sandbox_policy policy{.scratch = m_spec.scratch, .read_only = m_spec.read_only, .gpu = cuda};
   const std::string exe = fs::read_symlink("/proc/self/exe").string();
   policy.read_only.push_back(fs::path(exe).parent_path());
   if (const auto it = env.find("TORCH_EXTENSIONS_DIR"); it != env.end())
@@ -148,7 +148,7 @@ void runner_link::launch() {
   args.push_back(args.empty() ? "kj" : exe);
   for (const char* a : {"runner", "--socket", "3", "--device"})
     args.emplace_back(a);
-  args.push_back(device);
+  args.push_back(to_string(m_spec.device));
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
@@ -156,7 +156,7 @@ void runner_link::launch() {
   // On the CPU each process of the candidate also gets the memory limit as RLIMIT_DATA, so that an allocation
   // past it fails at once rather than between two samples of the watchdog. Not on CUDA: the driver maps host
   // memory in ways a data limit would break; the watchdog's sum over the processes holds there.
-  const rlim_t data_limit = device == "cpu" ? static_cast<rlim_t>(m_spec.limits.memory_bytes) : RLIM_INFINITY;
+  const rlim_t data_limit = cuda ? RLIM_INFINITY : static_cast<rlim_t>(m_spec.limits.memory_bytes);
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
@@ -262,7 +262,7 @@ json runner_link::request(const json& message) {
 json runner_link::grow_arena(std::uint64_t bytes) {
   bytes = std::max(bytes, k_first_arena);
   json message{{"op", "arena"}, {"id", m_arena_id + 1}, {"bytes", bytes}};
-  const bool cuda = m_spec.device == "cuda";
+  const bool cuda = m_spec.device == device_kind::cuda;
   std::uint64_t ptr = 0;
   int fd = -1;
   fs::path path;

@@ -34,7 +34,7 @@ struct runner_limits {
 };
 
 struct runner_spec {
-  std::string device = "cpu";
+  device_kind device = device_kind::cpu;
   exec::source_file problem;
   exec::source_file candidate;
   std::map<std::string, std::int64_t> overrides;

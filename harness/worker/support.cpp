@@ -38,9 +38,9 @@ void report_timing(result_channel& channel, const std::string& subject, const ti
   channel.emit(event);
 }
 
-device_context session_device(const std::string& device_name, py::object& session) {
+device_context session_device(device_kind kind, py::object& session) {
   device_context device;
-  device.cuda = device_name == "cuda";
+  device.cuda = kind == device_kind::cuda;
   device.stream = session.attr("stream")().cast<std::uint64_t>();
   py::object sync = session.attr("sync");
   py::object empty_cache = session.attr("empty_cache");

@@ -29,7 +29,12 @@ void report_timing(result_channel& channel, const std::string& subject, const ti
                    const nlohmann::json& extra = nlohmann::json::object());
 
 // The device `session` runs on, with its stream, synchronize and empty_cache bound to the session.
-device_context session_device(const std::string& device, pybind11::object& session);
+device_context session_device(device_kind device, pybind11::object& session);
+
+// The device's name for the Python half ("cpu" or "cuda").
+inline pybind11::str py_device(device_kind device) {
+  return pybind11::str(to_string(device));
+}
 
 // The phase an evaluation is in: a "phase" event when it starts (a crash's message names it) and a
 // "phase_time" event with its seconds when the next starts (or the clock ends), so that the phases partition

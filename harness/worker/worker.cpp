@@ -50,7 +50,7 @@ void audit_problems(const exec::audit_job& job, py::module_& runtime, result_cha
     try {
       py::object overrides = py::module_::import("json").attr("loads")(json(item.overrides).dump());
       event["audit"] =
-          to_json(audit(item.problem.path, item.problem.source, overrides, job.device, protocol));
+          to_json(audit(item.problem.path, item.problem.source, overrides, py_device(job.device), protocol));
     } catch (py::error_already_set& e) {
       event["error"] = python_error_text(runtime, e);
     } catch (const std::exception& e) {

@@ -128,3 +128,20 @@ TEST_CASE("the kernel trace becomes strict cases: side_stream always, library un
     CHECK(kj::orchestrator::trace_cases(json{{"error", "CUPTI unavailable"}}, {}).empty());
   }
 }
+
+TEST_CASE("a job's device travels by name and any other name is refused, naming the field") {
+  kj::exec::evaluate_job job;
+  job.device = kj::device_kind::cuda;
+  json wire = kj::exec::to_json(kj::exec::job{job});
+  CHECK(wire["device"] == "cuda");
+  CHECK(std::get<kj::exec::evaluate_job>(kj::exec::job_from_json(wire)).device == kj::device_kind::cuda);
+  wire["device"] = "gpu";
+  try {
+    kj::exec::job_from_json(wire);
+    FAIL("a device named gpu was accepted");
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    CHECK(what.find("evaluate") != std::string::npos);
+    CHECK(what.find("device: expected \"cpu\" or \"cuda\", got \"gpu\"") != std::string::npos);
+  }
+}

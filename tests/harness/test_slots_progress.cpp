@@ -29,13 +29,13 @@ kj::scheduler::evaluation_result judged(const std::string& verdict, const std::s
 } // namespace
 
 TEST_CASE("one device slot per listed GPU, each with its CUDA_VISIBLE_DEVICES") {
-  const auto slots = kj::scheduler::device_slots("cuda", {0, 2});
+  const auto slots = kj::scheduler::device_slots(kj::device_kind::cuda, {0, 2});
   REQUIRE(slots.size() == 2);
   CHECK(slots[0].name == "cuda:0");
   CHECK(slots[0].environment.at("CUDA_VISIBLE_DEVICES") == "0");
   CHECK(slots[1].name == "cuda:2");
   CHECK(slots[1].environment.at("CUDA_VISIBLE_DEVICES") == "2");
-  const auto cpu = kj::scheduler::device_slots("cpu", {});
+  const auto cpu = kj::scheduler::device_slots(kj::device_kind::cpu, {});
   REQUIRE(cpu.size() == 1);
   CHECK(cpu[0].name == "cpu");
   CHECK(cpu[0].environment.empty());

@@ -30,12 +30,12 @@ json gpu_env() {
 } // namespace
 
 TEST_CASE("the stack id changes with what matters and only with that") {
-  const auto base = stack_from(gpu_env(), "cuda");
+  const auto base = stack_from(gpu_env(), kj::device_kind::cuda);
   CHECK(base.stack_hash.size() == 16);
   CHECK(base.device_name == "NVIDIA H100 80GB HBM3");
   CHECK(json::parse(base.fingerprint_json)["gpu_uuid"] == "GPU-1234");
   CHECK(json::parse(base.fingerprint_json).contains("kj_version"));
-  CHECK(stack_from(gpu_env(), "cuda").stack_hash == base.stack_hash);
+  CHECK(stack_from(gpu_env(), kj::device_kind::cuda).stack_hash == base.stack_hash);
 
   for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{
            {"torch", "2.12.0"},
@@ -48,19 +48,19 @@ TEST_CASE("the stack id changes with what matters and only with that") {
     json env = gpu_env();
     env[key] = value;
     INFO(key);
-    CHECK(stack_from(env, "cuda").stack_hash != base.stack_hash);
+    CHECK(stack_from(env, kj::device_kind::cuda).stack_hash != base.stack_hash);
   }
   json more_devices = gpu_env();
   more_devices["device_count"] = 8; // how many GPUs are visible is not part of the stack
-  CHECK(stack_from(more_devices, "cuda").stack_hash == base.stack_hash);
-  CHECK(stack_from(gpu_env(), "cpu").stack_hash != base.stack_hash);
+  CHECK(stack_from(more_devices, kj::device_kind::cuda).stack_hash == base.stack_hash);
+  CHECK(stack_from(gpu_env(), kj::device_kind::cpu).stack_hash != base.stack_hash);
 }
 
 TEST_CASE("a CPU stack ignores the GPU's fields") {
   json a = gpu_env(), b = gpu_env();
   b["gpu_uuid"] = "GPU-other";
   b["nvidia_driver"] = "1.0";
-  CHECK(stack_from(a, "cpu").stack_hash == stack_from(b, "cpu").stack_hash);
+  CHECK(stack_from(a, kj::device_kind::cpu).stack_hash == stack_from(b, kj::device_kind::cpu).stack_hash);
   a["cpu"] = "x86_64";
-  CHECK(stack_from(a, "cpu").device_name == "cpu: x86_64");
+  CHECK(stack_from(a, kj::device_kind::cpu).device_name == "cpu: x86_64");
 }
