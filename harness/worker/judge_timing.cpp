@@ -12,6 +12,7 @@
 #include <fmt/core.h>
 #include <pybind11/stl.h>
 #include <random>
+#include <set>
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -91,28 +92,51 @@ timing_result merge_rounds(std::vector<timing_result> rounds, const exec::timing
   return merged;
 }
 
+// The timed calls whose outputs the runner must have kept: the picks it reached and its last call. Its
+// list and its count are its own word: a count below its samples, or another list, is its failure.
+std::vector<long> calls_to_check(const json& reply, const std::vector<long>& picks, std::size_t samples) {
+  const long calls = reply.value("calls", 0L);
+  if (calls < 1 || static_cast<std::size_t>(calls) < samples)
+    throw runner_failure(
+        "runtime_error",
+        fmt::format("the candidate's process reported {} timed calls for {} samples", calls, samples));
+  std::set<long> expected{calls - 1};
+  for (long k : picks)
+    if (k < calls) expected.insert(k);
+  const auto kept = reply.value("retained", std::vector<long>{});
+  if (std::set<long>(kept.begin(), kept.end()) != expected || kept.size() != expected.size())
+    throw runner_failure("runtime_error",
+                         "the candidate's process did not keep the outputs of the timed calls "
+                         "it was asked to keep");
+  return {expected.begin(), expected.end()};
+}
+
 // One candidate round in the runner: fresh inputs per call from a secret seed; the outputs of two random
-// calls and of the last one are kept there and checked here against the reference on the same inputs.
+// calls and of the last one are kept there and checked here against the reference on the same inputs, drawn
+// from recipes the judge derives from its own seed.
 timing_result candidate_round(const exec::evaluate_job& job, const exec::timing_spec& spec,
                               py::object& session, runner_link& runner, result_channel& channel) {
   std::mt19937_64 pick(secret_seed());
   const long span = std::max(3, spec.min_samples + spec.warmup_min_calls);
-  json retain = json::array({static_cast<long>(pick() % span), static_cast<long>(pick() % span)});
   const bool fresh = spec.method == "robust";
+  std::vector<long> picks;
+  if (fresh) picks = {static_cast<long>(pick() % span), static_cast<long>(pick() % span)};
+  const std::uint64_t base = secret_seed() % (1ull << 62);
   const json reply = checked(runner, {{"op", "time"},
                                       {"subject", "candidate"},
                                       {"spec", spec},
-                                      {"base", secret_seed() % (1ull << 62)},
+                                      {"base", base},
                                       {"fresh", fresh},
-                                      {"retain", retain}});
+                                      {"retain", picks}});
+  timing_result timed = from_reply(reply.at("timing"));
   if (spec.check_outputs)
-    for (py::handle c : session.attr("check_retained")(reply.value("retained", std::vector<long>{}),
-                                                       job.protocol.atol, job.protocol.rtol)) {
+    for (py::handle c : session.attr("check_retained")(calls_to_check(reply, picks, timed.samples_ms.size()),
+                                                       job.protocol.atol, job.protocol.rtol, base, fresh)) {
       json event = to_json(c);
       event["type"] = "case";
       channel.emit(event);
     }
-  return from_reply(reply.at("timing"));
+  return timed;
 }
 
 timing_result reference_round(const exec::timing_spec& spec, py::object& session,

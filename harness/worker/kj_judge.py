@@ -8,12 +8,13 @@ candidate's, the judge holds at most the arena's copy of C, its own clone of C, 
 comparison chunks; every case frees what it used before the next one starts. The budget of kj's own device
 memory per case is 1.25 x (I + R + C) + 1 GiB.
 """
+import math
 import os
 
 import torch
 
 from kj_compare import Opaque, assert_close, compare
-from kj_recipes import TimingInputs, draw
+from kj_recipes import TimingInputs, draw, timing_recipe
 from kj_common import (DTYPES, Problem, KjError, capture_graph, first_line, is_out_of_memory, set_seed,
                        tensor_bytes, to_device)
 
@@ -186,9 +187,10 @@ class RemoteCandidate:
         """The forward's result as the judge sees it: a tensor, a tuple/list of tensors, or an `Opaque` for
         anything else; cloned out of this reply's arena, which is then released."""
         try:
-            tensors = any(o.get("tensor") for o in reply["outputs"])
+            # The description is the runner's (the candidate's process) word: what does not fit it is its failure.
+            tensors = any(o.get("tensor") and int(o.get("nbytes", 0)) > 0 for o in reply["outputs"])
             if tensors and "arena" not in reply:
-                raise KjError("harness_error", "the runner described outputs in an arena kj has released")
+                raise KjError("runtime_error", "the candidate's process described outputs in no arena kj holds")
             arena = arena_tensor(reply["arena"], self.device) if tensors else None
             self.memory.arena_bytes = int(reply["arena"]["bytes"]) if tensors else 0
             self.memory.arena_peak = max(self.memory.arena_peak, self.memory.arena_bytes)
@@ -210,9 +212,14 @@ class RemoteCandidate:
         dtype = _DTYPE_NAMES.get(o["dtype"])
         if dtype is None:
             return Opaque(f"tensor of dtype {o['dtype']}")
-        nbytes, offset = int(o["nbytes"]), int(o["offset"])
-        if offset < 0 or offset + nbytes > arena.numel():
-            raise KjError("harness_error", "the runner described an output outside the arena")
+        nbytes, offset, shape = int(o["nbytes"]), int(o["offset"]), [int(d) for d in o["shape"]]
+        if nbytes == 0:  # an empty output needs no arena (one may be released)
+            if math.prod(shape) != 0:
+                raise KjError("runtime_error", "the candidate's process described an empty output of shape "
+                              f"{shape}")
+            return torch.empty(shape, dtype=dtype, device=self.device)
+        if arena is None or offset < 0 or offset + nbytes > arena.numel():
+            raise KjError("runtime_error", "the candidate's process described an output outside the arena")
         flat = guarded(self.memory, "taking the candidate's output from the arena",
                        lambda: arena[offset:offset + nbytes].clone())
         return flat.view(dtype).reshape([int(d) for d in o["shape"]])
@@ -329,18 +336,23 @@ class Session:
         self.timing.drop()
         self.memory.release()
 
-    def check_retained(self, calls, atol, rtol):
+    def check_retained(self, calls, atol, rtol, base, fresh):
         """Each output the runner kept from its timed calls (fetched by call number) against the reference on that
-        call's inputs, drawn again here from the call's recipe; returns one case dict per call."""
+        call's inputs, drawn again here from the recipe the judge derives from its own base; returns one case
+        dict per call."""
         cases = []
         first = getattr(self, "timed_checks", 0)  # case indices stay unique over the rounds
         for k in calls:
             r = self.remote.call({"op": "fetch", "call": int(k)})
+            if r.get("call") != int(k):
+                raise KjError("runtime_error", f"the candidate's process answered the fetch of timed call {k} "
+                              f"with call {r.get('call')!r}")
             output = self.remote.outputs(r)
-            reference = self.reference(self.draw(r["recipe"]))
+            recipe = timing_recipe(base, k, fresh)
+            reference = self.reference(self.draw(recipe))
             result = guarded(self.memory, "comparing a timed output", lambda: compare(reference, output, atol, rtol),
                              retry=lambda: compare(reference, output, atol, rtol, chunk=1 << 20))
-            cases.append({"class": "timed_outputs", "index": first + len(cases), "seed": int(r["recipe"]["seed"]),
+            cases.append({"class": "timed_outputs", "index": first + len(cases), "seed": int(recipe["seed"]),
                           "status": "pass" if result["passed"] else "fail",
                           "max_abs_err": result["max_abs_err"], "max_rel_err": result["max_rel_err"],
                           "mismatches": result["mismatches"],

@@ -69,6 +69,14 @@ def draw(problem, recipe, device):
     return inputs
 
 
+def timing_recipe(base, k, fresh, rng="host"):
+    """The recipe of timed call k: fresh inputs under base + k, or KernelBench's one fixed set (its seed). The
+    judge derives it from the base it chose, never from the runner's word."""
+    if not fresh:
+        return {"kind": "trial", "seed": int(base), "rng": rng}
+    return {"kind": "timing", "seed": (int(base) + 7919 * int(k)) % (2**63)}
+
+
 class TimingInputs:
     """The inputs of timed calls. fresh (method robust): every call gets new inputs drawn on the device under
     base + k, in prepare() (outside the timed window): no two calls see the same contents, so a result cache keyed
@@ -82,9 +90,7 @@ class TimingInputs:
         self.current = draw(problem, self.recipe(0), device)
 
     def recipe(self, k):
-        if not self.fresh:
-            return {"kind": "trial", "seed": self.base, "rng": self.rng}
-        return {"kind": "timing", "seed": (self.base + 7919 * k) % (2**63)}
+        return timing_recipe(self.base, k, self.fresh, self.rng)
 
     def prepare(self):
         if self.fresh:

@@ -45,6 +45,7 @@ public:
 
   json handle(const json& request) {
     const std::string op = request.value("op", "");
+    if (op != "deliver" && op != "arena") m_pending.reset(); // outputs wait only for the arena they asked for
     if (op == "load") return load(request);
     if (op == "arena") return open_arena(request);
     if (!m_session) return failure("harness_error", "request '" + op + "' before load");

@@ -233,7 +233,9 @@ json runner_link::request(const json& message) {
   json reply = exchange(message);
   if (reply.value("ok", false) && reply.contains("need_bytes")) {
     const std::uint64_t need = reply.value("need_bytes", std::uint64_t{0});
-    if (need > m_spec.limits.memory_bytes)
+    // The runner's word: more than the limit, or than the whole device, is its own failure, never kj's.
+    const bool past_device = m_plugin != nullptr && need > m_plugin->mem_info().second;
+    if (need > m_spec.limits.memory_bytes || past_device)
       return {{"ok", false},
               {"kind", "runtime_error"},
               {"reason", "out_of_memory"},

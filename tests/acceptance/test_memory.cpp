@@ -2,6 +2,7 @@
 // the model says a candidate's process holds; the candidate's own out-of-memory is its runtime_error, kj's
 // own is a harness_error, and a case that produced no output is never compared. Outputs larger than the
 // runner's first arena keep every answer of their request (found on a GPU at KernelBench's sizes).
+#include "db/store.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
@@ -118,7 +119,18 @@ TEST_CASE("outputs larger than the first arena keep their request's answers: tim
   CHECK(honest["verdict"] == "correct");
   CHECK(honest["strict_verdict"] == "pass");
   CHECK(honest["error"] == "");
-  CHECK(honest["speedup"].is_number()); // its timed outputs were fetched and checked
+  CHECK(honest["speedup"].is_number());
+  // Its timed outputs were fetched through a grown arena and checked: the last call of every round at least.
+  const auto store = kj::db::store::open_read_only(dir / "kj.sqlite");
+  const auto evaluation = store.get_evaluation(honest["evaluation_id"].get<std::int64_t>());
+  REQUIRE(evaluation);
+  int timed_checks = 0;
+  for (const auto& c : evaluation->cases)
+    if (c.case_class == "timed_outputs") {
+      CHECK(c.status == "pass");
+      ++timed_checks;
+    }
+  CHECK(timed_checks >= 3);
 
   const json& mutating = row_of(rows, "level_1_problem_1_sample_1_kernel.py");
   INFO(mutating.dump(2).substr(0, 3000));

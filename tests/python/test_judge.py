@@ -65,11 +65,25 @@ def test_outputs_are_cloned_out_of_the_arena_then_released():
 
 
 def test_a_released_arena_is_never_read():
+    # The outputs' description is the runner's (the candidate's process) word: bytes in no arena kj holds are
+    # its failure, not kj's (else a candidate could turn a failing case into kj's harness_error).
     remote = judge.RemoteCandidate(lambda m: json.dumps({"ok": True, "structure": "tensor", "outputs": [
         {"tensor": True, "dtype": "float32", "shape": [1], "offset": 0, "nbytes": 4}]}), "cpu", lambda: None)
     with pytest.raises(KjError) as caught:
         remote.forward({"kind": "case", "seed": 1})
-    assert caught.value.kind == "harness_error"
+    assert caught.value.kind == "runtime_error"
+
+
+def test_an_empty_output_needs_no_arena():
+    remote = judge.RemoteCandidate(lambda m: json.dumps({"ok": True, "structure": "tensor", "outputs": [
+        {"tensor": True, "dtype": "float32", "shape": [0, 3], "offset": 0, "nbytes": 0}]}), "cpu", lambda: None)
+    out, _ = remote.forward({"kind": "case", "seed": 1})
+    assert out.shape == (0, 3) and out.dtype == torch.float32
+    lying = judge.RemoteCandidate(lambda m: json.dumps({"ok": True, "structure": "tensor", "outputs": [
+        {"tensor": True, "dtype": "float32", "shape": [2], "offset": 0, "nbytes": 0}]}), "cpu", lambda: None)
+    with pytest.raises(KjError) as caught:
+        lying.forward({"kind": "case", "seed": 1})
+    assert caught.value.kind == "runtime_error"
 
 
 def test_a_runner_failure_carries_its_reason():
