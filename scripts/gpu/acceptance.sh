@@ -7,7 +7,8 @@ KB_LARGEST30=${KB_LARGEST30:-45,4,46,96,94,39,38,76,52,51,53,49,48,47,35,37,36,3
 stage_kb_honest() {
   log "kb-honest: tests/fixtures/kb_gpu on KernelBench main L1 19, 23, 47"
   "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level 1 --ids 19,23,47 \
-    --candidates tests/fixtures/kb_gpu/candidates --max-time-ms 500 --db "$OUT/kj.sqlite" --run-id kb-honest \
+    --candidates tests/fixtures/kb_gpu/candidates --max-time-ms 500 --rounds "${KB_HONEST_ROUNDS:-3}" \
+    --db "$OUT/kj.sqlite" --run-id kb-honest \
     >/dev/null 2>"$OUT/kb-honest.err"
   "$kj" results --db "$OUT/kj.sqlite" --run kb-honest --format json | python3 scripts/gpu/honest_table.py \
     >"$OUT/kb-honest.txt"
