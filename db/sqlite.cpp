@@ -208,6 +208,12 @@ std::optional<double> statement::column_optional_double(int column) const {
   return sqlite3_column_double(m_stmt, column);
 }
 
+int statement::column_index(std::string_view name) const {
+  for (int i = 0, n = sqlite3_column_count(m_stmt); i < n; ++i)
+    if (const char* column = sqlite3_column_name(m_stmt, i); column != nullptr && name == column) return i;
+  throw db_error(fmt::format("database '{}': {}: the query has no column named '{}'", m_path, m_what, name));
+}
+
 std::string statement::column_text(int column) const {
   const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, column));
   if (text == nullptr) return {};

@@ -101,6 +101,18 @@ public:
   std::optional<double> column_optional_double(int column) const;
   std::string column_text(int column) const;
 
+  // The same, by the column's name in the result (as the SELECT names it): a reader that names what it reads
+  // cannot drift from its column list. An absent name throws db_error naming it.
+  int column_index(std::string_view name) const;
+  bool null(std::string_view name) const { return is_null(column_index(name)); }
+  std::int64_t int64(std::string_view name) const { return column_int64(column_index(name)); }
+  int integer(std::string_view name) const { return column_int(column_index(name)); }
+  double real(std::string_view name) const { return column_double(column_index(name)); }
+  std::optional<double> optional_real(std::string_view name) const {
+    return column_optional_double(column_index(name));
+  }
+  std::string text(std::string_view name) const { return column_text(column_index(name)); }
+
 private:
   [[noreturn]] void fail() const;
   sqlite3* m_db = nullptr;

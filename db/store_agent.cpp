@@ -23,37 +23,37 @@ constexpr const char* trajectory_columns =
 
 trajectory_record read_trajectory(const sqlite::statement& row) {
   trajectory_record t;
-  t.id = row.column_int64(0);
-  t.run_id = row.column_int64(1);
-  t.problem_id = row.column_int64(2);
-  t.attempt = row.column_int(3);
-  t.producer = row.column_text(4);
-  t.adapter = row.column_text(5);
-  t.model = row.column_text(6);
-  t.prompt_hash = row.column_text(7);
-  t.system_prompt = row.column_text(8);
-  t.task_prompt = row.column_text(9);
-  t.settings_json = row.column_text(10);
-  t.workspace = row.column_text(11);
-  t.status = row.column_text(12);
-  t.stop_detail = row.column_text(13);
-  t.turns = row.column_int(14);
-  t.input_tokens = row.column_int64(15);
-  t.cache_read_tokens = row.column_int64(16);
-  t.cache_write_tokens = row.column_int64(17);
-  t.output_tokens = row.column_int64(18);
-  t.cost_usd = row.column_optional_double(19);
-  t.wall_s = row.column_double(20);
-  t.selected_candidate_id = row.column_int64(21);
-  t.selected_evaluation_id = row.column_int64(22);
-  t.final_candidate_id = row.column_int64(23);
-  t.final_evaluation_id = row.column_int64(24);
-  t.result_evaluation_id = row.column_int64(25);
-  t.speedup_baseline = row.column_text(26);
-  t.inloop_speedup = row.column_optional_double(27);
-  t.remeasured_speedup = row.column_optional_double(28);
-  t.started_at = row.column_text(29);
-  t.finished_at = row.column_text(30);
+  t.id = row.int64("id");
+  t.run_id = row.int64("run_id");
+  t.problem_id = row.int64("problem_id");
+  t.attempt = row.integer("attempt");
+  t.producer = row.text("producer");
+  t.adapter = row.text("adapter");
+  t.model = row.text("model");
+  t.prompt_hash = row.text("prompt_hash");
+  t.system_prompt = row.text("system_prompt");
+  t.task_prompt = row.text("task_prompt");
+  t.settings_json = row.text("settings_json");
+  t.workspace = row.text("workspace");
+  t.status = row.text("status");
+  t.stop_detail = row.text("stop_detail");
+  t.turns = row.integer("turns");
+  t.input_tokens = row.int64("input_tokens");
+  t.cache_read_tokens = row.int64("cache_read_tokens");
+  t.cache_write_tokens = row.int64("cache_write_tokens");
+  t.output_tokens = row.int64("output_tokens");
+  t.cost_usd = row.optional_real("cost_usd");
+  t.wall_s = row.real("wall_s");
+  t.selected_candidate_id = row.int64("selected_candidate_id");
+  t.selected_evaluation_id = row.int64("selected_evaluation_id");
+  t.final_candidate_id = row.int64("final_candidate_id");
+  t.final_evaluation_id = row.int64("final_evaluation_id");
+  t.result_evaluation_id = row.int64("result_evaluation_id");
+  t.speedup_baseline = row.text("speedup_baseline");
+  t.inloop_speedup = row.optional_real("inloop_speedup");
+  t.remeasured_speedup = row.optional_real("remeasured_speedup");
+  t.started_at = row.text("started_at");
+  t.finished_at = row.text("finished_at");
   return t;
 }
 
@@ -64,24 +64,24 @@ constexpr const char* turn_columns =
 
 turn_record read_turn(const sqlite::statement& row) {
   turn_record t;
-  t.id = row.column_int64(0);
-  t.trajectory_id = row.column_int64(1);
-  t.turn = row.column_int(2);
-  t.exchange_id = row.column_int64(3);
-  t.user_note = row.column_text(4);
-  t.context_note = row.column_text(5);
-  t.context_tokens = row.column_int64(6);
-  t.text = row.column_text(7);
-  t.thinking = row.column_text(8);
-  t.stop_reason = row.column_text(9);
-  t.input_tokens = row.column_int64(10);
-  t.cache_read_tokens = row.column_int64(11);
-  t.cache_write_tokens = row.column_int64(12);
-  t.output_tokens = row.column_int64(13);
-  t.cost_usd = row.column_optional_double(14);
-  t.latency_ms = row.column_double(15);
-  t.started_at = row.column_text(16);
-  t.finished_at = row.column_text(17);
+  t.id = row.int64("id");
+  t.trajectory_id = row.int64("trajectory_id");
+  t.turn = row.integer("turn");
+  t.exchange_id = row.int64("exchange_id");
+  t.user_note = row.text("user_note");
+  t.context_note = row.text("context_note");
+  t.context_tokens = row.int64("context_tokens");
+  t.text = row.text("text");
+  t.thinking = row.text("thinking");
+  t.stop_reason = row.text("stop_reason");
+  t.input_tokens = row.int64("input_tokens");
+  t.cache_read_tokens = row.int64("cache_read_tokens");
+  t.cache_write_tokens = row.int64("cache_write_tokens");
+  t.output_tokens = row.int64("output_tokens");
+  t.cost_usd = row.optional_real("cost_usd");
+  t.latency_ms = row.real("latency_ms");
+  t.started_at = row.text("started_at");
+  t.finished_at = row.text("finished_at");
   return t;
 }
 
@@ -89,18 +89,18 @@ constexpr const char* call_columns = "id, turn_id, seq, call_id, tool, arguments
                                      "is_error, candidate_id, evaluation_id, seconds";
 
 tool_call_record read_call(const sqlite::statement& row) {
-  return {.id = row.column_int64(0),
-          .turn_id = row.column_int64(1),
-          .seq = row.column_int(2),
-          .call_id = row.column_text(3),
-          .tool = row.column_text(4),
-          .arguments_json = row.column_text(5),
-          .result = row.column_text(6),
-          .summary = row.column_text(7),
-          .is_error = row.column_int64(8) != 0,
-          .candidate_id = row.column_int64(9),
-          .evaluation_id = row.column_int64(10),
-          .seconds = row.column_double(11)};
+  return {.id = row.int64("id"),
+          .turn_id = row.int64("turn_id"),
+          .seq = row.integer("seq"),
+          .call_id = row.text("call_id"),
+          .tool = row.text("tool"),
+          .arguments_json = row.text("arguments_json"),
+          .result = row.text("result"),
+          .summary = row.text("summary"),
+          .is_error = row.int64("is_error") != 0,
+          .candidate_id = row.int64("candidate_id"),
+          .evaluation_id = row.int64("evaluation_id"),
+          .seconds = row.real("seconds")};
 }
 
 // Binds every column of a trajectory after id, run, problem and attempt, from parameter `first` on.

@@ -27,39 +27,39 @@ constexpr const char* baseline_columns =
     "mean_ms, "
     "min_ms, max_ms, stdev_ms, hardware, imported_from, created_at";
 
-std::optional<std::int64_t> optional_int(const sqlite::statement& row, int column) {
-  return row.is_null(column) ? std::nullopt : std::optional<std::int64_t>(row.column_int64(column));
+std::optional<std::int64_t> optional_int(const sqlite::statement& row, std::string_view column) {
+  return row.null(column) ? std::nullopt : std::optional<std::int64_t>(row.int64(column));
 }
 
 baseline_record read_baseline(const sqlite::statement& row) {
   baseline_record b;
-  b.id = row.column_int64(0);
-  b.cache_key = row.column_text(1);
-  b.key_json = row.column_text(2);
-  b.origin = row.column_text(3);
-  b.problem_id = optional_int(row, 4).value_or(0);
-  b.stack_id = optional_int(row, 5).value_or(0);
-  b.level = row.column_int(6);
-  b.file_name = row.column_text(7);
-  b.mode = row.column_text(8);
-  b.device = row.column_text(9);
-  b.precision = row.column_text(10);
-  b.overrides_json = row.column_text(11);
-  b.status = row.column_text(12);
-  b.error = row.column_text(13);
-  b.compile_s = row.column_optional_double(14);
-  b.warm_compile_s = row.column_optional_double(15);
-  b.method = row.column_text(16);
-  b.clock = row.column_text(17);
-  b.params_json = row.column_text(18);
-  b.median_ms = row.column_optional_double(19);
-  b.mean_ms = row.column_optional_double(20);
-  b.min_ms = row.column_optional_double(21);
-  b.max_ms = row.column_optional_double(22);
-  b.stdev_ms = row.column_optional_double(23);
-  b.hardware = row.column_text(24);
-  b.imported_from = row.column_text(25);
-  b.created_at = row.column_text(26);
+  b.id = row.int64("id");
+  b.cache_key = row.text("cache_key");
+  b.key_json = row.text("key_json");
+  b.origin = row.text("origin");
+  b.problem_id = optional_int(row, "problem_id").value_or(0);
+  b.stack_id = optional_int(row, "stack_id").value_or(0);
+  b.level = row.integer("level");
+  b.file_name = row.text("file_name");
+  b.mode = row.text("mode");
+  b.device = row.text("device");
+  b.precision = row.text("precision");
+  b.overrides_json = row.text("overrides_json");
+  b.status = row.text("status");
+  b.error = row.text("error");
+  b.compile_s = row.optional_real("compile_s");
+  b.warm_compile_s = row.optional_real("warm_compile_s");
+  b.method = row.text("method");
+  b.clock = row.text("clock");
+  b.params_json = row.text("params_json");
+  b.median_ms = row.optional_real("median_ms");
+  b.mean_ms = row.optional_real("mean_ms");
+  b.min_ms = row.optional_real("min_ms");
+  b.max_ms = row.optional_real("max_ms");
+  b.stdev_ms = row.optional_real("stdev_ms");
+  b.hardware = row.text("hardware");
+  b.imported_from = row.text("imported_from");
+  b.created_at = row.text("created_at");
   return b;
 }
 

@@ -179,3 +179,23 @@ INSERT INTO timing_samples VALUES (1, 0, 1.0);
   CHECK(e->timings[0].samples_ms.size() == 1);
   CHECK(s.has_evaluation(1, 1));
 }
+
+TEST_CASE("a row read by column name reads what the SELECT named, and an absent name is refused by name") {
+  scratch_dir dir;
+  auto db = kdb::sqlite::connection::open(dir / "named.sqlite",
+                                          kdb::sqlite::connection::open_mode::read_write_create);
+  db.exec("CREATE TABLE t (id INTEGER, label TEXT, score REAL); INSERT INTO t VALUES (7, 'seven', NULL)",
+          "setup");
+  auto row = db.prepare("SELECT score, label, id FROM t", "read t");
+  REQUIRE(row.step());
+  CHECK(row.int64("id") == 7);
+  CHECK(row.text("label") == "seven");
+  CHECK_FALSE(row.optional_real("score").has_value());
+  try {
+    (void)row.text("name");
+    FAIL("an absent column was read");
+  } catch (const kdb::db_error& e) {
+    CHECK(std::string(e.what()).find("no column named 'name'") != std::string::npos);
+    CHECK(std::string(e.what()).find("read t") != std::string::npos);
+  }
+}
