@@ -9,19 +9,6 @@ find_package(Python3 REQUIRED COMPONENTS Interpreter Development.Embed)
 execute_process(COMMAND ${Python3_EXECUTABLE} -c "import sys; print(sys.executable)"
                 OUTPUT_VARIABLE KJ_PYTHON_EXECUTABLE OUTPUT_STRIP_TRAILING_WHITESPACE)
 
-# DLPack: the runner reads the candidate's outputs through it; torch ships the (C) header. A generated header
-# includes it by absolute path, so that torch's own copies of other libraries (pybind11) stay off the include path.
-execute_process(
-  COMMAND ${Python3_EXECUTABLE} -c
-          "import os, torch; print(os.path.join(os.path.dirname(torch.__file__), 'include', 'ATen', 'dlpack.h'))"
-  OUTPUT_VARIABLE KJ_DLPACK_HEADER OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-if(NOT EXISTS "${KJ_DLPACK_HEADER}")
-  message(FATAL_ERROR "kerneljudge needs ${Python3_EXECUTABLE} to import torch (its ATen/dlpack.h); "
-                      "set KJ_PYTHON to a Python with torch")
-endif()
-file(WRITE ${PROJECT_BINARY_DIR}/generated/harness/worker/kj_dlpack.h
-     "// Generated: torch's DLPack header, by absolute path.\n#pragma once\n#include \"${KJ_DLPACK_HEADER}\"\n")
-
 # pybind11: the distribution's CMake package, else the one that ships inside the chosen Python's pip package.
 find_package(pybind11 CONFIG QUIET)
 if(NOT pybind11_FOUND)

@@ -10,7 +10,8 @@ set(_kj_alone
     "acceptance:same-named extensions with different code, built in parallel, are each judged on their own code"
     "acceptance:every output of a tuple is compared, dtypes must match, and a torch fallback is reported"
     "acceptance:a killed and resumed run, and a sharded and merged one, judge what an uninterrupted run does"
-    "acceptance:fresh inputs per timed call defeat an input-keyed cache, and timed outputs are checked")
+    "acceptance:fresh inputs per timed call defeat an input-keyed cache, and timed outputs are checked"
+    "acceptance:no work escapes the timed window: deferred and pick-reading candidates get no credited speedup")
 foreach(_kj_test IN LISTS _kj_alone)
   set_tests_properties("${_kj_test}" PROPERTIES PROCESSORS 2)
 endforeach()

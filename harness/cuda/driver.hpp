@@ -56,6 +56,9 @@ public:
   X(cuCtxSetCurrent, 4000)                                                                                   \
   X(cuCtxGetDevice, 2000)                                                                                    \
   X(cuCtxSynchronize, 2000)                                                                                  \
+  X(cuCtxSetLimit, 3010)                                                                                     \
+  X(cuCtxResetPersistingL2Cache, 11000)                                                                      \
+  X(cuStreamSetAttribute, 11000)                                                                             \
   X(cuStreamGetCtx, 9020)                                                                                    \
   X(cuStreamCreate, 2000)                                                                                    \
   X(cuStreamDestroy, 4000)                                                                                   \

@@ -17,6 +17,16 @@ double elapsed_event_ms(const event& start, const event& end) {
 
 } // namespace
 
+void reset_persisting_l2(CUstream stream) noexcept {
+  // Best effort (MIG and MPS refuse some of it): no persisting carve-out, no access-policy window on the
+  // timed stream, and every persisting line back to normal, so that the memset flush that follows evicts it.
+  const driver_api& d = loaded_driver();
+  (void)d.fn_cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0);
+  CUstreamAttrValue none{};
+  (void)d.fn_cuStreamSetAttribute(stream, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, &none);
+  (void)d.fn_cuCtxResetPersistingL2Cache();
+}
+
 std::size_t l2_flusher::default_bytes(CUdevice device) {
   int l2 = 0;
   KJ_CU(cuDeviceGetAttribute, &l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device);
@@ -38,6 +48,7 @@ cuda_event_subject::cuda_event_subject(CUstream stream, std::function<void()> ca
 
 void cuda_event_subject::flush() {
   if (!m_flusher) return;
+  reset_persisting_l2(m_stream); // a window a candidate set in its last call must not outlive the flush
   m_flusher->enqueue(m_stream);
   // Waited for here, so the host clock that start() reads next does not include the flush either.
   KJ_CU(cuStreamSynchronize, m_stream);
@@ -99,6 +110,7 @@ event_measurement measure_kernelbench(CUstream stream, const std::function<void(
 
   for (unsigned trial = 0; trial < params.trials + params.discard_first; ++trial) {
     KJ_CU(cuCtxSynchronize);
+    reset_persisting_l2(stream);
     flusher.enqueue(stream); // KernelBench's dummy.fill_(42), queued on the same stream, not waited for
     const auto host_start = timing::host_clock::now();
     KJ_CU(cuEventRecord, start.get(), stream);

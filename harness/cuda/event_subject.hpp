@@ -19,6 +19,11 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+// Before every flush: the persisting-L2 carve-out set to zero, the timed stream's access-policy window reset
+// and every persisting line made normal, so that nothing a candidate pinned in L2 survives into the next
+// sample.
+void reset_persisting_l2(CUstream stream) noexcept;
+
 // Evicts L2 by writing a device buffer on a stream. Writes allocate lines in L2 (reads alone could leave
 // lines of the previous sample's data shared), and the written value alternates so that no flush is a no-op
 // rewrite.

@@ -53,7 +53,7 @@ std::string build_key(const build_key_fields& f) {
 }
 
 bool build_status_is_final(const std::string& status) {
-  return status == "ok" || status == "compile_error" || status == "load_error";
+  return status == "ok" || status == "deferred" || status == "compile_error" || status == "load_error";
 }
 
 build_cache::build_cache(fs::path root) : m_root(std::move(root)) {}
@@ -107,7 +107,10 @@ build_record build_cache::build(const job_runner& runner, const std::string& key
   std::string tail;
   const worker_outcome outcome = runner.run(message, launch, &tail);
   build_record r{key, "ok", "", outcome.wall_s, db::now_iso8601()};
-  if (!find_event(outcome, "built")) {
+  if (const json* built = find_event(outcome, "built"); built && built->contains("deferred")) {
+    r.status = "deferred"; // its import needs the GPU: the runner imports (and compiles) it there
+    r.log = built->value("deferred", "") + "\n";
+  } else if (!built) {
     const json* verdict = find_event(outcome, "verdict");
     r.status = verdict && !outcome.timed_out ? verdict->value("verdict", "crashed")
                                              : (outcome.timed_out ? "timeout" : "crashed");

@@ -28,8 +28,9 @@ std::string build_key(const build_key_fields& fields);
 // A build's result as the cache keeps it (status.json beside the compiled extensions).
 struct build_record {
   std::string key;
-  std::string status; // "ok", "compile_error", "load_error", "timeout", "crashed", ...
-  std::string log;    // the end of the compiler's and the import's output
+  std::string
+      status;      // "ok", "deferred" (imported on the device), "compile_error", "load_error", "timeout", ...
+  std::string log; // the end of the compiler's and the import's output
   double seconds = 0;
   std::string created_at;
   bool cached = false; // found in the cache, not built now

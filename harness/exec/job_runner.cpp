@@ -63,7 +63,7 @@ worker_outcome job_runner::run(const job& message, const launch_spec& launch, st
     sandbox_policy policy = *launch.sandbox;
     policy.scratch = scratch;
     if (!launch.build_dir.empty()) policy.writable.push_back(launch.build_dir);
-    policy.read_only.push_back(fs::read_symlink("/proc/self/exe").parent_path());
+    policy.read_only.push_back(fs::read_symlink("/proc/self/exe")); // kj itself, never its folder
     worker.sandbox_prefix = plan_sandbox(policy).argv_prefix;
     // Nothing of the user's home is needed, or visible; the user's TMPDIR and caches are outside the sandbox.
     fs::create_directories(scratch / "tmp");

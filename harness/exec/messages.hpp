@@ -121,6 +121,9 @@ struct evaluate_job {
   std::vector<std::string> case_classes = default_case_classes;
   double timeout_s = 600; // the job's limit: the judge stops waiting for the candidate a little before it
   resource_limits limits;
+  // The build step could not import the candidate without the GPU: the runner imports it with the GPU and may
+  // compile its extensions into the build folder (writable for it), as KernelBench's own eval would.
+  bool import_on_device = false;
 };
 
 // Compile only: import the problem and the candidate so that torch.utils.cpp_extension builds the
@@ -129,6 +132,8 @@ struct build_job {
   source_file problem;
   source_file candidate;
   std::map<std::string, std::int64_t> overrides;
+  device_kind device =
+      device_kind::cpu; // the run's: on cuda an import that fails without the GPU is deferred
 };
 
 // One problem of a baseline job and the modes to run on it (eager, compile-default, max-autotune,

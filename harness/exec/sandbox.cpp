@@ -112,6 +112,29 @@ sandbox_plan plan_sandbox(const sandbox_policy& policy) {
   return plan;
 }
 
+std::vector<fs::path> system_folders() {
+  std::vector<fs::path> out;
+  for (const char* dir : k_system_dirs)
+    if (fs::exists(dir)) out.emplace_back(dir);
+  out.emplace_back("/sys");
+  return out;
+}
+
+fs::path exposed_under(const fs::path& path, const std::vector<fs::path>& exposed) {
+  std::error_code ec;
+  const fs::path target = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  for (const auto& e : exposed) {
+    if (e.empty()) continue;
+    const fs::path root = fs::weakly_canonical(fs::absolute(e, ec), ec);
+    auto t = target.begin();
+    bool inside = true;
+    for (auto r = root.begin(); r != root.end() && inside; ++r, ++t)
+      inside = t != target.end() && *t == *r;
+    if (inside) return e;
+  }
+  return {};
+}
+
 std::string sandbox_kind() {
   const availability& a = sandbox_availability();
   return a.bwrap.empty() ? "none: " + a.why_none : "bwrap";

@@ -30,6 +30,14 @@ sandbox_plan plan_sandbox(const sandbox_policy& policy);
 // What plan_sandbox would use on this machine, for the run's record: "bwrap", or "none: <why>".
 std::string sandbox_kind();
 
+// The folders plan_sandbox exposes read-only to every sandboxed process, besides a policy's own.
+std::vector<std::filesystem::path> system_folders();
+
+// The first of `exposed` (folders or files) that is `path` or holds it, both taken absolute and canonical as
+// far as they exist; empty when none does.
+std::filesystem::path exposed_under(const std::filesystem::path& path,
+                                    const std::vector<std::filesystem::path>& exposed);
+
 // Installs the seccomp filter of candidate processes (no-op without libseccomp; `error` then says so):
 // no ptrace or process_vm_* (no reaching into other processes), signals only to itself or its own group (the
 // orchestrator and the judge cannot be killed or stopped), no IPv4/IPv6/packet sockets, no mount, namespace,

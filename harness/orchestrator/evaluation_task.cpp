@@ -105,7 +105,7 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
       result->build = *cached; // re-judging an unchanged source never compiles it again
       ++task.reused_builds;
     } else {
-      task.builds.push_back({exec::build_job{job->problem, job->candidate, job->overrides},
+      task.builds.push_back({exec::build_job{job->problem, job->candidate, job->overrides, job->device},
                              build_launch(ctx, "build-" + name), key});
     }
   }
@@ -113,11 +113,15 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
       [=, &ctx](const std::vector<scheduler::build_done>& builds) -> std::optional<scheduler::device_step> {
     if (!builds.empty()) result->build = builds.front().record;
     result->record.started_at = db::now_iso8601();
-    if (result->build && result->build->status != "ok") return std::nullopt;
+    const bool deferred = result->build && result->build->status == "deferred";
+    if (result->build && result->build->status != "ok" && !deferred) return std::nullopt;
+    exec::evaluate_job device_job = *job;
+    device_job.import_on_device = deferred;
+    if (deferred) device_job.timeout_s += ctx.judging.build_timeout_s; // its compile runs in this job now
     exec::launch_spec launch{
-        .name = name, .timeout = milliseconds(ctx.judging.timeout_s), .wrapper = ctx.wrapper};
+        .name = name, .timeout = milliseconds(device_job.timeout_s), .wrapper = ctx.wrapper};
     if (result->build) launch.build_dir = ctx.builds->dir(result->build->key);
-    return scheduler::device_step{*job, launch, [applied](const json& e) {
+    return scheduler::device_step{device_job, launch, [applied](const json& e) {
                                     if (e.contains("applied_overrides")) *applied = e["applied_overrides"];
                                   }};
   };

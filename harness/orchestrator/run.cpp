@@ -337,6 +337,7 @@ std::set<std::int64_t> failed_before(const db::store& store, json& config, const
 int execute_run(const run_options& options) {
   // Bad input is found before anything runs: sources, candidates, DB path, cache folder.
   const fs::path cache_dir = options.cache_dir.empty() ? exec::default_cache_dir() : options.cache_dir;
+  refuse_exposed(options, cache_dir, exec::system_folders());
   check_cache_dir(cache_dir);
   if (const std::string& c = options.candidates;
       !c.empty() && c != "identity" && c != "examples" && !fs::exists(c))
@@ -346,7 +347,6 @@ int execute_run(const run_options& options) {
     problems = filter_problems(options.filter, std::move(problems),
                                options.generation.adapter + "/" + options.generation.model);
   if (options.baselines != "cached" && options.baselines != "none") baselines::parse_modes(options.baselines);
-  db::store store = db::store::open(options.db_path);
 
   fmt::print(stderr, "kj: starting a worker to probe Python, torch and the device...\n");
   if (const std::string sandbox = exec::sandbox_kind(); sandbox != "bwrap")
@@ -355,6 +355,13 @@ int execute_run(const run_options& options) {
                "docs/security.md\n",
                sandbox.substr(6));
   const json env = probe_environment(cache_dir);
+  {
+    std::vector<fs::path> python;
+    for (const auto& p : env.value("python_paths", std::vector<std::string>{}))
+      python.emplace_back(p);
+    refuse_exposed(options, cache_dir, python);
+  }
+  db::store store = db::store::open(options.db_path);
   const device_kind device = resolve_device(options.device, env);
   if (device != device_kind::cuda && !options.gpus.empty())
     throw kb::source_error(fmt::format("--gpus {}: the run is on the CPU ({}); --gpus picks CUDA devices",

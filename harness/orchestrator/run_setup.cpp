@@ -2,6 +2,7 @@
 // guard that marks a failed setup.
 #include "harness/orchestrator/run_setup.hpp"
 
+#include "harness/exec/sandbox.hpp"
 #include "harness/orchestrator/run_config.hpp"
 #include "harness/orchestrator/shard.hpp"
 #include "harness/version.hpp"
@@ -191,6 +192,23 @@ void run_guard::fail(const std::string& why) {
   } catch (const std::exception& e) { // the DB itself may be what failed
     fmt::print(stderr, "kj: could not mark run {} failed: {}\n", m_run.uid, e.what());
   }
+}
+
+// Candidates must not read results or each other: a results DB, a candidates folder or the cache (builds,
+// scratch) under a folder the sandbox exposes read-only to them (the system's, Python's) is refused, naming
+// both. Without a namespace sandbox every path is readable anyway (a warning says so).
+void refuse_exposed(const run_options& options, const fs::path& cache_dir,
+                    const std::vector<fs::path>& exposed) {
+  if (exec::sandbox_kind() != "bwrap") return;
+  std::vector<std::pair<std::string, fs::path>> mine{
+      {"--db", options.db_path}, {"the cache folder (--cache-dir, KJ_CACHE_DIR)", cache_dir}};
+  if (const std::string& c = options.candidates; !c.empty() && c != "identity" && c != "examples")
+    mine.emplace_back("--candidates", c);
+  for (const auto& [what, path] : mine)
+    if (const fs::path above = exec::exposed_under(path, exposed); !above.empty())
+      throw kb::source_error(fmt::format("{} {}: lies under {}, which the candidates' sandbox exposes "
+                                         "read-only (a candidate could read it); put it in another folder",
+                                         what, path.string(), above.string()));
 }
 
 } // namespace kj::orchestrator

@@ -8,6 +8,7 @@
 #include "kernelbench/problems.hpp"
 
 #include <cstdint>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -67,5 +68,10 @@ private:
   run_handle m_run;
   bool m_released = false;
 };
+
+// Refuses (kb::source_error) a --db, --candidates folder or cache folder under one of `exposed` (what the
+// candidates' sandbox exposes read-only), naming both; nothing is refused without a namespace sandbox.
+void refuse_exposed(const run_options& options, const std::filesystem::path& cache_dir,
+                    const std::vector<std::filesystem::path>& exposed);
 
 } // namespace kj::orchestrator

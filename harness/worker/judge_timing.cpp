@@ -2,6 +2,7 @@
 // trace.
 #include "harness/worker/judge_timing.hpp"
 
+#include "harness/timing/clock_bound.hpp"
 #include "harness/timing/host_probe.hpp"
 #include "harness/timing/statistics.hpp"
 #include "harness/worker/support.hpp"
@@ -92,67 +93,143 @@ timing_result merge_rounds(std::vector<timing_result> rounds, const exec::timing
   return merged;
 }
 
-// The timed calls whose outputs the runner must have kept: the picks it reached and its last call. Its
-// list and its count are its own word: a count below its samples, or another list, is its failure.
-std::vector<long> calls_to_check(const json& reply, const std::vector<long>& picks, std::size_t samples) {
+// The snapshots the runner took: the last slot holds its last call, the others distinct earlier calls, as
+// many as the round had. Its count and its list are its own word: anything else is its failure.
+void check_snapshot_calls(const json& reply, long slots, std::size_t samples) {
   const long calls = reply.value("calls", 0L);
+  const auto refuse = [](const std::string& what) { throw runner_failure("runtime_error", what); };
   if (calls < 1 || static_cast<std::size_t>(calls) < samples)
-    throw runner_failure(
-        "runtime_error",
-        fmt::format("the candidate's process reported {} timed calls for {} samples", calls, samples));
-  std::set<long> expected{calls - 1};
-  for (long k : picks)
-    if (k < calls) expected.insert(k);
-  const auto kept = reply.value("retained", std::vector<long>{});
-  if (std::set<long>(kept.begin(), kept.end()) != expected || kept.size() != expected.size())
-    throw runner_failure("runtime_error",
-                         "the candidate's process did not keep the outputs of the timed calls "
-                         "it was asked to keep");
-  return {expected.begin(), expected.end()};
+    refuse(fmt::format("the candidate's process reported {} timed calls for {} samples", calls, samples));
+  const json snapshots = reply.value("snapshots", json::array());
+  std::set<long> slots_seen, calls_seen;
+  bool last = false;
+  for (const auto& s : snapshots) {
+    const long slot = s.value("slot", -1L), call = s.value("call", -1L);
+    const bool fresh_slot = slot >= 0 && slot < slots && slots_seen.insert(slot).second;
+    const bool fresh_call = calls_seen.insert(call).second;
+    const bool in_range = slot == slots - 1 ? call == calls - 1 : call >= 0 && call < calls - 1;
+    if (!fresh_slot || !fresh_call || !in_range)
+      refuse(fmt::format("the candidate's process reported snapshot slot {} for timed call {} of {}", slot,
+                         call, calls));
+    last = last || slot == slots - 1;
+  }
+  const std::size_t expected = 1 + static_cast<std::size_t>(std::min(slots - 1, calls - 1));
+  if (slots > 0 && (!last || snapshots.size() != expected))
+    refuse("the candidate's process did not take the timed outputs' snapshots kj asked for");
 }
 
-// One candidate round in the runner: fresh inputs per call from a secret seed; the outputs of two random
-// calls and of the last one are kept there and checked here against the reference on the same inputs, drawn
-// from recipes the judge derives from its own seed.
-timing_result candidate_round(const exec::evaluate_job& job, const exec::timing_spec& spec,
-                              py::object& session, runner_link& runner, result_channel& channel) {
-  std::mt19937_64 pick(secret_seed());
-  const long span = std::max(3, spec.min_samples + spec.warmup_min_calls);
+// Bytes kj's snapshots copied in the candidate's round (whole spans, or sampled chunks).
+double snapshot_bytes(const json& reply) {
+  double bytes = 0;
+  for (const auto& s : reply.value("snapshots", json::array()))
+    for (const auto& o : s.value("outputs", json::array())) {
+      if (!o.value("tensor", false)) continue;
+      bytes += o.contains("chunks") ? static_cast<double>(o["chunks"].size()) * o.value("chunk_bytes", 0.0)
+                                    : o.value("span_bytes", 0.0);
+    }
+  return bytes;
+}
+
+timing::round_clock clock_of(const timing_result& t, double wall_ms) {
+  double sum = 0;
+  for (double v : t.samples_ms)
+    sum += v;
+  return {wall_ms, sum, t.params.value("warmup_ms", 0.0),
+          t.params.value("warmup_calls", std::size_t{0}) + t.samples_ms.size()};
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+struct candidate_timing {
+  timing_result timed;
+  timing::round_clock clock;
+  double copies_ms = 0; // [ms] an allowance for kj's own snapshot copies in the runner
+  double draw_ms = 0;   // [ms] kj's fastest input draw of the round in the runner (its word)
+};
+
+// One candidate round in the runner: fresh inputs per call from a secret seed; each call's output is taken
+// right after the call (before anything else runs) into a slot of the arena when the runner's reservoir
+// chooses it, and the last call's always; the judge checks each against the reference on that call's inputs,
+// drawn from recipes it derives from its own seed, while the runner is stopped.
+candidate_timing candidate_round(const exec::evaluate_job& job, const exec::timing_spec& spec,
+                                 py::object& session, runner_link& runner, result_channel& channel,
+                                 phase_clock& phase) {
   const bool fresh = spec.method == "robust";
-  std::vector<long> picks;
-  if (fresh) picks = {static_cast<long>(pick() % span), static_cast<long>(pick() % span)};
+  const long slots = !spec.check_outputs ? 0 : fresh ? 3 : 1;
+  const std::uint64_t slot_bytes = slots ? session.attr("snapshot_bytes")().cast<std::uint64_t>() : 0;
+  if (slots) {
+    const json reserved = runner.reserve_arena(static_cast<std::uint64_t>(slots) * slot_bytes);
+    if (!reserved.value("ok", false))
+      throw runner_failure(reserved.value("kind", std::string("harness_error")), reserved.value("error", ""),
+                           reserved.value("reason", ""));
+  }
   const std::uint64_t base = secret_seed() % (1ull << 62);
+  const auto start = std::chrono::steady_clock::now();
   const json reply = checked(runner, {{"op", "time"},
                                       {"subject", "candidate"},
                                       {"spec", spec},
                                       {"base", base},
                                       {"fresh", fresh},
-                                      {"retain", picks}});
-  timing_result timed = from_reply(reply.at("timing"));
-  if (spec.check_outputs)
-    for (py::handle c : session.attr("check_retained")(calls_to_check(reply, picks, timed.samples_ms.size()),
-                                                       job.protocol.atol, job.protocol.rtol, base, fresh)) {
+                                      {"slots", slots},
+                                      {"slot_bytes", slot_bytes}});
+  candidate_timing result;
+  result.timed = from_reply(reply.at("timing"));
+  result.clock = clock_of(result.timed, ms_since(start));
+  result.copies_ms =
+      snapshot_bytes(reply) / 2e6 + 1.0 * static_cast<double>(reply.value("snapshots", json::array()).size());
+  result.draw_ms = reply.value("draw_ms", 0.0);
+  if (slots) {
+    check_snapshot_calls(reply, slots, result.timed.samples_ms.size());
+    py::object cases;
+    phase.enter("timed_checks");
+    {
+      const frozen_runner frozen(runner); // nothing of the candidate's runs while kj reads its snapshots
+      cases =
+          session.attr("check_snapshots")(reply.dump(), job.protocol.atol, job.protocol.rtol, base, fresh);
+    }
+    runner.release_arena();
+    phase.enter("timing");
+    for (py::handle c : cases) {
       json event = to_json(c);
       event["type"] = "case";
       channel.emit(event);
     }
-  return timed;
+  }
+  return result;
 }
 
-timing_result reference_round(const exec::timing_spec& spec, py::object& session,
-                              const device_context& device) {
+struct reference_timing {
+  timing_result timed;
+  timing::round_clock clock;
+  double draw_ms = 0; // [ms] the fastest of the same draws in the judge
+};
+
+reference_timing reference_round(const exec::timing_spec& spec, py::object& session,
+                                 const device_context& device) {
   const bool fresh = spec.method == "robust";
   session.attr("timing_begin")(secret_seed() % (1ull << 62), fresh);
   py::object call_reference = session.attr("call_reference");
   py::object prepare_call = session.attr("prepare_call");
+  py::object sync = session.attr("sync");
+  std::vector<double> draws_ms;
   const std::function<void()> reference = [&] { call_reference(); };
-  const std::function<void()> prepare = [&] { prepare_call(); };
-  timing_result result;
+  const std::function<void()> prepare = [&] { // timed as the runner times its own: the draw, synchronized
+    const auto start = std::chrono::steady_clock::now();
+    prepare_call();
+    sync();
+    draws_ms.push_back(ms_since(start));
+  };
+  reference_timing result;
   {
     const gc_paused no_gc;
-    result = time_callable(reference, device, spec, fresh ? prepare : nullptr);
+    const auto start = std::chrono::steady_clock::now();
+    result.timed = time_callable(reference, device, spec, fresh ? prepare : nullptr);
+    result.clock = clock_of(result.timed, ms_since(start));
   }
   session.attr("timing_end")(); // its inputs go: the candidate's next round has the device's memory
+  if (!draws_ms.empty()) result.draw_ms = *std::min_element(draws_ms.begin(), draws_ms.end());
   return result;
 }
 
@@ -208,34 +285,67 @@ struct timed_pair {
   timing_result candidate, reference;
 };
 
+// The judge's clock against the candidate's timer, round by round (robust, fresh inputs: both rounds do the
+// same work around each call): a round whose timer hid time is not credited (timing/clock_bound.hpp).
+void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& candidate,
+                    const std::vector<reference_timing>& reference) {
+  json checks = json::array();
+  for (std::size_t i = 0; i < candidate.size() && i < reference.size(); ++i) {
+    const double median = timing::summarize(candidate[i].timed.samples_ms).median;
+    const timing::clock_check c =
+        timing::check_against_wall(candidate[i].clock, reference[i].clock, median, candidate[i].copies_ms);
+    const timing::clock_check d = timing::check_draws(candidate[i].draw_ms, reference[i].draw_ms);
+    checks.push_back({{"unaccounted_ms", c.unaccounted_ms},
+                      {"allowance_ms", c.allowance_ms},
+                      {"wall_ms", candidate[i].clock.wall_ms},
+                      {"draw_ms", candidate[i].draw_ms},
+                      {"judge_draw_ms", reference[i].draw_ms}});
+    for (const auto* check : {&c, &d})
+      if (!check->credited && merged.params.value("trusted", true)) {
+        merged.params["trusted"] = false;
+        merged.params["untrusted_reason"] = check->reason;
+      }
+  }
+  merged.params["judge_clock"] = checks;
+}
+
 // The candidate's and the reference's alternating rounds (robust) or one round each.
 timed_pair time_pair(const exec::evaluate_job& job, py::object& session, runner_link& runner,
-                     result_channel& channel, const device_context& device) {
+                     result_channel& channel, const device_context& device, phase_clock& phase) {
   const exec::timing_spec& spec = job.timing;
   // robust: alternating rounds, so that a slow drift of the machine (clocks, power) reaches both subjects
   const int rounds = spec.method == "robust" ? std::max(1, spec.rounds) : 1;
   const exec::timing_spec round_spec = split_into_rounds(spec, rounds);
-  std::vector<timing_result> candidate_rounds, reference_rounds;
+  std::vector<candidate_timing> candidate_rounds;
+  std::vector<reference_timing> reference_rounds;
   for (int r = 0; r < rounds; ++r) {
-    candidate_rounds.push_back(candidate_round(job, round_spec, session, runner, channel));
+    candidate_rounds.push_back(candidate_round(job, round_spec, session, runner, channel, phase));
     const frozen_runner frozen(runner); // nothing of the candidate's runs beside the reference
     reference_rounds.push_back(reference_round(round_spec, session, device));
   }
-  return {merge_rounds(std::move(candidate_rounds), spec), merge_rounds(std::move(reference_rounds), spec)};
+  std::vector<timing_result> candidate_results, reference_results;
+  for (auto& c : candidate_rounds)
+    candidate_results.push_back(c.timed);
+  for (auto& r : reference_rounds)
+    reference_results.push_back(r.timed);
+  timed_pair pair{merge_rounds(std::move(candidate_results), spec),
+                  merge_rounds(std::move(reference_results), spec)};
+  if (spec.method == "robust") bound_by_clock(pair.candidate, candidate_rounds, reference_rounds);
+  return pair;
 }
 
 // On the host, a pair timed while the machine's speed moved is timed again (3 attempts at most) while the job
 // has time left for two more attempts as long as the last one (the floor and the trace come after); the
 // attempt under the steadiest conditions is kept. A candidate never loses its verdict to a retry's timeout.
 timed_pair time_pair_steadily(const exec::evaluate_job& job, py::object& session, runner_link& runner,
-                              result_channel& channel, const device_context& device) {
-  if (device.cuda) return time_pair(job, session, runner, channel, device);
+                              result_channel& channel, const device_context& device, phase_clock& phase) {
+  if (device.cuda) return time_pair(job, session, runner, channel, device, phase);
   using clock = std::chrono::steady_clock;
   clock::duration last{};
   auto steadiest = timing::steadiest_attempt(
       [&] {
         const auto start = clock::now();
-        timed_pair pair = time_pair(job, session, runner, channel, device);
+        timed_pair pair = time_pair(job, session, runner, channel, device, phase);
         last = clock::now() - start;
         const double change = pair_host_change(pair.candidate, pair.reference);
         return std::pair{std::move(pair), change};
@@ -248,15 +358,16 @@ timed_pair time_pair_steadily(const exec::evaluate_job& job, py::object& session
 } // namespace
 
 void time_subjects(const exec::evaluate_job& job, py::object& session, runner_link& runner,
-                   result_channel& channel) {
+                   result_channel& channel, phase_clock& phase) {
   const exec::timing_spec& spec = job.timing;
   const device_context device = session_device(job.device, session);
-  auto [candidate, reference] = time_pair_steadily(job, session, runner, channel, device);
+  auto [candidate, reference] = time_pair_steadily(job, session, runner, channel, device, phase);
   candidate.params["fresh_inputs"] = reference.params["fresh_inputs"] = spec.method == "robust";
   candidate.params["process"] = "runner";
   report_timing(channel, "candidate", candidate);
   report_timing(channel, "reference_eager", reference);
   if (spec.floor) { // a short measurement in the runner: the floor is small and steady (100 samples)
+    phase.enter("floor");
     exec::timing_spec floor = spec;
     floor.max_time_ms = std::min(spec.max_time_ms, 200.0);
     floor.max_samples = std::min(spec.max_samples, 100);
@@ -264,8 +375,12 @@ void time_subjects(const exec::evaluate_job& job, py::object& session, runner_li
     const json reply = checked(runner, {{"op", "time"}, {"subject", "empty"}, {"spec", floor}, {"base", 42}});
     report_timing(channel, "empty_forward", from_reply(reply.at("timing")));
   }
-  if (device.cuda && spec.graphs) time_graphs(spec, session, runner, device, channel);
+  if (device.cuda && spec.graphs) {
+    phase.enter("graphs");
+    time_graphs(spec, session, runner, device, channel);
+  }
   if (device.cuda && !candidate.samples_ms.empty()) {
+    phase.enter("trace");
     const json reply =
         runner.request({{"op", "trace"}, {"event_ms", timing::summarize(candidate.samples_ms).median}});
     // a tracing failure is the harness's, never the candidate's verdict

@@ -5,6 +5,7 @@
 #include "harness/exec/messages.hpp"
 #include "harness/worker/channel.hpp"
 #include "harness/worker/runner_link.hpp"
+#include "harness/worker/support.hpp"
 
 #include <pybind11/embed.h>
 
@@ -12,7 +13,9 @@ namespace kj::worker {
 
 // Emits "timing" events (candidate, reference_eager, empty_forward, graphs), "case" events (timed_outputs)
 // and the candidate's "trace". Throws std::runtime_error naming the runner's failure when it cannot be timed.
+// Its time is split over the phases `timing` (both subjects' rounds), `timed_checks` (the snapshots checked),
+// `floor` and `trace`, entered on `phase`.
 void time_subjects(const exec::evaluate_job& job, pybind11::object& session, runner_link& runner,
-                   result_channel& channel);
+                   result_channel& channel, phase_clock& phase);
 
 } // namespace kj::worker

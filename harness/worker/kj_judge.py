@@ -15,10 +15,11 @@ import torch
 
 from kj_compare import Opaque, assert_close, compare
 from kj_recipes import TimingInputs, draw, timing_recipe
-from kj_common import (DTYPES, Problem, KjError, capture_graph, first_line, is_out_of_memory, set_seed,
-                       tensor_bytes, to_device)
+from kj_common import (DTYPES, Problem, KjError, capture_graph, first_line, is_out_of_memory, outputs_of,
+                       set_seed, tensor_bytes, to_device)
 
 GIB = 1 << 30
+SNAPSHOT_MAX = 64 << 20  # bytes of one timed call's snapshot; larger outputs are checked on sampled chunks
 
 
 # ---- memory ----
@@ -37,6 +38,15 @@ class Memory:
         """The sizes of one input set and of the reference's outputs (the largest seen so far)."""
         self.input_bytes = max(self.input_bytes, tensor_bytes(inputs))
         self.output_bytes = max(self.output_bytes, tensor_bytes(outputs))
+        pieces = outputs_of(outputs) or []
+        self.output_pieces = max(getattr(self, "output_pieces", 1), len(pieces))
+
+    def snapshot_bytes(self):
+        """One slot of the arena for a timed call's outputs: room for them twice over (strides that leave gaps)
+        and their alignment, at least 1 MiB and at most SNAPSHOT_MAX (larger outputs are sampled in chunks)."""
+        pieces = getattr(self, "output_pieces", 1)
+        wanted = 2 * self.output_bytes + 256 * (pieces + 1) + 4096
+        return min(SNAPSHOT_MAX, max(1 << 20, (wanted + 65535) // 65536 * 65536))
 
     def budget(self):
         return int(1.25 * (self.input_bytes + 2 * self.output_bytes)) + GIB
@@ -212,17 +222,72 @@ class RemoteCandidate:
         dtype = _DTYPE_NAMES.get(o["dtype"])
         if dtype is None:
             return Opaque(f"tensor of dtype {o['dtype']}")
-        nbytes, offset, shape = int(o["nbytes"]), int(o["offset"]), [int(d) for d in o["shape"]]
-        if nbytes == 0:  # an empty output needs no arena (one may be released)
-            if math.prod(shape) != 0:
-                raise KjError("runtime_error", "the candidate's process described an empty output of shape "
-                              f"{shape}")
+        shape, strides = _layout(o, dtype)
+        span, offset = int(o.get("span_bytes", 0)), int(o["offset"] if "offset" in o else -1)
+        if math.prod(shape) == 0:  # an empty output needs no arena (one may be released)
             return torch.empty(shape, dtype=dtype, device=self.device)
-        if arena is None or offset < 0 or offset + nbytes > arena.numel():
+        if arena is None or offset < 0 or offset + span > arena.numel():
             raise KjError("runtime_error", "the candidate's process described an output outside the arena")
         flat = guarded(self.memory, "taking the candidate's output from the arena",
-                       lambda: arena[offset:offset + nbytes].clone())
-        return flat.view(dtype).reshape([int(d) for d in o["shape"]])
+                       lambda: arena[offset:offset + span].clone())
+        view = torch.as_strided(flat.view(dtype), shape, strides)
+        if view.is_contiguous():
+            return view
+        return guarded(self.memory, "laying out the candidate's output", lambda: view.contiguous())
+
+
+def _layout(o, dtype):
+    """An output's shape and strides as described, checked against its span: the runner's word, so anything that
+    does not add up is the candidate's failure (never an out-of-bounds view in the judge)."""
+    try:
+        shape = [int(d) for d in o["shape"]]
+        strides = [int(d) for d in o.get("strides", _contiguous_strides(shape))]
+        span = int(o.get("span_bytes", 0))
+    except (KeyError, TypeError, ValueError):
+        raise KjError("runtime_error", "the candidate's process described an output without a layout") from None
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    extent = 0 if math.prod(shape) == 0 else 1 + sum((d - 1) * s for d, s in zip(shape, strides))
+    if len(strides) != len(shape) or any(d < 0 for d in shape) or any(s < 0 for s in strides) or \
+            span != extent * itemsize:
+        raise KjError("runtime_error", f"the candidate's process described an output of shape {shape}, strides "
+                      f"{strides} in {span} bytes")
+    return shape, strides
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= max(d, 1)
+    return list(reversed(strides))
+
+
+def _sampled_pair(arena, reference, o, dtype):
+    """A sampled output (its memory in chunks chosen after the call) and the reference's same elements: the
+    reference laid out in the candidate's order, the chunks' elements taken from both, as 1-d tensors."""
+    shape, strides = _layout(o, dtype)
+    if list(reference.shape) != shape or reference.dtype != dtype:  # compare() names the mismatch
+        return reference, torch.empty(shape, dtype=dtype, device="meta")
+    chunk = int(o["chunk_bytes"])
+    itemsize = reference.element_size()
+    numel = reference.numel()
+    if strides == _contiguous_strides(shape):
+        laid = reference.reshape(-1)
+    else:
+        laid = torch.empty(numel, dtype=dtype, device=reference.device)
+        torch.as_strided(laid, shape, strides).copy_(reference)
+    pieces, total = [], 0
+    for c in o["chunks"]:
+        begin = int(c) * chunk // itemsize
+        end = min(numel, begin + chunk // itemsize)
+        if begin >= end:
+            raise KjError("runtime_error", f"the candidate's process described chunk {c} past its output")
+        pieces.append(laid[begin:end])
+        total += (end - begin) * itemsize
+    offset = int(o["offset"])
+    if offset < 0 or offset + total > arena.numel():
+        raise KjError("runtime_error", "the candidate's process described a sampled output outside the arena")
+    return torch.cat(pieces), arena[offset:offset + total].view(dtype)
 
 
 # ---- the session ----
@@ -336,31 +401,71 @@ class Session:
         self.timing.drop()
         self.memory.release()
 
-    def check_retained(self, calls, atol, rtol, base, fresh):
-        """Each output the runner kept from its timed calls (fetched by call number) against the reference on that
-        call's inputs, drawn again here from the recipe the judge derives from its own base; returns one case
-        dict per call."""
+    def snapshot_bytes(self):
+        return self.memory.snapshot_bytes()
+
+    def check_snapshots(self, reply_text, atol, rtol, base, fresh):
+        """Each timed call's outputs the runner took into the arena right after the call (whole, or in chunks it
+        chose then) against the reference on that call's inputs, drawn again here from the recipe the judge
+        derives from its own base; returns one case dict per call. The runner is stopped meanwhile and the arena
+        is read in place."""
+        import json
+
+        reply = json.loads(reply_text)
         cases = []
         first = getattr(self, "timed_checks", 0)  # case indices stay unique over the rounds
-        for k in calls:
-            r = self.remote.call({"op": "fetch", "call": int(k)})
-            if r.get("call") != int(k):
-                raise KjError("runtime_error", f"the candidate's process answered the fetch of timed call {k} "
-                              f"with call {r.get('call')!r}")
-            output = self.remote.outputs(r)
+        arena = arena_tensor(reply["arena"], self.device) if reply.get("arena") else None
+        for snap in sorted(reply.get("snapshots", []), key=lambda item: int(item["call"])):
+            k = int(snap["call"])
             recipe = timing_recipe(base, k, fresh)
             reference = self.reference(self.draw(recipe))
-            result = guarded(self.memory, "comparing a timed output", lambda: compare(reference, output, atol, rtol),
-                             retry=lambda: compare(reference, output, atol, rtol, chunk=1 << 20))
+            pair = guarded(self.memory, "taking a timed output from the arena",
+                           lambda: self._snapshot_pair(arena, reference, snap))
+            result = guarded(self.memory, "comparing a timed output", lambda: compare(*pair, atol, rtol),
+                             retry=lambda: compare(*pair, atol, rtol, chunk=1 << 20))
             cases.append({"class": "timed_outputs", "index": first + len(cases), "seed": int(recipe["seed"]),
                           "status": "pass" if result["passed"] else "fail",
                           "max_abs_err": result["max_abs_err"], "max_rel_err": result["max_rel_err"],
                           "mismatches": result["mismatches"],
-                          "message": result["message"] and f"timed call {r['call']}: {result['message']}"})
-            del reference, output
+                          "message": result["message"] and f"timed call {k}: {result['message']}"})
+            del reference, pair
             self.memory.release()
+        del arena
         self.timed_checks = first + len(cases)
         return cases
+
+    def _snapshot_pair(self, arena, reference, snap):
+        """(reference, output) as compare() takes them: sampled tensors replaced on both sides by their chunks."""
+        structure = snap.get("structure")
+        if structure not in ("tensor", "tuple", "list"):
+            return reference, Opaque(snap.get("type", "?"))
+        refs = [reference] if isinstance(reference, torch.Tensor) else list(outputs_of(reference) or [])
+        ref_side, out_side = [], []
+        for i, o in enumerate(snap.get("outputs", [])):
+            r = refs[i] if i < len(refs) else None
+            dtype = _DTYPE_NAMES.get(o.get("dtype")) if o.get("tensor") else None
+            if not o.get("tensor"):
+                out_side.append(Opaque(o.get("type", "?")))
+            elif dtype is None:
+                out_side.append(Opaque(f"tensor of dtype {o.get('dtype')}"))
+            elif "chunks" in o and isinstance(r, torch.Tensor):
+                r, sampled = _sampled_pair(arena, r, o, dtype)
+                out_side.append(sampled)
+            elif "chunks" in o:
+                out_side.append(Opaque("sampled tensor"))
+            else:
+                out_side.append(self.remote._tensor(arena, o))
+            if i < len(refs):
+                ref_side.append(r)
+        if structure == "tensor":
+            out = out_side[0] if out_side else Opaque("nothing")
+        else:
+            out = tuple(out_side) if structure == "tuple" else list(out_side)
+        if isinstance(reference, torch.Tensor):
+            return (ref_side[0] if ref_side else reference), out
+        if isinstance(reference, (tuple, list)):
+            return type(reference)(ref_side + refs[len(ref_side):]), out
+        return reference, out
 
     def capture_graph(self):
         """Captures the reference on the current timing inputs into a CUDA graph; returns a replay callable."""

@@ -2,8 +2,9 @@
 
 It imports the candidate, builds ModelNew the protocol's way, draws inputs from the recipes the judge sends (the same
 code the judge draws with, kj_common.py) and calls forward. It computes nothing that is recorded: outputs go back as
-bytes into the judge's arena (written by C++ from a DLPack view, not through anything Python can patch), verdicts
-and statistics are made in the judge, and timing samples are taken by the C++ timing engine. Helpers here only serve
+bytes into the judge's arena (read and copied by C++ through TensorBase's own descriptors with torch function
+handling off: no torch method, mode or dispatcher entry runs), verdicts and statistics are made in the judge, and
+timing samples are taken by the C++ timing engine, which also snapshots timed outputs right after each call. Helpers here only serve
 the candidate. Memory: a forward's inputs are freed before its outputs are exported, and a large output is dropped
 once the judge has taken it (`release`), so the runner holds one input set and one output at most.
 """
@@ -203,18 +204,6 @@ class RunnerSession:
                 if ts.nbytes() and ts.data_ptr() < hi and lo < ts.data_ptr() + ts.nbytes():
                     return True
         return False
-
-    def park(self, output):
-        """A timed call's kept output, moved to the host when it is large (outside the timed window), so that
-        the runner's device holds one input set and one output while it is timed."""
-        if self.device.type != "cuda" or tensor_bytes(output) < LARGE:
-            return output
-        if isinstance(output, torch.Tensor):
-            return output.to("cpu") if output.is_cuda else output
-        if isinstance(output, (tuple, list)):
-            moved = [o.to("cpu") if isinstance(o, torch.Tensor) and o.is_cuda else o for o in output]
-            return tuple(moved) if isinstance(output, tuple) else moved
-        return output
 
     def sync(self):
         if self.device.type == "cuda":

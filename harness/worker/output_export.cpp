@@ -1,10 +1,11 @@
-// Implements export_outputs: structure, DLPack metadata, and the copy into the arena.
+// Implements export_outputs and snapshot_outputs: an output's structure, its tensors read by tensor_view, and
+// their bytes copied (whole or in sampled chunks) into the judge's arena.
 #include "harness/worker/output_export.hpp"
 
-#include "harness/worker/kj_dlpack.h"
-
+#include <algorithm>
 #include <cstring>
-#include <fmt/core.h>
+#include <random>
+#include <stdexcept>
 #include <vector>
 
 namespace py = pybind11;
@@ -15,120 +16,153 @@ namespace {
 
 constexpr std::uint64_t k_align = 256;
 
-std::string dtype_name(const DLDataType& t) {
-  if (t.lanes != 1) return fmt::format("lanes{}", t.lanes);
-  switch (t.code) {
-  case kDLFloat:
-    return t.bits == 32 ? "float32" : t.bits == 64 ? "float64" : t.bits == 16 ? "float16" : "float?";
-  case kDLBfloat:
-    return t.bits == 16 ? "bfloat16" : "bfloat?";
-  case kDLInt:
-    return fmt::format("int{}", t.bits);
-  case kDLUInt:
-    return t.bits == 8 ? "uint8" : fmt::format("uint{}", t.bits);
-  case kDLBool:
-    return "bool";
-  case kDLComplex:
-    return fmt::format("complex{}", t.bits);
-  default:
-    return fmt::format("code{}x{}", static_cast<int>(t.code), t.bits);
-  }
+std::uint64_t aligned(std::uint64_t n) {
+  return (n + k_align - 1) / k_align * k_align;
 }
 
 struct piece {
   json meta;
-  const unsigned char* data = nullptr;
-  std::uint64_t nbytes = 0;
-  py::object keep; // the tensor (or its contiguous copy) and capsule stay alive until copied
-  py::object capsule;
+  tensor_view view;
 };
 
-piece describe(const trusted_handles& trusted, py::handle item) {
-  piece p;
-  if (Py_TYPE(item.ptr()) != reinterpret_cast<PyTypeObject*>(trusted.tensor_type.ptr())) {
-    p.meta = {{"tensor", false}, {"type", Py_TYPE(item.ptr())->tp_name}};
-    return p;
+// The result's structure and its elements (a tensor, or the items of an exact tuple or list, 64 at most); no
+// elements for anything else ("other").
+json structure_of(const trusted_handles& trusted, py::handle result, std::vector<py::handle>& items) {
+  PyTypeObject* type = Py_TYPE(result.ptr());
+  if (type != reinterpret_cast<PyTypeObject*>(trusted.tensor_type.ptr()) && type != &PyTuple_Type &&
+      type != &PyList_Type)
+    return {{"structure", "other"}, {"type", type->tp_name}, {"outputs", json::array()}};
+  if (type == &PyTuple_Type || type == &PyList_Type) {
+    const bool tuple = type == &PyTuple_Type;
+    const Py_ssize_t n = tuple ? PyTuple_GET_SIZE(result.ptr()) : PyList_GET_SIZE(result.ptr());
+    for (Py_ssize_t i = 0; i < n && i < 64; ++i)
+      items.emplace_back(tuple ? PyTuple_GET_ITEM(result.ptr(), i) : PyList_GET_ITEM(result.ptr(), i));
+    return {{"structure", tuple ? "tuple" : "list"}, {"outputs", json::array()}};
   }
-  try {
-    p.keep = trusted.contiguous(item);
-    p.capsule = trusted.to_dlpack(p.keep);
-  } catch (py::error_already_set&) { // sparse, meta, quantized: not a dense strided tensor
-    p.meta = {{"tensor", false}, {"type", "torch.Tensor (not dense and strided)"}};
-    return p;
+  items.push_back(result);
+  return {{"structure", "tensor"}, {"outputs", json::array()}};
+}
+
+std::vector<piece> pieces_of(const trusted_handles& trusted, const std::vector<py::handle>& items,
+                             bool cuda) {
+  std::vector<piece> pieces;
+  for (py::handle item : items) {
+    piece p{{}, read_tensor(trusted, item)};
+    const tensor_view& v = p.view;
+    if (v.tensor && v.cuda != cuda) // the judge compares on its own device only
+      p.view = tensor_view{false, std::string("torch.Tensor on ") + (v.cuda ? "cuda" : "cpu")};
+    if (!p.view.tensor) {
+      p.meta = {{"tensor", false}, {"type", p.view.type}};
+    } else {
+      p.meta = {{"tensor", true},       {"type", v.type},
+                {"dtype", v.dtype},     {"shape", v.shape},
+                {"strides", v.strides}, {"device", v.cuda ? "cuda" : "cpu"},
+                {"nbytes", v.nbytes()}, {"span_bytes", v.span_bytes()}};
+    }
+    pieces.push_back(std::move(p));
   }
-  auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(p.capsule.ptr(), "dltensor"));
-  if (managed == nullptr) throw py::error_already_set();
-  const DLTensor& t = managed->dl_tensor;
-  std::vector<std::int64_t> shape(t.shape, t.shape + t.ndim);
-  std::uint64_t numel = 1;
-  for (auto d : shape)
-    numel *= static_cast<std::uint64_t>(d);
-  p.nbytes = numel * ((t.dtype.bits * t.dtype.lanes + 7) / 8);
-  p.data = static_cast<const unsigned char*>(t.data) + t.byte_offset;
-  p.meta = {{"tensor", true},
-            {"type", "torch.Tensor"},
-            {"dtype", dtype_name(t.dtype)},
-            {"shape", shape},
-            {"device", t.device.device_type == kDLCPU ? "cpu" : "cuda"},
-            {"nbytes", p.nbytes}};
-  return p;
+  return pieces;
+}
+
+void copy_bytes(const cuda::plugin* plugin, bool cuda, std::uint64_t dst, std::uint64_t src,
+                std::uint64_t n) {
+  if (n == 0) return;
+  if (cuda) {
+    if (plugin == nullptr) throw std::runtime_error("a CUDA arena without the CUDA plugin");
+    plugin->copy_sync(dst, src, n);
+  } else {
+    std::memcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n);
+  }
+}
+
+// `count` distinct chunk indices of [0, total), ascending, from a fresh seed.
+std::vector<std::uint64_t> random_chunks(std::uint64_t total, std::uint64_t count) {
+  std::random_device device;
+  std::mt19937_64 rng((static_cast<std::uint64_t>(device()) << 32) ^ device());
+  std::vector<std::uint64_t> picked;
+  if (count * 2 >= total) { // most of them: shuffle all, keep `count`
+    picked.resize(total);
+    for (std::uint64_t i = 0; i < total; ++i)
+      picked[i] = i;
+    std::shuffle(picked.begin(), picked.end(), rng);
+    picked.resize(count);
+  } else {
+    std::vector<bool> taken(total);
+    while (picked.size() < count) {
+      const std::uint64_t i = rng() % total;
+      if (!taken[i]) picked.push_back(i), taken[i] = true;
+    }
+  }
+  std::sort(picked.begin(), picked.end());
+  return picked;
 }
 
 } // namespace
 
-trusted_handles capture_trusted() {
-  py::module_ torch = py::module_::import("torch");
-  py::object c = torch.attr("_C");
-  return {c.attr("_to_dlpack"), c.attr("TensorBase").attr("contiguous"), torch.attr("Tensor")};
-}
-
 json export_outputs(const trusted_handles& trusted, py::handle result, const arena_view& arena,
-                    const cuda::plugin* plugin, bool parked) {
-  json reply{{"outputs", json::array()}};
-  std::vector<piece> pieces;
-  PyTypeObject* type = Py_TYPE(result.ptr());
-  if (type == reinterpret_cast<PyTypeObject*>(trusted.tensor_type.ptr())) {
-    reply["structure"] = "tensor";
-    pieces.push_back(describe(trusted, result));
-  } else if (type == &PyTuple_Type || type == &PyList_Type) {
-    reply["structure"] = type == &PyTuple_Type ? "tuple" : "list";
-    const Py_ssize_t n =
-        type == &PyTuple_Type ? PyTuple_GET_SIZE(result.ptr()) : PyList_GET_SIZE(result.ptr());
-    for (Py_ssize_t i = 0; i < n && i < 64; ++i)
-      pieces.push_back(describe(trusted, type == &PyTuple_Type ? PyTuple_GET_ITEM(result.ptr(), i)
-                                                               : PyList_GET_ITEM(result.ptr(), i)));
-  } else {
-    reply["structure"] = "other";
-    reply["type"] = type->tp_name;
-    return reply;
-  }
+                    const cuda::plugin* plugin) {
+  std::vector<py::handle> items;
+  json reply = structure_of(trusted, result, items);
+  if (reply["structure"] == "other") return reply;
+  std::vector<piece> pieces = pieces_of(trusted, items, arena.cuda);
   std::uint64_t needed = 0;
   for (auto& p : pieces) {
-    if (!p.meta.value("tensor", false)) continue;
-    const bool on_arena_device = (p.meta["device"] == "cuda") == arena.cuda || (parked && arena.cuda);
-    if (!on_arena_device) { // the judge compares on its own device only
-      p.meta = {{"tensor", false}, {"type", "torch.Tensor on " + p.meta["device"].get<std::string>()}};
-      continue;
-    }
+    if (!p.view.tensor) continue;
     p.meta["offset"] = needed;
-    needed += (p.nbytes + k_align - 1) / k_align * k_align;
+    needed += aligned(p.view.span_bytes());
   }
   if (needed > arena.bytes) {
     reply["need_bytes"] = needed;
     return reply;
   }
   for (auto& p : pieces) {
-    if (p.meta.value("tensor", false) && p.nbytes > 0) {
-      auto* dst = reinterpret_cast<unsigned char*>(arena.ptr) + p.meta["offset"].get<std::uint64_t>();
-      if (arena.cuda) {
-        if (plugin == nullptr) throw std::runtime_error("a CUDA arena without the CUDA plugin");
-        plugin->copy_sync(reinterpret_cast<std::uint64_t>(dst), reinterpret_cast<std::uint64_t>(p.data),
-                          p.nbytes);
-      } else {
-        std::memcpy(dst, p.data, p.nbytes);
+    if (p.view.tensor)
+      copy_bytes(plugin, arena.cuda, arena.ptr + p.meta["offset"].get<std::uint64_t>(), p.view.data,
+                 p.view.span_bytes());
+    reply["outputs"].push_back(std::move(p.meta));
+  }
+  return reply;
+}
+
+json snapshot_outputs(const trusted_handles& trusted, py::handle result, const arena_view& slot,
+                      std::uint64_t slot_offset, const cuda::plugin* plugin) {
+  std::vector<py::handle> items;
+  json reply = structure_of(trusted, result, items);
+  if (reply["structure"] == "other") return reply;
+  std::vector<piece> pieces = pieces_of(trusted, items, slot.cuda);
+  std::uint64_t whole = 0, tensors = 0;
+  for (const auto& p : pieces)
+    if (p.view.tensor) whole += aligned(p.view.span_bytes()), ++tensors;
+  // Each tensor's share of the slot when they do not all fit: whole chunks.
+  const std::uint64_t share = tensors ? slot.bytes / tensors / k_snapshot_chunk * k_snapshot_chunk : 0;
+  std::uint64_t at = 0;
+  for (auto& p : pieces) {
+    const tensor_view& v = p.view;
+    if (v.tensor && (whole <= slot.bytes || v.span_bytes() <= share)) {
+      p.meta["offset"] = slot_offset + at;
+      copy_bytes(plugin, slot.cuda, slot.ptr + at, v.data, v.span_bytes());
+      at += aligned(v.span_bytes());
+    } else if (v.tensor && !v.dense) {
+      p.meta = {{"tensor", false},
+                {"type", "torch.Tensor (not dense storage: its elements span " +
+                             std::to_string(v.span_bytes()) + " bytes for " + std::to_string(v.nbytes()) +
+                             ")"}};
+    } else if (v.tensor) {
+      const std::uint64_t total = (v.span_bytes() + k_snapshot_chunk - 1) / k_snapshot_chunk;
+      const std::vector<std::uint64_t> chunks =
+          random_chunks(total, std::min(total, share / k_snapshot_chunk));
+      p.meta["offset"] = slot_offset + at;
+      p.meta["chunk_bytes"] = k_snapshot_chunk;
+      p.meta["chunks"] = chunks;
+      for (std::uint64_t c : chunks) {
+        const std::uint64_t begin = c * k_snapshot_chunk;
+        const std::uint64_t n = std::min(k_snapshot_chunk, v.span_bytes() - begin);
+        copy_bytes(plugin, slot.cuda, slot.ptr + at, v.data + begin, n);
+        at += n;
       }
+      at = aligned(at);
     }
-    reply["outputs"].push_back(p.meta);
+    reply["outputs"].push_back(std::move(p.meta));
   }
   return reply;
 }

@@ -10,12 +10,14 @@
 #include "harness/worker/support.hpp"
 #include "harness/worker/timing_bridge.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <map>
 #include <optional>
 #include <pybind11/stl.h>
-#include <set>
+#include <random>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -24,6 +26,11 @@ using nlohmann::json;
 
 namespace kj::worker {
 namespace {
+
+// The fastest of kj's draws: what the draw itself costs (a busy host only adds to some of them).
+double fastest(const std::vector<double>& v) {
+  return v.empty() ? 0 : *std::min_element(v.begin(), v.end());
+}
 
 json failure(const std::string& kind, const std::string& error) {
   return {{"ok", false}, {"kind", kind}, {"error", error}};
@@ -35,6 +42,9 @@ public:
       : m_runtime(std::move(runtime)), m_device(device), m_socket(&socket) {
     m_arena.cuda = device == device_kind::cuda;
     m_trusted = capture_trusted();
+    // kj's own input draws, taken before the candidate can replace sys.modules' entry
+    m_timing_inputs = py::module_::import("kj_recipes").attr("TimingInputs");
+    if (m_arena.cuda) m_device_sync = py::module_::import("torch").attr("_C").attr("_cuda_synchronize");
     if (m_arena.cuda) {
       std::string error;
       m_plugin = shared_cuda_plugin(error);
@@ -54,7 +64,6 @@ public:
     if (op == "release") return release();
     if (op == "memory") return {{"ok", true}, {"peaks", to_json(m_session.attr("memory_peaks")())}};
     if (op == "time") return time(request);
-    if (op == "fetch") return fetch(request);
     if (op == "trace") return trace(request);
     if (op == "findings") return findings(request);
     return failure("harness_error", "unknown request '" + op + "'");
@@ -64,7 +73,8 @@ private:
   json load(const json& r) {
     const json protocol = r.value("protocol", json::object());
     m_session =
-        py::module_::import("kj_runner").attr("RunnerSession")(py_device(m_device), to_python(protocol));
+        py::module_::import("kj_runner")
+            .attr("RunnerSession")(py_device(m_device), to_python(protocol), r.value("prebuilt", true));
     m_session.attr("load")(r["problem"].value("path", ""), r["problem"].value("source", ""),
                            r["candidate"].value("path", ""), r["candidate"].value("source", ""),
                            to_python(r.value("overrides", json::object())), protocol.value("seed", 42));
@@ -119,8 +129,6 @@ private:
   json release() {
     m_last = py::none();
     m_pending.reset();
-    if (m_fetched) m_retained.erase(*m_fetched);
-    m_fetched.reset();
     close_arena();
     m_session.attr("empty_cache")();
     return {{"ok", true}};
@@ -128,13 +136,13 @@ private:
 
   // The outputs in the arena, with the request's own fields (`extra`). When the arena is too small the reply
   // asks for `need_bytes`; the same outputs and fields then go out on the judge's `deliver`, after it grew.
-  json deliver(const py::object& output, bool parked = false, const json& extra = json::object()) {
+  json deliver(const py::object& output, const json& extra = json::object()) {
     map_arena();
-    json reply = export_outputs(m_trusted, output, m_arena, m_plugin, parked);
+    json reply = export_outputs(m_trusted, output, m_arena, m_plugin);
     reply["ok"] = true;
     reply["arena_id"] = m_arena_id;
     if (reply.contains("need_bytes")) {
-      m_pending = pending_delivery{output, parked, extra};
+      m_pending = pending_delivery{output, extra};
       return reply;
     }
     m_pending.reset();
@@ -145,7 +153,7 @@ private:
   json deliver_pending() {
     if (!m_pending) return failure("harness_error", "'deliver' with no outputs waiting for a larger arena");
     const pending_delivery p = *m_pending;
-    return deliver(p.output, p.parked, p.extra);
+    return deliver(p.output, p.extra);
   }
 
   json forward(const json& r) {
@@ -153,30 +161,56 @@ private:
         m_session.attr("forward")(to_python(r["recipe"]), to_python(r.value("sizes", json::object())),
                                   r.value("check_inputs", false), r.value("phase", "case"));
     m_last = result[0];
-    return deliver(m_last, false,
-                   {{"inputs_changed", result[1].is_none() ? json::array() : to_json(result[1])},
-                    {"overlap", result[2].cast<bool>()}});
+    return deliver(m_last, {{"inputs_changed", result[1].is_none() ? json::array() : to_json(result[1])},
+                            {"overlap", result[2].cast<bool>()}});
   }
 
+  // One timing round. With `slots`, a timed call's output waits only until the next call is prepared (or the
+  // round ends): then, before anything else runs (kj's own input draw, or a finalizer of the candidate's on
+  // the inputs or outputs it drops), it is snapshotted into a slot of the arena when chosen, and dropped. The
+  // last call takes the last slot; the other slots hold a uniform sample of the calls before it (a reservoir,
+  // each choice drawn from the OS after the call), so no call can tell in advance whether it will be checked,
+  // nor that no later one will be. Nothing in the request tells calls apart.
   json time(const json& r) {
     const exec::timing_spec spec = r.at("spec").get<exec::timing_spec>();
     const std::string subject = r.value("subject", "candidate");
     const bool fresh = subject == "candidate" && r.value("fresh", false);
-    m_timing = py::module_::import("kj_recipes")
-                   .attr("TimingInputs")(m_session.attr("problem"), m_session.attr("device"),
-                                         r.value("base", std::uint64_t{42}), fresh);
-    // With fresh inputs per call, two random calls and the last keep their outputs (a large one moves to the
-    // host in the next call's prepare, outside the window); with one fixed input set, the last call only.
-    std::set<long> retain;
-    if (fresh)
-      for (long k : r.value("retain", std::vector<long>{}))
-        retain.insert(k);
-    m_retained.clear();
-    m_fetched.reset();
+    const long slots = subject == "candidate" ? r.value("slots", 0L) : 0L;
+    const std::uint64_t slot_bytes = r.value("slot_bytes", std::uint64_t{0});
+    map_arena();
+    if (slots > 0 && static_cast<std::uint64_t>(slots) * slot_bytes > m_arena.bytes)
+      return failure("harness_error", "the arena is smaller than the snapshots the judge asked for");
+    {
+      const candidate_modes_off off(m_trusted);
+      m_timing = m_timing_inputs(m_session.attr("problem"), m_session.attr("device"),
+                                 r.value("base", std::uint64_t{42}), fresh);
+    }
     long calls = 0;
-    py::object model = m_model;
-    py::object timing = m_timing;
-    py::object park = m_session.attr("park");
+    py::object model = m_model, timing = m_timing, current = py::none();
+    std::vector<json> snapshots(static_cast<std::size_t>(std::max(0L, slots)));
+    const auto finish = [&](bool last) { // the output of call `calls - 1`
+      if (current.is_none()) return;
+      const long k = calls - 1;
+      long slot = last ? slots - 1 : -1;
+      if (!last && fresh && slots > 1) {
+        std::random_device os;
+        const std::uint64_t j =
+            ((static_cast<std::uint64_t>(os()) << 32) ^ os()) % static_cast<std::uint64_t>(k + 1);
+        if (k < slots - 1)
+          slot = k;
+        else if (j < static_cast<std::uint64_t>(slots - 1))
+          slot = static_cast<long>(j);
+      }
+      if (slot >= 0) {
+        const std::uint64_t at = static_cast<std::uint64_t>(slot) * slot_bytes;
+        json taken =
+            snapshot_outputs(m_trusted, current, {m_arena.ptr + at, slot_bytes, m_arena.cuda}, at, m_plugin);
+        taken["call"] = k;
+        taken["slot"] = slot;
+        snapshots[static_cast<std::size_t>(slot)] = std::move(taken);
+      }
+      current = py::none();
+    };
     std::function<void()> call;
     if (subject == "empty") {
       py::object empty = m_session.attr("empty_forward");
@@ -186,33 +220,32 @@ private:
       call = [replay] { replay(); };
     } else {
       call = [&] {
-        py::object out = model(*timing.attr("current"));
-        if (retain.contains(calls)) m_retained[calls] = out;
-        m_retained[-1] = out;
-        m_last_call = calls++;
+        current = model(*timing.attr("current"));
+        ++calls;
       };
     }
     py::object prepare_call = timing.attr("prepare");
+    std::vector<double> draws_ms; // kj's draw per call, synchronized: the judge compares it with its own
     const std::function<void()> prepare = [&] {
-      if (m_last_call >= 0 && m_retained.contains(m_last_call))
-        m_retained[m_last_call] = park(m_retained[m_last_call]);
-      m_retained.erase(-1); // the previous call's output goes before the next inputs are drawn
+      finish(false);
+      const candidate_modes_off off(m_trusted); // a mode left entered cannot watch kj draw the next inputs
+      const auto start = std::chrono::steady_clock::now();
       prepare_call();
+      if (m_device_sync) m_device_sync();
+      draws_ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     };
-    m_last_call = -1;
     timing_result t;
     {
       const gc_paused no_gc;
       t = time_callable(call, session_device(m_device, m_session), spec, fresh ? prepare : nullptr);
+      finish(true);
     }
-    if (m_retained.contains(m_last_call)) m_retained.erase(-1); // the last call was also a picked one: once
-    for (auto& [k, out] : m_retained) // outside the loop now: every kept output may move to the host
-      out = park(out);
     timing.attr("drop")(); // the inputs go; `trace` draws its own
     m_session.attr("empty_cache")();
-    json kept = json::array();
-    for (const auto& [k, _] : m_retained)
-      kept.push_back(k < 0 ? m_last_call : k);
+    json taken = json::array();
+    for (auto& s : snapshots)
+      if (!s.is_null()) taken.push_back(std::move(s));
     return {{"ok", true},
             {"timing",
              {{"method", t.method},
@@ -221,16 +254,9 @@ private:
               {"params", t.params},
               {"samples_ms", t.samples_ms}}},
             {"calls", calls},
-            {"retained", kept}};
-  }
-
-  json fetch(const json& r) {
-    long k = r.value("call", -1L);
-    auto it = m_retained.find(k);
-    if (it == m_retained.end() && k == m_last_call) it = m_retained.find(-1);
-    if (it == m_retained.end()) return failure("harness_error", fmt::format("call {} was not retained", k));
-    m_fetched = it->first;
-    return deliver(it->second, true, {{"call", k}}); // the judge derives the call's recipe from its own seed
+            {"draw_ms", fastest(draws_ms)},
+            {"snapshots", taken},
+            {"arena_id", m_arena_id}};
   }
 
   json trace(const json& r) {
@@ -266,16 +292,12 @@ private:
   arena_view m_arena;
   int m_arena_fd = -1; // a host arena's memfd (kept while the judge keeps the arena)
   int m_arena_id = 0;
-  py::object m_session, m_model, m_last, m_timing;
-  std::map<long, py::object> m_retained; // -1: the last timed call
-  std::optional<long> m_fetched;         // the retained call the judge fetched last (dropped on release)
+  py::object m_session, m_model, m_last, m_timing, m_timing_inputs, m_device_sync;
   struct pending_delivery {
     py::object output;
-    bool parked = false;
     json extra;
   };
   std::optional<pending_delivery> m_pending; // outputs that asked for a larger arena
-  long m_last_call = -1;
 };
 
 } // namespace

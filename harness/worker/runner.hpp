@@ -1,5 +1,5 @@
 // `kj runner`: the candidate's process. It serves the judge's requests on one socket (load, forward, time,
-// fetch, trace, findings) and reports nothing anywhere else; see harness/worker/kj_runner.py.
+// trace, findings) and reports nothing anywhere else; see harness/worker/kj_runner.py.
 #pragma once
 
 #include "harness/device_kind.hpp"

@@ -139,9 +139,12 @@ void runner_link::launch() {
   const std::string dir = m_spec.scratch.string();
   exec::sandbox_policy policy{.scratch = m_spec.scratch, .read_only = m_spec.read_only, .gpu = cuda};
   const std::string exe = fs::read_symlink("/proc/self/exe").string();
-  policy.read_only.push_back(fs::path(exe).parent_path());
+  // Only what the runner runs of kj: its executable and, on CUDA, the timing plugin; never kj's folder (a
+  // results DB or other candidates beside it would be readable from the sandbox).
+  policy.read_only.push_back(exe);
+  if (cuda) policy.read_only.emplace_back(cuda::plugin::default_path());
   if (const auto it = env.find("TORCH_EXTENSIONS_DIR"); it != env.end())
-    policy.read_only.emplace_back(it->second);
+    (m_spec.import_on_device ? policy.writable : policy.read_only).emplace_back(it->second);
   std::vector<std::string> args = exec::plan_sandbox(policy).argv_prefix;
   m_sandboxed = !args.empty();
   const std::string program = args.empty() ? "/proc/self/exe" : args.front();
@@ -200,7 +203,8 @@ void runner_link::handshake() {
                      {"problem", m_spec.problem},
                      {"candidate", m_spec.candidate},
                      {"overrides", m_spec.overrides},
-                     {"protocol", m_spec.protocol}});
+                     {"protocol", m_spec.protocol},
+                     {"prebuilt", !m_spec.import_on_device}});
   if (m_load.value("ok", false)) {
     const json arena = grow_arena(k_first_arena);
     if (!arena.value("ok", false)) m_load = arena;
@@ -253,12 +257,25 @@ json runner_link::request(const json& message) {
     if (!grown.value("ok", false)) return grown;
     reply = exchange({{"op", "deliver"}});
   }
-  if (reply.value("ok", false) && reply.contains("outputs")) {
+  if (reply.value("ok", false) && (reply.contains("outputs") || reply.contains("snapshots"))) {
     if (reply.value("arena_id", -1) != m_arena_id)
       return {{"ok", false}, {"kind", "runtime_error"}, {"error", "the runner answered for another arena"}};
     if (m_arena_bytes > 0) reply["arena"] = m_arena_spec; // a released arena is never described again
   }
   return reply;
+}
+
+json runner_link::reserve_arena(std::uint64_t bytes) {
+  if (bytes <= m_arena_bytes) return {{"ok", true}};
+  try {
+    return grow_arena(bytes);
+  } catch (const std::exception& e) { // kj's own allocation: never the candidate's failure
+    return {{"ok", false},
+            {"kind", "harness_error"},
+            {"reason", "out_of_memory"},
+            {"error", fmt::format("allocating {} bytes for the timed outputs' snapshots failed: {}", bytes,
+                                  e.what())}};
+  }
 }
 
 json runner_link::grow_arena(std::uint64_t bytes) {

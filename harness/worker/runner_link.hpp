@@ -43,6 +43,8 @@ struct runner_spec {
   std::chrono::steady_clock::time_point deadline; // the job's: no request waits past it
   runner_limits limits;
   std::vector<std::filesystem::path> read_only; // what the sandbox exposes besides the system folders
+  bool import_on_device =
+      false; // the build step deferred the import: the runner may compile (build folder rw)
 };
 
 class runner_link {
@@ -81,6 +83,10 @@ public:
   // its copy and returns its cached device memory) and freed, so that no case starts with the last one's
   // held.
   void release_arena();
+  // Makes the arena at least `bytes` large before a request whose outputs go into it (a timing round's
+  // snapshots); the reply fields of a kj's own failure to allocate ({"ok": false, "kind": "harness_error"}),
+  // else {"ok": true}.
+  nlohmann::json reserve_arena(std::uint64_t bytes);
   // The largest resident memory of the runner and its descendants seen by the watchdog [bytes].
   std::uint64_t peak_rss() const { return m_peak_rss; }
 

@@ -166,6 +166,7 @@ timing_result time_cuda(const std::function<void()>& call, const device_context&
     result.params["host_ms"] = cm.host_ms;
     result.params["l2_flush_bytes"] = cm.flush_bytes;
     result.params["warmup_calls"] = cm.events.warmup_calls;
+    result.params["warmup_ms"] = cm.events.warmup_ms;
     result.stop_reason = cm.events.stop_reason;
     result.samples_ms = std::move(cm.events.samples_ms);
   }
@@ -190,6 +191,7 @@ timing_result time_on_device(const std::function<void()>& call, const device_con
     result.params["headline"] = "median";
     result.params["cuda_plugin_error"] = error;
     result.params["warmup_calls"] = m.warmup_calls;
+    result.params["warmup_ms"] = m.warmup_ms;
     return result;
   }
   timing_result result;
@@ -209,6 +211,7 @@ timing_result time_on_device(const std::function<void()>& call, const device_con
   }
   result.clock = "host";
   result.params["warmup_calls"] = m.warmup_calls;
+  result.params["warmup_ms"] = m.warmup_ms;
   result.stop_reason = m.stop_reason;
   result.samples_ms = std::move(m.samples_ms);
   return result;

@@ -7,10 +7,16 @@
 #include "harness/cuda/plugin_loader.hpp"
 #include "harness/timing/trace_summary.hpp"
 
+#if defined(KJ_TEST_CUDA_HEADERS)
+#include <cuda.h>
+#include <dlfcn.h>
+#endif
+
 #include <algorithm>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 using kj::cuda::measure_options;
 using kj::cuda::plugin;
@@ -249,6 +255,61 @@ TEST_CASE("an exception thrown by the callback comes back out, and the plugin st
   CHECK(calls == 5);
   CHECK(gpu().measure([] {}, quick(0)).events.samples_ms.size() >= 10); // events and buffers were released
 }
+
+#if defined(KJ_TEST_CUDA_HEADERS)
+// The driver's own entry points, found in the libcuda the plugin loaded (the test links no CUDA library).
+template <typename F>
+F driver_function(const char* name) {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (lib == nullptr) lib = dlopen("libcuda.so.1", RTLD_NOW);
+  REQUIRE(lib != nullptr);
+  auto* f = reinterpret_cast<F>(dlsym(lib, name));
+  REQUIRE(f != nullptr);
+  return f;
+}
+
+TEST_CASE("a persisting-L2 window a call sets does not survive into the next sample", "[gpu][cuda]") {
+  // A candidate that pins its data in L2 (a persisting carve-out and an access-policy window on the timed
+  // stream) would find it there in its next call: the memset flush does not evict persisting lines.
+  const auto set_limit = driver_function<CUresult (*)(CUlimit, size_t)>("cuCtxSetLimit");
+  const auto get_limit = driver_function<CUresult (*)(size_t*, CUlimit)>("cuCtxGetLimit");
+  const auto set_attr = driver_function<CUresult (*)(CUstream, CUstreamAttrID, const CUstreamAttrValue*)>(
+      "cuStreamSetAttribute");
+  const auto get_attr =
+      driver_function<CUresult (*)(CUstream, CUstreamAttrID, CUstreamAttrValue*)>("cuStreamGetAttribute");
+  test_stream s;
+  const auto stream = reinterpret_cast<CUstream>(s.get());
+  const std::uint64_t buffer = gpu().mem_alloc(1 << 20);
+  std::vector<std::size_t> limits, windows;
+  bool set_ok = true;
+  gpu().measure(
+      [&] {
+        std::size_t limit = 0;
+        CUstreamAttrValue seen{};
+        get_limit(&limit, CU_LIMIT_PERSISTING_L2_CACHE_SIZE);
+        get_attr(stream, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, &seen);
+        limits.push_back(limit);
+        windows.push_back(seen.accessPolicyWindow.num_bytes);
+        CUstreamAttrValue window{};
+        window.accessPolicyWindow.base_ptr = reinterpret_cast<void*>(buffer);
+        window.accessPolicyWindow.num_bytes = 1 << 20;
+        window.accessPolicyWindow.hitRatio = 1.0f;
+        window.accessPolicyWindow.hitProp = CU_ACCESS_PROPERTY_PERSISTING;
+        window.accessPolicyWindow.missProp = CU_ACCESS_PROPERTY_STREAMING;
+        set_ok = set_ok && set_limit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 1 << 20) == CUDA_SUCCESS &&
+                 set_attr(stream, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, &window) == CUDA_SUCCESS;
+      },
+      quick(s.get()));
+  gpu().mem_free(buffer);
+  CHECK(set_ok); // the window was really set in every call
+  REQUIRE(limits.size() > 2);
+  for (std::size_t i = 0; i < limits.size(); ++i) {
+    INFO("call " << i);
+    CHECK(limits[i] == 0);
+    CHECK(windows[i] == 0);
+  }
+}
+#endif
 
 TEST_CASE("NVML snapshot: clocks, temperature, power and processes, or a reason why not",
           "[gpu][cuda][nvml]") {

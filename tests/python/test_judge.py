@@ -47,7 +47,8 @@ class FakeRunner:
             f.write(data)
         return json.dumps({"ok": True, "structure": "tensor", "arena_id": 1,
                            "outputs": [{"tensor": True, "dtype": "float32", "shape": list(self.tensor.shape),
-                                        "offset": 0, "nbytes": len(data)}],
+                                        "strides": list(self.tensor.stride()), "offset": 0, "nbytes": len(data),
+                                        "span_bytes": len(data)}],
                            "arena": {"id": 1, "kind": "file", "path": self.path, "bytes": len(data)}})
 
     def release(self):
@@ -68,7 +69,8 @@ def test_a_released_arena_is_never_read():
     # The outputs' description is the runner's (the candidate's process) word: bytes in no arena kj holds are
     # its failure, not kj's (else a candidate could turn a failing case into kj's harness_error).
     remote = judge.RemoteCandidate(lambda m: json.dumps({"ok": True, "structure": "tensor", "outputs": [
-        {"tensor": True, "dtype": "float32", "shape": [1], "offset": 0, "nbytes": 4}]}), "cpu", lambda: None)
+        {"tensor": True, "dtype": "float32", "shape": [1], "strides": [1], "offset": 0, "nbytes": 4,
+         "span_bytes": 4}]}), "cpu", lambda: None)
     with pytest.raises(KjError) as caught:
         remote.forward({"kind": "case", "seed": 1})
     assert caught.value.kind == "runtime_error"
@@ -76,14 +78,80 @@ def test_a_released_arena_is_never_read():
 
 def test_an_empty_output_needs_no_arena():
     remote = judge.RemoteCandidate(lambda m: json.dumps({"ok": True, "structure": "tensor", "outputs": [
-        {"tensor": True, "dtype": "float32", "shape": [0, 3], "offset": 0, "nbytes": 0}]}), "cpu", lambda: None)
+        {"tensor": True, "dtype": "float32", "shape": [0, 3], "strides": [3, 1], "offset": 0, "nbytes": 0,
+         "span_bytes": 0}]}), "cpu", lambda: None)
     out, _ = remote.forward({"kind": "case", "seed": 1})
     assert out.shape == (0, 3) and out.dtype == torch.float32
     lying = judge.RemoteCandidate(lambda m: json.dumps({"ok": True, "structure": "tensor", "outputs": [
-        {"tensor": True, "dtype": "float32", "shape": [2], "offset": 0, "nbytes": 0}]}), "cpu", lambda: None)
+        {"tensor": True, "dtype": "float32", "shape": [2], "strides": [1], "offset": 0, "nbytes": 0,
+         "span_bytes": 0}]}), "cpu", lambda: None)
     with pytest.raises(KjError) as caught:
         lying.forward({"kind": "case", "seed": 1})
     assert caught.value.kind == "runtime_error"
+
+
+def _arena_of(data):
+    """A host arena file holding `data` (bytes) and its spec, as runner_link describes one."""
+    fd, path = tempfile.mkstemp()
+    os.write(fd, data)
+    os.close(fd)
+    return {"id": 1, "kind": "file", "path": path, "bytes": len(data)}
+
+
+def test_an_output_is_laid_out_again_by_its_strides():
+    # The runner copies an output's memory as it lies (here a transposed view and a column with gaps): the judge
+    # lays it out by the strides it was given.
+    base = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    for view in (base.t(), base[:, 1]):
+        data = base.numpy().tobytes()[view.storage_offset() * 4:]
+        span = (1 + sum((d - 1) * st for d, st in zip(view.shape, view.stride()))) * 4
+        meta = {"tensor": True, "dtype": "float32", "shape": list(view.shape), "strides": list(view.stride()),
+                "offset": 0, "nbytes": view.numel() * 4, "span_bytes": span}
+        remote = judge.RemoteCandidate(lambda m: json.dumps({"ok": True, "structure": "tensor", "outputs": [meta],
+                                                             "arena": _arena_of(data[:span])}), "cpu", lambda: None)
+        out, _ = remote.forward({"kind": "case", "seed": 1})
+        assert torch.equal(out, view)
+
+
+def test_a_layout_that_does_not_add_up_is_the_candidates_failure():
+    # Strides that reach past the span would read outside what was copied: the runner's word, its failure.
+    meta = {"tensor": True, "dtype": "float32", "shape": [4, 4], "strides": [4, 1], "offset": 0, "nbytes": 64,
+            "span_bytes": 16}
+    remote = judge.RemoteCandidate(lambda m: json.dumps({"ok": True, "structure": "tensor", "outputs": [meta],
+                                                         "arena": _arena_of(bytes(64))}), "cpu", lambda: None)
+    with pytest.raises(KjError) as caught:
+        remote.forward({"kind": "case", "seed": 1})
+    assert caught.value.kind == "runtime_error"
+
+
+def test_a_sampled_output_is_compared_on_its_chunks():
+    # A large timed output is snapshotted in chunks the runner chose after the call: the judge takes the same
+    # elements of the reference (laid out in the candidate's order) and compares them.
+    torch.manual_seed(0)
+    reference = torch.randn(64, 1024)  # 256 KiB: four 64 KiB chunks
+    chunks = [1, 3]
+    candidate = reference.t().contiguous().t()  # the same values, stored column-major
+    storage = candidate.t().reshape(-1)
+    data = b"".join(storage[c * 16384:(c + 1) * 16384].numpy().tobytes() for c in chunks)
+    arena = judge.arena_tensor(_arena_of(data), "cpu")
+    meta = {"tensor": True, "dtype": "float32", "shape": [64, 1024], "strides": list(candidate.stride()),
+            "offset": 0, "nbytes": 262144, "span_bytes": 262144, "chunk_bytes": 65536, "chunks": chunks}
+    ref, out = judge._sampled_pair(arena, reference, meta, torch.float32)
+    assert out.numel() == 2 * 16384 and kj_compare.compare(ref, out, 1e-6, 1e-6)["passed"]
+    arena[:4] = 0  # one wrong element in a sampled chunk fails
+    ref, out = judge._sampled_pair(arena, reference, meta, torch.float32)
+    assert not kj_compare.compare(ref, out, 1e-6, 1e-6)["passed"]
+    wrong = dict(meta, shape=[1024, 64], strides=[64, 1])
+    ref, out = judge._sampled_pair(arena, reference, wrong, torch.float32)
+    assert kj_compare.compare(ref, out, 1e-6, 1e-6)["reason"] == "shape"
+
+
+def test_a_snapshot_slot_fits_the_reference_outputs_twice_up_to_the_cap():
+    memory = judge.Memory("cpu")
+    memory.learn([torch.empty(10)], torch.empty(1 << 20))  # 4 MiB of outputs
+    assert memory.snapshot_bytes() >= 8 << 20
+    memory.learn([torch.empty(10)], torch.empty(1 << 26))  # 256 MiB: sampled, the slot is capped
+    assert memory.snapshot_bytes() == judge.SNAPSHOT_MAX
 
 
 def test_a_runner_failure_carries_its_reason():

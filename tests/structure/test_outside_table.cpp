@@ -1,6 +1,6 @@
-// docs/security.md's table of the outside hack corpus stays in step with tests/fixtures/outside/manifest.json:
-// every attack (files and out_of_scope) has a row that names it and links its first source, and every row's
-// attack is in the manifest.
+// docs/security.md's table of the outside hack corpus stays in step with
+// tests/fixtures/outside/manifest.json: every attack (files and out_of_scope) has a row that names it and
+// links its first source, and every row's attack is in the manifest.
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
@@ -52,5 +52,19 @@ TEST_CASE("docs/security.md has a row for every class of the outside hack corpus
   for (const auto& [attack, row] : rows) {
     INFO("a row for an attack the manifest does not have: " << attack);
     CHECK(attacks.count(attack) == 1);
+  }
+}
+
+TEST_CASE("docs/security.md's table of the timed window names every attack of the window corpus") {
+  const json manifest = json::parse(read_file(fixtures_dir() / "window" / "manifest.json"));
+  const std::string doc = read_file(source_dir() / "docs" / "security.md");
+  const auto start = doc.find("## The timed window");
+  REQUIRE(start != std::string::npos);
+  const std::string section = doc.substr(start, doc.find("\n## ", start + 1) - start);
+  for (const auto& [file, entry] : manifest.at("files").items()) {
+    const std::string attack = entry.at("attack");
+    if (attack == "bystander") continue;
+    INFO(attack << " (" << file << ")");
+    CHECK(contains(section, "`window/` " + attack));
   }
 }

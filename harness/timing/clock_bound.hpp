@@ -1,0 +1,41 @@
+// The judge's own clock as a bound on what a timer in another process claims: the time a round took on the
+// judge's clock, less what its samples account for, is compared with the same overhead of a round the judge
+// timed itself (the reference's), so that a timer that reports less than the calls took is not credited.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace kj::timing {
+
+struct round_clock {
+  double wall_ms = 0;    // [ms] the round's request on the judge's clock (its own round: around the loop)
+  double samples_ms = 0; // [ms] the sum of the samples the timer reported
+  double warmup_ms = 0;  // [ms] the sum of the warmup samples it reported
+  std::size_t calls = 0; // warmup calls and samples
+};
+
+struct clock_check {
+  bool credited = true;
+  double unaccounted_ms = 0; // [ms] per call: the candidate's overhead beyond the reference's and its copies'
+  double allowance_ms = 0;   // [ms] per call: what noise may account for
+  std::string reason;        // when not credited
+};
+
+// Per call, the candidate round's time outside its samples, less the reference round's and less
+// `copies_ms` (kj's own snapshot copies in the candidate's round, spread over its calls), is noise only up to
+// half the candidate's median sample, half the reference's overhead per call, a quarter of the candidate's
+// wall clock per call, or 0.05 ms, whichever is largest; beyond that the timer hid time and the round is not
+// credited. So a claim is bounded to within about the measured per-call overhead: a timer patched in native
+// code cannot report much less than the calls took.
+clock_check check_against_wall(const round_clock& candidate, const round_clock& reference,
+                               double candidate_median_ms, double copies_ms);
+
+// kj's own input draw for a timed call (the same code, synchronized with the device) takes `runner_ms` in the
+// candidate's process and `judge_ms` in the judge, each the fastest of its round (what the draw costs; a busy
+// host only adds to some calls): code of the candidate's that runs while kj draws (a dispatcher kernel for a
+// random op, a patched draw) adds to every call. Beyond 1.2 x the judge's plus 0.05 ms the round is not
+// credited.
+clock_check check_draws(double runner_ms, double judge_ms);
+
+} // namespace kj::timing

@@ -1,0 +1,49 @@
+// The judge's clock bounds what a timer in the candidate's process claims (timing/clock_bound.hpp).
+#include "harness/timing/clock_bound.hpp"
+#include "tests/support/catch_compat.hpp"
+
+using kj::timing::check_against_wall;
+using kj::timing::round_clock;
+
+TEST_CASE("a timer whose samples account for the round's wall clock is credited") {
+  // 100 calls of 2 ms each, 1 ms of drawing and flushing around each, on both sides.
+  const round_clock reference{300, 200, 0, 100};
+  const round_clock candidate{310, 195, 5, 100};
+  const auto c = check_against_wall(candidate, reference, 1.95, 0);
+  CHECK(c.credited);
+  CHECK(c.unaccounted_ms < c.allowance_ms);
+}
+
+TEST_CASE("a timer that reports a fraction of what the calls took is not credited") {
+  // The calls took 2 ms each (as the wall clock shows), the patched timer says 0.01 ms.
+  const round_clock reference{300, 200, 0, 100};
+  const round_clock candidate{305, 1, 0.05, 100};
+  const auto c = check_against_wall(candidate, reference, 0.01, 0);
+  CHECK_FALSE(c.credited);
+  CHECK(c.unaccounted_ms > 1.5);
+  CHECK(c.reason.find("under-reported") != std::string::npos);
+}
+
+TEST_CASE("kj's own snapshot copies in the candidate's round are not counted against it") {
+  const round_clock reference{300, 200, 0, 100};
+  const round_clock candidate{700, 200, 0, 100}; // 400 ms more, all of it copies of large outputs
+  CHECK_FALSE(check_against_wall(candidate, reference, 2.0, 0).credited);
+  CHECK(check_against_wall(candidate, reference, 2.0, 400).credited);
+}
+
+TEST_CASE("noise of a quarter of the wall clock per call is tolerated on tiny kernels") {
+  // 0.02 ms kernels with 1 ms of overhead per call: 0.3 ms of jitter per call is noise, not a hidden kernel.
+  const round_clock reference{1020, 20, 0, 1000};
+  const round_clock candidate{1320, 20, 0, 1000};
+  CHECK(check_against_wall(candidate, reference, 0.02, 0).credited);
+}
+
+TEST_CASE("kj's input draw slower in the candidate's process than in the judge is not credited") {
+  using kj::timing::check_draws;
+  CHECK(check_draws(1.16, 1.09).credited); // the same draw, noise (measured on 2 busy cores)
+  CHECK(check_draws(0.10, 0.05).credited); // tiny draws: the absolute allowance
+  const auto c = check_draws(1.40, 1.02);  // a 256x512x256 product computed while kj drew (measured)
+  CHECK_FALSE(c.credited);
+  CHECK(c.reason.find("candidate's code ran while kj prepared") != std::string::npos);
+  CHECK(check_draws(0, 0).credited); // nothing drawn (one fixed input set)
+}
