@@ -48,7 +48,12 @@ trusted_handles capture_trusted() {
   trusted_handles t;
   t.tensor_type = torch.attr("Tensor");
   t.disable_torch_function = c.attr("DisableTorchFunction");
-  t.disable_torch_dispatch = c.attr("_DisableTorchDispatch");
+  t.function_modes = c.attr("_len_torch_function_stack");
+  t.pop_function_mode = c.attr("_pop_torch_function_stack");
+  t.push_function_mode = c.attr("_push_on_torch_function_stack");
+  t.dispatch_modes = c.attr("_len_torch_dispatch_stack");
+  t.pop_dispatch_mode = c.attr("_pop_torch_dispatch_stack");
+  t.push_dispatch_mode = c.attr("_push_on_torch_dispatch_stack");
   t.dispatch_keys = c.attr("_dispatch_keys");
   for (const char* key : {"Python", "PythonTLSSnapshot", "Functionalize"})
     t.refused_keys.push_back(c.attr("DispatchKey").attr(key));
@@ -72,22 +77,46 @@ trusted_handles capture_trusted() {
   return t;
 }
 
-candidate_modes_off::candidate_modes_off(const trusted_handles& trusted, bool dispatch)
-    : m_function(trusted.disable_torch_function()) {
-  m_function.attr("__enter__")();
-  if (dispatch) {
-    m_dispatch = trusted.disable_torch_dispatch();
-    m_dispatch.attr("__enter__")();
-  }
+candidate_modes_off::candidate_modes_off(const trusted_handles& trusted) : m_trusted(trusted) {
+  for (auto n = trusted.function_modes().cast<long>(); n > 0; --n)
+    m_function.push_back(trusted.pop_function_mode());
+  for (auto n = trusted.dispatch_modes().cast<long>(); n > 0; --n)
+    m_dispatch.push_back(trusted.pop_dispatch_mode(py::none()));
 }
 
 candidate_modes_off::~candidate_modes_off() {
   try {
-    if (m_dispatch) m_dispatch.attr("__exit__")(py::none(), py::none(), py::none());
-    m_function.attr("__exit__")(py::none(), py::none(), py::none());
-  } catch (py::error_already_set&) { // nothing to undo that could fail here
+    for (auto it = m_dispatch.rbegin(); it != m_dispatch.rend(); ++it)
+      m_trusted.push_dispatch_mode(*it);
+    for (auto it = m_function.rbegin(); it != m_function.rend(); ++it)
+      m_trusted.push_function_mode(*it);
+  } catch (py::error_already_set&) { // the stacks were the candidate's; nothing of kj's depends on them
   }
 }
+
+namespace {
+
+// While it lives, torch function handling (modes, subclasses' __torch_function__) is off: TensorBase's
+// getters would otherwise ask them first. The guard is torch's C type.
+class torch_function_off {
+public:
+  explicit torch_function_off(const trusted_handles& t) : m_guard(t.disable_torch_function()) {
+    m_guard.attr("__enter__")();
+  }
+  ~torch_function_off() {
+    try {
+      m_guard.attr("__exit__")(py::none(), py::none(), py::none());
+    } catch (py::error_already_set&) { // nothing to undo that could fail here
+    }
+  }
+  torch_function_off(const torch_function_off&) = delete;
+  torch_function_off& operator=(const torch_function_off&) = delete;
+
+private:
+  py::object m_guard;
+};
+
+} // namespace
 
 tensor_view read_tensor(const trusted_handles& t, py::handle item) {
   if (Py_TYPE(item.ptr()) != reinterpret_cast<PyTypeObject*>(t.tensor_type.ptr())) {
@@ -95,7 +124,7 @@ tensor_view read_tensor(const trusted_handles& t, py::handle item) {
     v.type = Py_TYPE(item.ptr())->tp_name;
     return v;
   }
-  const candidate_modes_off off(t, false);
+  const torch_function_off off(t);
   const py::object keys = t.dispatch_keys(item);
   for (const auto& key : t.refused_keys)
     if (keys.attr("has")(key).cast<bool>()) return refused("with a Python dispatch key");

@@ -14,8 +14,10 @@ namespace kj::worker {
 // them.
 struct [[gnu::visibility("hidden")]] trusted_handles { // hidden, as pybind11's types are
   pybind11::object tensor_type;                        // torch.Tensor: an output must be exactly this type
-  pybind11::object disable_torch_function;    // torch._C.DisableTorchFunction: modes and subclasses off
-  pybind11::object disable_torch_dispatch;    // torch._C._DisableTorchDispatch: the Python dispatch key off
+  pybind11::object disable_torch_function; // torch._C.DisableTorchFunction: modes and subclasses off
+  // torch._C's mode stacks: _len/_pop/_push_on_ torch_function_stack and torch_dispatch_stack
+  pybind11::object function_modes, pop_function_mode, push_function_mode;
+  pybind11::object dispatch_modes, pop_dispatch_mode, push_dispatch_mode;
   pybind11::object dispatch_keys;             // torch._C._dispatch_keys
   std::vector<pybind11::object> refused_keys; // Python, PythonTLSSnapshot, Functionalize
   pybind11::object data_ptr, stride, is_neg, is_conj, untyped_storage; // TensorBase methods
@@ -31,18 +33,19 @@ struct [[gnu::visibility("hidden")]] trusted_handles { // hidden, as pybind11's 
 };
 trusted_handles capture_trusted();
 
-// While it lives, torch function handling (modes, subclasses) and, with `dispatch`, the Python dispatch key
-// (dispatch modes, subclasses' __torch_dispatch__) are off: kj's own work between timed calls (drawing the
-// next inputs) runs none of a mode the candidate left entered. The guards are torch's C types.
+// While it lives, the torch function and dispatch modes the candidate left entered are off the stacks (put
+// back, in order, when it goes): kj's own work between timed calls (drawing the next inputs) runs none of
+// them, while kj's own modes (the `torch.device` context that draws on the device) still work inside it.
 class [[gnu::visibility("hidden")]] candidate_modes_off {
 public:
-  explicit candidate_modes_off(const trusted_handles& trusted, bool dispatch = true);
+  explicit candidate_modes_off(const trusted_handles& trusted);
   ~candidate_modes_off();
   candidate_modes_off(const candidate_modes_off&) = delete;
   candidate_modes_off& operator=(const candidate_modes_off&) = delete;
 
 private:
-  pybind11::object m_function, m_dispatch;
+  const trusted_handles& m_trusted;
+  std::vector<pybind11::object> m_function, m_dispatch; // top first
 };
 
 // One output as its raw memory: the elements span [data, data + span_bytes()) of device memory (cuda) or host
