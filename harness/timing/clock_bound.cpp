@@ -23,7 +23,7 @@ clock_check check_against_wall(const round_clock& candidate, const round_clock& 
                      std::max(0.0, copies_ms) / static_cast<double>(candidate.calls);
   const double wall_per_call = candidate.wall_ms / static_cast<double>(candidate.calls);
   c.allowance_ms =
-      std::max({0.5 * candidate_median_ms, 0.5 * reference_overhead, 0.25 * wall_per_call, 0.05});
+      std::max({2.0 * candidate_median_ms, 0.5 * reference_overhead, 0.25 * wall_per_call, 0.05});
   if (c.unaccounted_ms <= c.allowance_ms) return c;
   c.credited = false;
   c.reason = fmt::format(

@@ -26,9 +26,9 @@ TEST_CASE("a timer that reports a fraction of what the calls took is not credite
 
 TEST_CASE("kj's own snapshot copies in the candidate's round are not counted against it") {
   const round_clock reference{300, 200, 0, 100};
-  const round_clock candidate{700, 200, 0, 100}; // 400 ms more, all of it copies of large outputs
-  CHECK_FALSE(check_against_wall(candidate, reference, 2.0, 0).credited);
-  CHECK(check_against_wall(candidate, reference, 2.0, 400).credited);
+  const round_clock candidate{700, 100, 0, 100}; // 400 ms more, all of it copies of large outputs
+  CHECK_FALSE(check_against_wall(candidate, reference, 1.0, 0).credited);
+  CHECK(check_against_wall(candidate, reference, 1.0, 400).credited);
 }
 
 TEST_CASE("noise of a quarter of the wall clock per call is tolerated on tiny kernels") {
@@ -46,4 +46,15 @@ TEST_CASE("kj's input draw slower in the candidate's process than in the judge i
   CHECK_FALSE(c.credited);
   CHECK(c.reason.find("candidate's code ran while kj prepared") != std::string::npos);
   CHECK(check_draws(0, 0).credited); // nothing drawn (one fixed input set)
+}
+
+TEST_CASE("an honest softmax on an H100 is credited, the same calls under a 20x event hook are not") {
+  // Measured (kb-honest, L1 23 online softmax, H100, 2026-11-28): 8.72 ms median, the round's time outside
+  // the samples 12.2 ms a call above the reference's. An event hook that reports 5% of each call hides 95% of
+  // it.
+  const round_clock reference{400, 300, 10, 20};
+  const round_clock honest{20 * 8.72 + 10 + 20 * (4.5 + 12.2), 20 * 8.72, 10, 20}; // 4.5: the reference's
+  CHECK(check_against_wall(honest, reference, 8.72, 0).credited);
+  const round_clock hooked{honest.wall_ms, 20 * 8.72 * 0.05, 10 * 0.05, 20};
+  CHECK_FALSE(check_against_wall(hooked, reference, 8.72 * 0.05, 0).credited);
 }
