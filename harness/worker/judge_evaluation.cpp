@@ -129,12 +129,17 @@ void build(const exec::build_job& job, py::module_& runtime, result_channel& cha
     channel.emit({{"type", "built"}});
   } catch (py::error_already_set& e) {
     // Without the GPU (builds never see it) an import may fail that KernelBench's eval, which imports with
-    // the GPU, would judge: on a CUDA run the runner imports it again where the device is visible.
-    if (const std::string verdict = verdict_of(runtime, e);
-        job.device == device_kind::cuda && verdict == "load_error") {
-      channel.emit({{"type", "built"},
-                    {"deferred", "the import failed without the GPU; the runner imports it on the device:\n" +
-                                     python_error_text(runtime, e)}});
+    // the GPU, would judge: on a CUDA run, an import that failed over the device is imported again by the
+    // runner, where the device is visible.
+    const std::string verdict = verdict_of(runtime, e);
+    const std::string text = python_error_text(runtime, e);
+    const bool over_the_device =
+        text.find("CUDA") != std::string::npos || text.find("cuda") != std::string::npos ||
+        text.find("GPU") != std::string::npos || text.find("NVIDIA") != std::string::npos;
+    if (job.device == device_kind::cuda && verdict == "load_error" && over_the_device) {
+      channel.emit(
+          {{"type", "built"},
+           {"deferred", "the import failed without the GPU; the runner imports it on the device:\n" + text}});
       return;
     }
     channel.emit({{"type", "verdict"},

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fmt/core.h>
+#include <map>
 #include <pybind11/stl.h>
 #include <random>
 #include <set>
@@ -27,8 +28,8 @@ std::uint64_t secret_seed() {
   return (static_cast<std::uint64_t>(rd()) << 31) ^ rd();
 }
 
-json checked(runner_link& runner, const json& message) {
-  json reply = runner.request(message);
+json checked(runner_link& runner, const json& message, const runner_link::interim_handler& on_interim = {}) {
+  json reply = runner.request(message, on_interim);
   if (!reply.value("ok", false))
     throw runner_failure(reply.value("kind", std::string("crashed")), reply.value("error", ""),
                          reply.value("reason", ""));
@@ -96,7 +97,8 @@ timing_result merge_rounds(std::vector<timing_result> rounds, const exec::timing
 // The snapshots the runner took: the last slot holds its last call, the others distinct earlier calls, as
 // many as the round had. Its count and its list are its own word: anything else is its failure.
 void check_snapshot_calls(const json& reply, long slots, std::size_t samples) {
-  const long calls = reply.value("calls", 0L);
+  const long calls =
+      reply.contains("calls") && reply["calls"].is_number_integer() ? reply["calls"].get<long>() : 0;
   const auto refuse = [](const std::string& what) { throw runner_failure("runtime_error", what); };
   if (calls < 1 || static_cast<std::size_t>(calls) < samples)
     refuse(fmt::format("the candidate's process reported {} timed calls for {} samples", calls, samples));
@@ -104,7 +106,10 @@ void check_snapshot_calls(const json& reply, long slots, std::size_t samples) {
   std::set<long> slots_seen, calls_seen;
   bool last = false;
   for (const auto& s : snapshots) {
-    const long slot = s.value("slot", -1L), call = s.value("call", -1L);
+    const auto number = [&](const char* key) {
+      return s.is_object() && s.contains(key) && s[key].is_number_integer() ? s[key].get<long>() : -1L;
+    };
+    const long slot = number("slot"), call = number("call");
     const bool fresh_slot = slot >= 0 && slot < slots && slots_seen.insert(slot).second;
     const bool fresh_call = calls_seen.insert(call).second;
     const bool in_range = slot == slots - 1 ? call == calls - 1 : call >= 0 && call < calls - 1;
@@ -119,7 +124,7 @@ void check_snapshot_calls(const json& reply, long slots, std::size_t samples) {
 }
 
 // Bytes kj's snapshots copied in the candidate's round (whole spans, or sampled chunks).
-double snapshot_bytes(const json& reply) {
+double snapshot_bytes(const json& reply) try {
   double bytes = 0;
   for (const auto& s : reply.value("snapshots", json::array()))
     for (const auto& o : s.value("outputs", json::array())) {
@@ -128,6 +133,8 @@ double snapshot_bytes(const json& reply) {
                                     : o.value("span_bytes", 0.0);
     }
   return bytes;
+} catch (const json::exception&) { // the runner's description: malformed, it allows no copies
+  return 0;
 }
 
 timing::round_clock clock_of(const timing_result& t, double wall_ms) {
@@ -166,28 +173,61 @@ candidate_timing candidate_round(const exec::evaluate_job& job, const exec::timi
                            reserved.value("reason", ""));
   }
   const std::uint64_t base = secret_seed() % (1ull << 62);
+  // Each snapshot is copied into the judge's vault the moment the runner reports it, before the candidate's
+  // code can run again (it could rewrite the arena, which its process maps); the judge keeps its own record.
+  std::map<long, json> kept; // slot -> the latest snapshot in it (a later call of the reservoir replaces one)
+  bool misplaced = false;
+  double copied_ms =
+      0; // the runner's copy into the arena and the judge's into the vault, while the round runs
+  const auto take = [&](const json& interim) -> json {
+    const json snapshot = interim.value("snapshot", json::object());
+    const json slot = snapshot.is_object() ? snapshot.value("slot", json()) : json();
+    if (!slot.is_number_integer() || slot.get<long>() < 0 || slot.get<long>() >= slots) {
+      misplaced = true;
+    } else {
+      runner.take_snapshot(slot.get<std::uint64_t>() * slot_bytes, slot_bytes);
+      kept[slot.get<long>()] = snapshot;
+      copied_ms +=
+          (snapshot_bytes({{"snapshots", json::array({snapshot})}}) + static_cast<double>(slot_bytes)) / 2e6 +
+          1.0;
+    }
+    return {{"op", "taken"}};
+  };
   const auto start = std::chrono::steady_clock::now();
-  const json reply = checked(runner, {{"op", "time"},
-                                      {"subject", "candidate"},
-                                      {"spec", spec},
-                                      {"base", base},
-                                      {"fresh", fresh},
-                                      {"slots", slots},
-                                      {"slot_bytes", slot_bytes}});
+  const json reply = checked(runner,
+                             {{"op", "time"},
+                              {"subject", "candidate"},
+                              {"spec", spec},
+                              {"base", base},
+                              {"fresh", fresh},
+                              {"slots", slots},
+                              {"slot_bytes", slot_bytes}},
+                             take);
   candidate_timing result;
-  result.timed = from_reply(reply.at("timing"));
+  try { // the reply is the candidate's process's word: a malformed one is its failure
+    result.timed = from_reply(reply.at("timing"));
+    result.draw_ms = reply.value("draw_ms", 0.0);
+  } catch (const json::exception& e) {
+    throw runner_failure("runtime_error",
+                         std::string("the candidate's process answered a timing round with ") + e.what());
+  }
+  json round{{"calls", reply.value("calls", json())}, {"snapshots", json::array()}};
+  for (auto& [slot, snapshot] : kept)
+    round["snapshots"].push_back(snapshot);
   result.clock = clock_of(result.timed, ms_since(start));
-  result.copies_ms =
-      snapshot_bytes(reply) / 2e6 + 1.0 * static_cast<double>(reply.value("snapshots", json::array()).size());
-  result.draw_ms = reply.value("draw_ms", 0.0);
+  result.copies_ms = copied_ms;
   if (slots) {
-    check_snapshot_calls(reply, slots, result.timed.samples_ms.size());
+    if (misplaced)
+      throw runner_failure("runtime_error",
+                           "the candidate's process reported a snapshot slot kj did not make");
+    check_snapshot_calls(round, slots, result.timed.samples_ms.size());
+    round["arena"] = runner.vault_spec();
     py::object cases;
     phase.enter("timed_checks");
     {
       const frozen_runner frozen(runner); // nothing of the candidate's runs while kj reads its snapshots
       cases =
-          session.attr("check_snapshots")(reply.dump(), job.protocol.atol, job.protocol.rtol, base, fresh);
+          session.attr("check_snapshots")(round.dump(), job.protocol.atol, job.protocol.rtol, base, fresh);
     }
     runner.release_arena();
     phase.enter("timing");
@@ -215,7 +255,9 @@ reference_timing reference_round(const exec::timing_spec& spec, py::object& sess
   py::object sync = session.attr("sync");
   std::vector<double> draws_ms;
   const std::function<void()> reference = [&] { call_reference(); };
+  py::object drop_output = session.attr("drop_output");
   const std::function<void()> prepare = [&] { // timed as the runner times its own: the draw, synchronized
+    drop_output();
     const auto start = std::chrono::steady_clock::now();
     prepare_call();
     sync();

@@ -45,7 +45,8 @@ class Memory:
         """One slot of the arena for a timed call's outputs: room for them twice over (strides that leave gaps)
         and their alignment, at least 1 MiB and at most SNAPSHOT_MAX (larger outputs are sampled in chunks)."""
         pieces = getattr(self, "output_pieces", 1)
-        wanted = 2 * self.output_bytes + 256 * (pieces + 1) + 4096
+        # the candidate's own outputs may span more than they hold (a slice of a padded buffer): as it answered
+        wanted = max(2 * self.output_bytes, getattr(self, "candidate_span", 0)) + 256 * (pieces + 1) + 4096
         return min(SNAPSHOT_MAX, max(1 << 20, (wanted + 65535) // 65536 * 65536))
 
     def budget(self):
@@ -206,6 +207,8 @@ class RemoteCandidate:
             self.memory.arena_peak = max(self.memory.arena_peak, self.memory.arena_bytes)
             parts = [self._tensor(arena, o) if o.get("tensor") else Opaque(o.get("type", "?"))
                      for o in reply["outputs"]]
+            span = sum(int(o.get("span_bytes", 0)) for o in reply["outputs"] if o.get("tensor"))
+            self.memory.candidate_span = max(getattr(self.memory, "candidate_span", 0), span)
             del arena
         finally:
             if self.release is not None:
@@ -228,12 +231,21 @@ class RemoteCandidate:
             return torch.empty(shape, dtype=dtype, device=self.device)
         if arena is None or offset < 0 or offset + span > arena.numel():
             raise KjError("runtime_error", "the candidate's process described an output outside the arena")
+        logical = math.prod(shape) * flat_itemsize(dtype)
+        if self.memory.output_bytes and logical > 2 * self.memory.output_bytes + (64 << 20):
+            # far larger than the reference's outputs (a broadcast view of a few bytes, say): compared by its
+            # shape alone, never laid out in the judge's memory
+            return torch.empty(shape, dtype=dtype, device="meta")
         flat = guarded(self.memory, "taking the candidate's output from the arena",
                        lambda: arena[offset:offset + span].clone())
         view = torch.as_strided(flat.view(dtype), shape, strides)
         if view.is_contiguous():
             return view
         return guarded(self.memory, "laying out the candidate's output", lambda: view.contiguous())
+
+
+def flat_itemsize(dtype):
+    return torch.empty((), dtype=dtype).element_size()
 
 
 def _layout(o, dtype):
@@ -390,14 +402,20 @@ class Session:
     def timing_begin(self, base, fresh):
         self.timing = TimingInputs(self.problem, self.device, base, fresh, self.rng)
 
+    def drop_output(self):
+        """The last call's output goes outside the window, before the next draw, as the runner drops the
+        candidate's (freeing a large output is not the reference's time any more than the candidate's)."""
+        self.last_output = None
+
     def prepare_call(self):
         self.timing.prepare()
 
     def call_reference(self):
         with torch.no_grad():
-            self.model(*self.timing.current)
+            self.last_output = self.model(*self.timing.current)
 
     def timing_end(self):
+        self.last_output = None
         self.timing.drop()
         self.memory.release()
 
@@ -463,8 +481,8 @@ class Session:
             out = tuple(out_side) if structure == "tuple" else list(out_side)
         if isinstance(reference, torch.Tensor):
             return (ref_side[0] if ref_side else reference), out
-        if isinstance(reference, (tuple, list)):
-            return type(reference)(ref_side + refs[len(ref_side):]), out
+        if isinstance(reference, (tuple, list)):  # a namedtuple is compared as the tuple it is
+            return (tuple if isinstance(reference, tuple) else list)(ref_side + refs[len(ref_side):]), out
         return reference, out
 
     def capture_graph(self):

@@ -101,6 +101,7 @@ std::vector<std::uint64_t> random_chunks(std::uint64_t total, std::uint64_t coun
 
 json export_outputs(const trusted_handles& trusted, py::handle result, const arena_view& arena,
                     const cuda::plugin* plugin) {
+  const gc_off no_gc; // reading allocates Python objects: no collection (no candidate code) until copied
   std::vector<py::handle> items;
   json reply = structure_of(trusted, result, items);
   if (reply["structure"] == "other") return reply;
@@ -126,6 +127,7 @@ json export_outputs(const trusted_handles& trusted, py::handle result, const are
 
 json snapshot_outputs(const trusted_handles& trusted, py::handle result, const arena_view& slot,
                       std::uint64_t slot_offset, const cuda::plugin* plugin) {
+  const gc_off no_gc; // reading allocates Python objects: no collection (no candidate code) until copied
   std::vector<py::handle> items;
   json reply = structure_of(trusted, result, items);
   if (reply["structure"] == "other") return reply;

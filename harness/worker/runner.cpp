@@ -109,6 +109,8 @@ private:
     void* p = ::mmap(nullptr, m_arena.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m_arena_fd, 0);
     if (p == MAP_FAILED) throw std::runtime_error("cannot map the arena");
     m_arena.ptr = reinterpret_cast<std::uint64_t>(p);
+    ::close(m_arena_fd); // the mapping is all this process needs: no descriptor for the candidate to find
+    m_arena_fd = -1;
   }
 
   void close_arena() {
@@ -210,6 +212,7 @@ private:
             snapshot_outputs(m_trusted, current, {m_arena.ptr + at, slot_bytes, m_arena.cuda}, at, m_plugin);
         taken["call"] = k;
         taken["slot"] = slot;
+        hand_over(taken);
         snapshots[static_cast<std::size_t>(slot)] = std::move(taken);
       }
       current = py::none();
@@ -260,6 +263,15 @@ private:
             {"draw_ms", fastest(draws_ms)},
             {"snapshots", taken},
             {"arena_id", m_arena_id}};
+  }
+
+  // A snapshot goes to the judge at once, which copies its slot into memory of its own before it answers: the
+  // arena is mapped in this process, and the candidate's code runs again once the output is dropped.
+  void hand_over(const json& snapshot) {
+    std::string line;
+    if (!m_socket->send({{"interim", "snapshot"}, {"snapshot", snapshot}}) ||
+        m_socket->receive(line, std::chrono::minutes(10)) != line_socket::status::line)
+      throw std::runtime_error("the judge did not take a timed output's snapshot");
   }
 
   json trace(const json& r) {

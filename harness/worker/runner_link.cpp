@@ -89,6 +89,7 @@ void runner_link::start() {
 runner_link::~runner_link() {
   stop();
   free_arena();
+  free_vault();
 }
 
 void runner_link::free_arena() noexcept {
@@ -112,6 +113,7 @@ void runner_link::release_arena() {
   // growth on both (the CPU tests cover the GPU's protocol).
   if (!m_dead) exchange({{"op", "release"}});
   free_arena();
+  free_vault();
   m_arena_spec = json(); // never described again: the next outputs need a new one
 }
 
@@ -234,7 +236,11 @@ bool runner_link::restart() {
 }
 
 json runner_link::request(const json& message) {
-  json reply = exchange(message);
+  return request(message, {});
+}
+
+json runner_link::request(const json& message, const interim_handler& on_interim) {
+  json reply = exchange(message, -1, on_interim);
   if (reply.value("ok", false) && reply.contains("need_bytes")) {
     const std::uint64_t need = reply.value("need_bytes", std::uint64_t{0});
     // The runner's word: more than the limit, or than the whole device, is its own failure, never kj's.
@@ -266,8 +272,20 @@ json runner_link::request(const json& message) {
 }
 
 json runner_link::reserve_arena(std::uint64_t bytes) {
-  if (bytes <= m_arena_bytes) return {{"ok", true}};
   try {
+    if (bytes > m_vault_bytes) {
+      free_vault();
+      if (m_spec.device == device_kind::cuda) {
+        m_vault_ptr = m_plugin->mem_alloc(bytes);
+      } else {
+        m_vault_fd = ::memfd_create("kj-vault", MFD_CLOEXEC);
+        if (m_vault_fd < 0 || ::ftruncate(m_vault_fd, static_cast<off_t>(bytes)) != 0)
+          throw std::runtime_error(
+              fmt::format("memfd_create/ftruncate of {} bytes: {}", bytes, std::strerror(errno)));
+      }
+      m_vault_bytes = bytes;
+    }
+    if (bytes <= m_arena_bytes) return {{"ok", true}};
     return grow_arena(bytes);
   } catch (const std::exception& e) { // kj's own allocation: never the candidate's failure
     return {{"ok", false},
@@ -276,6 +294,46 @@ json runner_link::reserve_arena(std::uint64_t bytes) {
             {"error", fmt::format("allocating {} bytes for the timed outputs' snapshots failed: {}", bytes,
                                   e.what())}};
   }
+}
+
+void runner_link::take_snapshot(std::uint64_t offset, std::uint64_t bytes) {
+  if (offset + bytes > m_arena_bytes || offset + bytes > m_vault_bytes)
+    throw std::runtime_error("a snapshot outside the arena or the vault");
+  if (m_spec.device == device_kind::cuda) {
+    m_plugin->copy_sync(m_vault_ptr + offset, m_arena_ptr + offset, bytes);
+    return;
+  }
+  std::vector<char> buffer(std::min<std::uint64_t>(bytes, 1 << 20));
+  for (std::uint64_t done = 0; done < bytes;) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), bytes - done));
+    const auto at = static_cast<off_t>(offset + done);
+    if (::pread(m_arena_fd, buffer.data(), n, at) != static_cast<ssize_t>(n) ||
+        ::pwrite(m_vault_fd, buffer.data(), n, at) != static_cast<ssize_t>(n))
+      throw std::runtime_error(fmt::format("copying a snapshot into the vault: {}", std::strerror(errno)));
+    done += n;
+  }
+}
+
+json runner_link::vault_spec() const {
+  json spec{{"kind", m_spec.device == device_kind::cuda ? "cuda" : "file"}, {"bytes", m_vault_bytes}};
+  if (m_spec.device == device_kind::cuda)
+    spec["ptr"] = m_vault_ptr;
+  else
+    spec["path"] = fmt::format("/proc/self/fd/{}", m_vault_fd);
+  return spec;
+}
+
+void runner_link::free_vault() noexcept {
+  if (m_vault_ptr && m_plugin) {
+    try {
+      m_plugin->mem_free(m_vault_ptr);
+    } catch (const std::exception&) { // the context may be gone with a crash; nothing to do
+    }
+  }
+  if (m_vault_fd >= 0) ::close(m_vault_fd);
+  m_vault_fd = -1;
+  m_vault_ptr = 0;
+  m_vault_bytes = 0;
 }
 
 json runner_link::grow_arena(std::uint64_t bytes) {
@@ -320,29 +378,35 @@ json runner_link::grow_arena(std::uint64_t bytes) {
   return reply;
 }
 
-json runner_link::exchange(const json& message, int pass_fd) {
+json runner_link::exchange(const json& message, int pass_fd, const interim_handler& on_interim) {
   if (m_dead) return death();
   const std::string op = message.is_null() ? "start" : message.value("op", "?");
   if (!message.is_null() && !m_socket->send(message, pass_fd)) return died(op);
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(m_spec.deadline -
-                                                                          std::chrono::steady_clock::now());
   std::string line;
-  switch (m_socket->receive(line, std::max(left, std::chrono::milliseconds(1)))) {
-  case line_socket::status::line:
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(m_spec.deadline -
+                                                                            std::chrono::steady_clock::now());
+    const line_socket::status status = m_socket->receive(line, std::max(left, std::chrono::milliseconds(1)));
+    if (status == line_socket::status::closed) return died(op);
+    if (status == line_socket::status::timed_out) {
+      m_death_kind = "timeout";
+      m_death_text =
+          fmt::format("the candidate's process did not finish '{}' before the job's time limit", op);
+      break;
+    }
+    json reply;
     try {
-      json reply = json::parse(line);
-      if (reply.is_object() && reply.contains("ok")) return sanitized(std::move(reply));
+      reply = json::parse(line);
     } catch (const json::exception&) {
     }
+    if (reply.is_object() && reply.contains("interim") && on_interim) {
+      if (!m_socket->send(on_interim(reply))) return died(op);
+      continue;
+    }
+    if (reply.is_object() && reply.contains("ok")) return sanitized(std::move(reply));
     m_death_kind = "crashed";
     m_death_text = "the candidate's process answered '" + op + "' with something that is not a reply";
     break;
-  case line_socket::status::timed_out:
-    m_death_kind = "timeout";
-    m_death_text = fmt::format("the candidate's process did not finish '{}' before the job's time limit", op);
-    break;
-  case line_socket::status::closed:
-    return died(op);
   }
   m_dead = true;
   ::kill(-m_pid, SIGKILL);

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -68,6 +69,10 @@ public:
   // timed out or broke a limit, every later request gets that failure (kind crashed, timeout or oom) with the
   // end of its output. Replies with outputs carry "arena": the judge's view of the memory they are in.
   nlohmann::json request(const nlohmann::json& message);
+  // The same, answering the runner's interim lines ({"interim": ...}, a timing round's snapshots) with
+  // `on_interim`'s reply while the request is under way.
+  using interim_handler = std::function<nlohmann::json(const nlohmann::json&)>;
+  nlohmann::json request(const nlohmann::json& message, const interim_handler& on_interim);
 
   bool alive() const { return !m_dead; }
   // The job's deadline: no request waits past it.
@@ -87,6 +92,11 @@ public:
   // snapshots); the reply fields of a kj's own failure to allocate ({"ok": false, "kind": "harness_error"}),
   // else {"ok": true}.
   nlohmann::json reserve_arena(std::uint64_t bytes);
+  // Copies `bytes` of the arena at `offset` into the judge's vault (memory of the same size the runner never
+  // sees, made by reserve_arena): a snapshot is the judge's before the candidate's code runs again.
+  void take_snapshot(std::uint64_t offset, std::uint64_t bytes);
+  // The vault as the judge's Python reads it ({"kind": "cuda", "ptr"} or {"kind": "file", "path"}, "bytes").
+  nlohmann::json vault_spec() const;
   // The largest resident memory of the runner and its descendants seen by the watchdog [bytes].
   std::uint64_t peak_rss() const { return m_peak_rss; }
 
@@ -95,7 +105,9 @@ private:
   void launch();
   void handshake();
   void stop();
-  nlohmann::json exchange(const nlohmann::json& message, int pass_fd = -1);
+  nlohmann::json exchange(const nlohmann::json& message, int pass_fd = -1,
+                          const interim_handler& on_interim = {});
+  void free_vault() noexcept;
   nlohmann::json grow_arena(std::uint64_t bytes);
   void free_arena() noexcept;
   nlohmann::json died(const std::string& during);
@@ -125,6 +137,8 @@ private:
   std::filesystem::path m_arena_path; // the judge's view: /proc/self/fd/N of the CPU arena
   int m_arena_fd = -1;                // the CPU arena's memfd
   nlohmann::json m_arena_spec;
+  std::uint64_t m_vault_bytes = 0, m_vault_ptr = 0; // the judge's own copy of the snapshot slots
+  int m_vault_fd = -1;
 };
 
 // While it lives, the runner is frozen (runner_link::freeze).

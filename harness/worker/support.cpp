@@ -69,12 +69,12 @@ void phase_clock::close() {
 }
 
 gc_paused::gc_paused() : m_gc(py::module_::import("gc")) {
-  m_gc.attr("collect")();
-  m_gc.attr("disable")();
+  PyGC_Collect();
+  PyGC_Disable(); // the C API: the gc module's functions may be the candidate's
 }
 
 gc_paused::~gc_paused() {
-  m_gc.attr("enable")();
+  PyGC_Enable();
 }
 
 } // namespace kj::worker

@@ -51,9 +51,7 @@ trusted_handles capture_trusted() {
   t.function_modes = c.attr("_len_torch_function_stack");
   t.pop_function_mode = c.attr("_pop_torch_function_stack");
   t.push_function_mode = c.attr("_push_on_torch_function_stack");
-  t.dispatch_modes = c.attr("_len_torch_dispatch_stack");
-  t.pop_dispatch_mode = c.attr("_pop_torch_dispatch_stack");
-  t.push_dispatch_mode = c.attr("_push_on_torch_dispatch_stack");
+  t.disable_torch_dispatch = c.attr("_DisableTorchDispatch");
   t.dispatch_keys = c.attr("_dispatch_keys");
   for (const char* key : {"Python", "PythonTLSSnapshot", "Functionalize"})
     t.refused_keys.push_back(c.attr("DispatchKey").attr(key));
@@ -80,14 +78,13 @@ trusted_handles capture_trusted() {
 candidate_modes_off::candidate_modes_off(const trusted_handles& trusted) : m_trusted(trusted) {
   for (auto n = trusted.function_modes().cast<long>(); n > 0; --n)
     m_function.push_back(trusted.pop_function_mode());
-  for (auto n = trusted.dispatch_modes().cast<long>(); n > 0; --n)
-    m_dispatch.push_back(trusted.pop_dispatch_mode(py::none()));
+  m_dispatch = trusted.disable_torch_dispatch();
+  m_dispatch.attr("__enter__")();
 }
 
 candidate_modes_off::~candidate_modes_off() {
   try {
-    for (auto it = m_dispatch.rbegin(); it != m_dispatch.rend(); ++it)
-      m_trusted.push_dispatch_mode(*it);
+    m_dispatch.attr("__exit__")(py::none(), py::none(), py::none());
     for (auto it = m_function.rbegin(); it != m_function.rend(); ++it)
       m_trusted.push_function_mode(*it);
   } catch (py::error_already_set&) { // the stacks were the candidate's; nothing of kj's depends on them

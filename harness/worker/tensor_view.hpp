@@ -17,7 +17,7 @@ struct [[gnu::visibility("hidden")]] trusted_handles { // hidden, as pybind11's 
   pybind11::object disable_torch_function; // torch._C.DisableTorchFunction: modes and subclasses off
   // torch._C's mode stacks: _len/_pop/_push_on_ torch_function_stack and torch_dispatch_stack
   pybind11::object function_modes, pop_function_mode, push_function_mode;
-  pybind11::object dispatch_modes, pop_dispatch_mode, push_dispatch_mode;
+  pybind11::object disable_torch_dispatch;    // torch._C._DisableTorchDispatch: the Python dispatch key off
   pybind11::object dispatch_keys;             // torch._C._dispatch_keys
   std::vector<pybind11::object> refused_keys; // Python, PythonTLSSnapshot, Functionalize
   pybind11::object data_ptr, stride, is_neg, is_conj, untyped_storage; // TensorBase methods
@@ -33,9 +33,28 @@ struct [[gnu::visibility("hidden")]] trusted_handles { // hidden, as pybind11's 
 };
 trusted_handles capture_trusted();
 
-// While it lives, the torch function and dispatch modes the candidate left entered are off the stacks (put
-// back, in order, when it goes): kj's own work between timed calls (drawing the next inputs) runs none of
-// them, while kj's own modes (the `torch.device` context that draws on the device) still work inside it.
+// While it lives, Python's cyclic collector is off (the C API: the gc module's functions may be the
+// candidate's), so that no collection runs the candidate's gc.callbacks or finalizers while kj reads, copies
+// or draws; it is back on afterwards only if it was on before.
+class gc_off {
+public:
+  gc_off() : m_was_on(PyGC_Disable() != 0) {}
+  ~gc_off() {
+    if (m_was_on) PyGC_Enable();
+  }
+  gc_off(const gc_off&) = delete;
+  gc_off& operator=(const gc_off&) = delete;
+
+private:
+  bool m_was_on;
+};
+
+// While it lives, the torch function modes the candidate left entered are off the stack (put back, in order,
+// when it goes: popping and pushing a function mode runs none of its Python) and the Python dispatch key is
+// off (torch's C guard: pushing a dispatch mode back would read its `_mode_key`, the candidate's Python).
+// kj's own work between timed calls (drawing the next inputs) runs none of the candidate's modes, while kj's
+// own `torch.device` context, a function mode, still draws on the device inside it. Python's collector is off
+// too (the C API: a collection runs the candidate's gc.callbacks).
 class [[gnu::visibility("hidden")]] candidate_modes_off {
 public:
   explicit candidate_modes_off(const trusted_handles& trusted);
@@ -44,8 +63,10 @@ public:
   candidate_modes_off& operator=(const candidate_modes_off&) = delete;
 
 private:
+  const gc_off m_no_gc;
   const trusted_handles& m_trusted;
-  std::vector<pybind11::object> m_function, m_dispatch; // top first
+  std::vector<pybind11::object> m_function; // top first
+  pybind11::object m_dispatch;
 };
 
 // One output as its raw memory: the elements span [data, data + span_bytes()) of device memory (cuda) or host

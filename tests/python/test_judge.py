@@ -146,6 +146,28 @@ def test_a_sampled_output_is_compared_on_its_chunks():
     assert kj_compare.compare(ref, out, 1e-6, 1e-6)["reason"] == "shape"
 
 
+def test_a_broadcast_output_far_larger_than_the_reference_is_never_laid_out():
+    # A stride-0 view of one float describing 2**40 elements: 4 bytes copied, 4 TiB if the judge laid it out.
+    memory = judge.Memory("cpu")
+    memory.learn([torch.empty(10)], torch.empty(10))
+    meta = {"tensor": True, "dtype": "float32", "shape": [1 << 40], "strides": [0], "offset": 0,
+            "nbytes": 4 << 40, "span_bytes": 4}
+    remote = judge.RemoteCandidate(lambda m: json.dumps({"ok": True, "structure": "tensor", "outputs": [meta],
+                                                         "arena": _arena_of(bytes(4))}), "cpu", lambda: None, memory)
+    out, _ = remote.forward({"kind": "case", "seed": 1})
+    assert out.device.type == "meta" and kj_compare.compare(torch.zeros(10), out, 1e-4, 1e-4)["reason"] == "shape"
+
+
+def test_a_namedtuple_reference_is_compared_as_a_tuple():
+    from collections import namedtuple
+
+    pair = namedtuple("pair", "a b")
+    session = judge.Session("cpu")
+    snap = {"structure": "tuple", "outputs": [{"tensor": False, "type": "int"}, {"tensor": False, "type": "int"}]}
+    ref, out = session._snapshot_pair(None, pair(torch.zeros(2), torch.ones(2)), snap)
+    assert isinstance(ref, tuple) and not kj_compare.compare(ref, out, 1e-4, 1e-4)["passed"]
+
+
 def test_a_snapshot_slot_fits_the_reference_outputs_twice_up_to_the_cap():
     memory = judge.Memory("cpu")
     memory.learn([torch.empty(10)], torch.empty(1 << 20))  # 4 MiB of outputs
