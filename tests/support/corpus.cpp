@@ -56,8 +56,8 @@ std::string prebuild_kernels(const fs::path& root, const fs::path& cache) {
   const std::string command = std::string(KJ_TEST_PYTHON) + " " + (root / "kernels.py").string() +
                               " --build " + out.string() + " > " + log.string() + " 2>&1";
   const bool ok = std::system(command.c_str()) == 0;
-  // The module beside its build: PYTHONPATH names only that folder, never the fixture's (kj refuses a candidates
-  // folder under a path the sandbox exposes, and Python's path is exposed).
+  // The module beside its build: PYTHONPATH names only that folder, never the fixture's (kj refuses a
+  // candidates folder under a path the sandbox exposes, and Python's path is exposed).
   std::error_code ec;
   fs::copy_file(root / "kernels.py", out / "kernels.py", fs::copy_options::overwrite_existing, ec);
   ::setenv("PYTHONPATH", out.string().c_str(), 1);
