@@ -56,6 +56,19 @@ json sanitized(json reply) {
   return reply;
 }
 
+// Device memory (through the plugin) or a host memfd of the judge's: freed, and the handles zeroed.
+void free_memory(const cuda::plugin* plugin, std::uint64_t& ptr, int& fd) noexcept {
+  if (ptr && plugin) {
+    try {
+      plugin->mem_free(ptr);
+    } catch (const std::exception&) { // the context may be gone with a crash; nothing to do
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+  ptr = 0;
+}
+
 } // namespace
 
 void runner_link::freeze(bool stopped) {
@@ -93,15 +106,7 @@ runner_link::~runner_link() {
 }
 
 void runner_link::free_arena() noexcept {
-  if (m_arena_ptr && m_plugin) {
-    try {
-      m_plugin->mem_free(m_arena_ptr);
-    } catch (const std::exception&) { // the context may be gone with a crash; nothing to do
-    }
-  }
-  if (m_arena_fd >= 0) ::close(m_arena_fd);
-  m_arena_fd = -1;
-  m_arena_ptr = 0;
+  free_memory(m_plugin, m_arena_ptr, m_arena_fd);
   m_arena_bytes = 0;
   m_arena_path.clear();
 }
@@ -324,15 +329,7 @@ json runner_link::vault_spec() const {
 }
 
 void runner_link::free_vault() noexcept {
-  if (m_vault_ptr && m_plugin) {
-    try {
-      m_plugin->mem_free(m_vault_ptr);
-    } catch (const std::exception&) { // the context may be gone with a crash; nothing to do
-    }
-  }
-  if (m_vault_fd >= 0) ::close(m_vault_fd);
-  m_vault_fd = -1;
-  m_vault_ptr = 0;
+  free_memory(m_plugin, m_vault_ptr, m_vault_fd);
   m_vault_bytes = 0;
 }
 
