@@ -13,6 +13,14 @@ struct round_clock {
   double samples_ms = 0; // [ms] the sum of the samples the timer reported
   double warmup_ms = 0;  // [ms] the sum of the warmup samples it reported
   std::size_t calls = 0; // warmup calls and samples
+
+  round_clock& operator+=(const round_clock& other) { // rounds pooled: their times and calls summed
+    wall_ms += other.wall_ms;
+    samples_ms += other.samples_ms;
+    warmup_ms += other.warmup_ms;
+    calls += other.calls;
+    return *this;
+  }
 };
 
 struct clock_check {
@@ -32,10 +40,10 @@ clock_check check_against_wall(const round_clock& candidate, const round_clock& 
                                double candidate_median_ms, double copies_ms);
 
 // kj's own input draw for a timed call (the same code, synchronized with the device) takes `runner_ms` in the
-// candidate's process and `judge_ms` in the judge, each the fastest of its round (what the draw costs; a busy
-// host only adds to some calls): code of the candidate's that runs while kj draws (a dispatcher kernel for a
-// random op, a patched draw) adds to every call. Beyond 1.2 x the judge's plus 0.05 ms the round is not
-// credited.
+// candidate's process and `judge_ms` in the judge, each the fastest of all its rounds (what the draw costs; a
+// busy host only adds to some calls): code of the candidate's that runs while kj draws (a dispatcher kernel
+// for a random op, a patched draw) adds to every call. Beyond 1.2 x the judge's plus 0.05 ms the timing is
+// not credited.
 clock_check check_draws(double runner_ms, double judge_ms);
 
 } // namespace kj::timing

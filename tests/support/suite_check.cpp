@@ -39,7 +39,8 @@ void check_builtin_suite(const std::string& device) {
     std::smatch m;
     const std::string text = read_file(path);
     REQUIRE(std::regex_search(text, m, expect));
-    INFO(path << ": " << row["error"].get<std::string>());
+    INFO(path << ": " << row["error"].get<std::string>()
+              << " untrusted: " << row["untrusted"].get<std::string>());
     CHECK(row["device"] == device);
     CHECK(row["verdict"] == m[1].str());
     if (row["verdict"] != "correct") continue;
