@@ -8,6 +8,7 @@
 #include "harness/exec/sandbox.hpp"
 #include "harness/orchestrator/problem_sources.hpp"
 #include "harness/orchestrator/run.hpp"
+#include "harness/orchestrator/run_setup.hpp"
 #include "harness/orchestrator/summary.hpp"
 #include "harness/version.hpp"
 
@@ -66,6 +67,7 @@ void check_model(const agent_options& o, const llm::price_table& prices) {
                                        "or drop --max-trajectory-usd/--budget-usd)",
                                        g.adapter, g.model, prices.path().string()));
   try { // a missing key is found now, not at the first turn
+    llm::require_api_key(g.adapter, g.base_url);
     (void)llm::make_provider(g.adapter, g.base_url, llm::api_key_from_environment(g.adapter));
   } catch (const llm::llm_error& e) {
     throw kb::source_error(e.what());
@@ -241,6 +243,7 @@ int execute_agent(const agent_options& o) {
                "kj: warning: the agent's candidates run without a filesystem and network sandbox ({})\n",
                sandbox.substr(6));
   const json env = orchestrator::probe_environment(cache_dir);
+  orchestrator::refuse_limits_below_kj(o.judging, env);
   const device_kind kind = orchestrator::resolve_device(o.device, env);
   const std::string device = to_string(kind); // the agent's settings and prompts name it
   const std::vector<int> gpus =

@@ -240,6 +240,12 @@ void fill_evaluation(const exec::worker_outcome& outcome, const std::string& log
   record.verdict = outcome.timed_out ? "timeout" : "crashed";
   record.error = fmt::format("worker {} during {} without reporting a verdict", exec::describe_exit(outcome),
                              last_phase);
+  if (last_phase == "start") { // no candidate code had run: kj's own start did not fit (or kj failed)
+    record.verdict = "harness_error";
+    record.error = fmt::format("kj's own worker {} while starting Python and torch, before the candidate's "
+                               "code ran (a --timeout or --memory-limit too small for kj itself?)",
+                               exec::describe_exit(outcome));
+  }
   if (!log_tail.empty()) record.error += "\n--- end of worker output ---\n" + log_tail;
   judge_strict(record);
 }

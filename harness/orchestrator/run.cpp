@@ -142,6 +142,7 @@ db::stack_record stack_from(json env, device_kind device) {
   stack.torch = env.value("torch", "");
   stack.device_name = device == device_kind::cuda ? env.value("device_name", "")
                                                   : "cpu: " + env.value("cpu", env.value("device_name", ""));
+  env.erase("kj_boot"); // how kj's own start went on this machine today: no part of the stack
   env["device"] = to_string(device);
   env["kj_version"] = version_string();
   // Identity: everything the worker reported except what describes the moment rather than the stack (the
@@ -217,7 +218,9 @@ json probe_environment(const fs::path& cache_dir) {
                                        exec::describe_exit(outcome),
                                        verdict ? verdict->value("error", "") : "", tail));
   }
-  return (*hello)["environment"];
+  json env = (*hello)["environment"];
+  env["kj_boot"]["seconds"] = outcome.wall_s; // the probe's whole life: start, import torch, fingerprint
+  return env;
 }
 
 namespace {
@@ -361,6 +364,7 @@ int execute_run(const run_options& options) {
       python.emplace_back(p);
     refuse_exposed(options, cache_dir, python);
   }
+  refuse_limits_below_kj(options.judging, env);
   db::store store = db::store::open(options.db_path);
   const device_kind device = resolve_device(options.device, env);
   if (device != device_kind::cuda && !options.gpus.empty())

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <exception>
 #include <filesystem>
 #include <fmt/core.h>
@@ -209,6 +210,29 @@ void refuse_exposed(const run_options& options, const fs::path& cache_dir,
       throw kb::source_error(fmt::format("{} {}: lies under {}, which the candidates' sandbox exposes "
                                          "read-only (a candidate could read it); put it in another folder",
                                          what, path.string(), above.string()));
+}
+
+// A limit kj's own start cannot fit in is the user's setup, not a candidate's failure: refused before
+// anything is judged, with the probe's measurement (a worker's life: start Python, import torch, report) and
+// what to give.
+void refuse_limits_below_kj(const judging_settings& judging, const json& env) {
+  const json boot = env.value("kj_boot", json::object());
+  const double seconds = boot.value("seconds", 0.0);
+  const double need_s = std::ceil(2 * seconds);
+  for (const auto& [flag, limit] :
+       {std::pair{"--timeout", judging.timeout_s}, {"--build-timeout", judging.build_timeout_s}})
+    if (seconds > 0 && limit < need_s)
+      throw kb::source_error(fmt::format(
+          "{} {:g}: kj's own worker took {:.1f} s to start Python and torch on this machine (measured just "
+          "now), before any candidate code runs; give at least {:g} seconds (the default is 600)",
+          flag, limit, seconds, need_s));
+  const double rss_gib = boot.value("peak_rss_bytes", 0.0) / double(1ull << 30);
+  const double need_gib = std::ceil(2 * rss_gib * 10) / 10;
+  if (const double limit = judging.limits.memory_gib; limit > 0 && rss_gib > 0 && limit < need_gib)
+    throw kb::source_error(fmt::format(
+        "--memory-limit {:g}: kj's own runner needs about {:.2f} GiB (Python and torch, measured just now) "
+        "before a candidate's code runs; give at least {:g} GiB, or 0 for half the machine's memory",
+        limit, rss_gib, need_gib));
 }
 
 } // namespace kj::orchestrator

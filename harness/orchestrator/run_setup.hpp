@@ -4,6 +4,7 @@
 
 #include "adapters/candidates.hpp"
 #include "db/store.hpp"
+#include "harness/orchestrator/judging_settings.hpp"
 #include "harness/orchestrator/run.hpp"
 #include "kernelbench/problems.hpp"
 
@@ -73,5 +74,9 @@ private:
 // candidates' sandbox exposes read-only), naming both; nothing is refused without a namespace sandbox.
 void refuse_exposed(const run_options& options, const std::filesystem::path& cache_dir,
                     const std::vector<std::filesystem::path>& exposed);
+
+// Refuses (kb::source_error) a --timeout, --build-timeout or --memory-limit below what kj's own worker took to
+// start on this machine (`env`'s kj_boot, from the probe), naming the measurement and the least to give.
+void refuse_limits_below_kj(const judging_settings& judging, const nlohmann::json& env);
 
 } // namespace kj::orchestrator

@@ -201,9 +201,14 @@ void runner_link::launch() {
 }
 
 void runner_link::handshake() {
-  json ready = exchange(json()); // the runner speaks first
-  if (!ready.value("ok", false)) {
+  json ready = exchange(json());   // the runner speaks first
+  if (!ready.value("ok", false)) { // before the candidate is loaded, only kj's code has run: kj's failure
     m_load = ready;
+    m_load["kind"] = "harness_error";
+    m_load.erase("reason");
+    m_load["error"] = "kj's runner failed to start, before the candidate's code was loaded (a --timeout or "
+                      "--memory-limit too small for kj itself?): " +
+                      ready.value("error", std::string());
     return;
   }
   m_load = exchange({{"op", "load"},

@@ -11,12 +11,20 @@
 
 #include <fmt/core.h>
 #include <fstream>
+#include <sys/resource.h>
 
 namespace py = pybind11;
 using nlohmann::json;
 
 namespace kj::worker {
 namespace {
+
+// The most resident memory this process has used so far (Python and torch imported).
+std::uint64_t peak_rss_bytes() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+}
 
 exec::job read_job(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -107,8 +115,12 @@ int run_worker(const worker_options& options) {
     runtime = import_modules(std::holds_alternative<exec::build_job>(job) ? python_role::runner
                                                                           : python_role::judge);
     json hello{{"type", "hello"}};
-    if (std::holds_alternative<exec::probe_job>(job)) // the full fingerprint costs subprocesses (nvcc): once
+    if (std::holds_alternative<exec::probe_job>(
+            job)) { // the full fingerprint costs subprocesses (nvcc): once
       hello["environment"] = to_json(py::module_::import("kj_info").attr("environment")());
+      // What kj's own process needs before any candidate code: a --memory-limit below it is refused.
+      hello["environment"]["kj_boot"] = {{"peak_rss_bytes", peak_rss_bytes()}};
+    }
     channel.emit(hello);
   } catch (py::error_already_set& e) {
     channel.emit({{"type", "verdict"},
