@@ -4,6 +4,7 @@
 #include "harness/cli/generation_flags.hpp"
 #include "harness/cli/judging_flags.hpp"
 #include "harness/orchestrator/run.hpp"
+#include "harness/orchestrator/run_config.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -53,8 +54,10 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
       "--candidates", s->options.candidates,
       "where candidates come from: a directory of KernelBench-style files "
       "(level_L_problem_N_sample_S_kernel.py or <problem file>.py), one such file (any .py file when one "
-      "problem is selected), 'identity' (each problem's own Model, for calibration) or 'examples' (the "
-      "built-in suite's examples; the default for it)");
+      "problem is selected), builtin:identity (each problem's own Model, for calibration) or "
+      "builtin:examples "
+      "(the built-in suite's examples; the default for it); a bare identity or examples means the built-in "
+      "source unless a folder or file of that name exists (the path wins, labelled identity/)");
   cmd->add_option("--producer", s->options.producer,
                   "label of the candidates' producer (the model or agent that wrote them), used by results, "
                   "reports and compare (default: the --candidates folder's name; identity, examples; an "
@@ -146,6 +149,7 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
     if (s->quick) apply_quick(*cmd, s->options.judging.timing);
     for (int i = 0; i < argc; ++i)
       s->options.command_line += (i ? " " : "") + std::string(argv[i]);
+    s->options.candidates = orchestrator::resolve_candidates(s->options.candidates);
     s->options.sources = s->sources.resolve();
     s->options.judging.overrides = s->sources.overrides();
     s->options.cache_dir = s->cache_dir;
@@ -167,6 +171,7 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
     if (s->options.generation.active() && !s->options.producer.empty())
       throw usage_error(
           "--producer labels imported candidates; an --adapter's are labelled <adapter>/<model>");
+    require_credentials(s->options.generation);
     return orchestrator::execute_run(s->options);
   };
 }

@@ -2,6 +2,7 @@
 #include "harness/orchestrator/run_config.hpp"
 
 #include "harness/exec/sandbox.hpp"
+#include "kernelbench/problems.hpp"
 
 #include <filesystem>
 #include <fmt/core.h>
@@ -94,6 +95,23 @@ std::string value_text(const json& v, bool negated) {
 
 } // namespace
 
+std::string resolve_candidates(const std::string& given) {
+  if (given.rfind("builtin:", 0) == 0) {
+    const std::string name = given.substr(8);
+    if (name != "identity" && name != "examples")
+      throw kb::source_error(fmt::format("--candidates {}: no such built-in source (builtin:identity, each "
+                                         "problem's own Model; builtin:examples, the built-in suite's)",
+                                         given));
+    return name;
+  }
+  if (!is_named_producer(given) || given.empty() || !fs::exists(given)) return given;
+  fmt::print(stderr,
+             "kj: note: --candidates {0}: the {1} ./{0} (for the built-in source write --candidates "
+             "builtin:{0})\n",
+             given, fs::is_directory(given) ? "folder" : "file");
+  return "./" + given;
+}
+
 std::string default_producer(const run_options& options) {
   if (!options.producer.empty()) return options.producer;
   if (options.generation.active()) return "";
@@ -102,7 +120,8 @@ std::string default_producer(const run_options& options) {
   fs::path path = fs::absolute(options.candidates).lexically_normal();
   if (path.filename().empty()) path = path.parent_path();
   if (fs::is_regular_file(path)) path = path.parent_path();
-  return path.filename().string();
+  const std::string name = path.filename().string();
+  return is_named_producer(name) ? name + "/" : name; // a folder never passes for a built-in source
 }
 
 json run_config(const run_options& options, const std::string& device, const std::string& producer) {

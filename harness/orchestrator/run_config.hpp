@@ -9,9 +9,15 @@
 
 namespace kj::orchestrator {
 
+// What --candidates names, made unambiguous: "builtin:identity" and "builtin:examples" are the built-in
+// sources ("identity", "examples"); a bare "identity" or "examples" is the built-in one unless a folder or file
+// of that name exists, which then wins ("./identity", with a note on stderr). Throws kb::source_error for an
+// unknown "builtin:" name.
+std::string resolve_candidates(const std::string& given);
+
 // The producer label of a run's imported candidates: --producer, else "identity", "examples", or the name of
-// the candidates folder (of the folder holding a --candidates FILE). "" for an LLM adapter's run (the adapter
-// labels its candidates "<adapter>/<model>").
+// the candidates folder (of the folder holding a --candidates FILE; "identity/" for a folder named like a
+// built-in source). "" for an LLM adapter's run (the adapter labels its candidates "<adapter>/<model>").
 std::string default_producer(const run_options& options);
 
 // The resolved options as runs.config_json stores them (config_version 2: also the problem selection, the
