@@ -2,6 +2,7 @@
 #include "reports/report.hpp"
 
 #include "reports/html.hpp"
+#include "reports/producer_labels.hpp"
 
 #include <fmt/format.h>
 #include <fstream>
@@ -80,6 +81,8 @@ report_data build_report(const db::store& store, const report_options& options) 
     for (const auto& row : store.evaluation_rows(filter))
       rows.push_back(derive(row, options.metrics));
   }
+  const std::vector<db::run_row> all_runs = store.runs();
+  data.warnings = separate_colliding_producers(rows, all_runs);
   data.rows = newest_per_key(std::move(rows));
   mark_unsound_problems(store, data.rows);
   std::set<std::string> used_runs;
@@ -88,7 +91,7 @@ report_data build_report(const db::store& store, const report_options& options) 
     if (!data.stacks.contains(r.stack_id))
       if (auto stack = store.get_stack(r.stack_id)) data.stacks.emplace(r.stack_id, *stack);
   }
-  for (const auto& run : store.runs())
+  for (const auto& run : all_runs)
     if (used_runs.contains(run.run_uid) || (runs.size() == 1 && run.run_uid == runs[0]))
       data.runs.push_back(run);
   data.board = leaderboard(data.rows, data.usage);

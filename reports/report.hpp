@@ -42,6 +42,7 @@ struct report_data {
   table1 table_strict;
   published_table published;
   usage_map usage;
+  std::vector<std::string> warnings; // e.g. two candidate folders under one producer label, reported apart
 };
 
 // Reads and derives everything; throws std::invalid_argument for a run id the DB does not hold.

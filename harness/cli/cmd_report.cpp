@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fmt/core.h>
+#include <fstream>
 #include <memory>
 
 namespace kj::cli {
@@ -58,12 +59,24 @@ action add_report_command(CLI::App& app) {
       throw usage_error(e.what());
     }
     if (data.rows.empty()) throw usage_error(fmt::format("no evaluations to report in {}", s->db));
+    for (const auto& warning : data.warnings)
+      fmt::print(stderr, "kj: warning: {}\n", warning);
     namespace fs = std::filesystem;
     if (std::error_code ec; fs::exists(s->out, ec) && !fs::is_directory(s->out, ec))
       throw usage_error(
           fmt::format("-o {}: a file of that name exists; kj report writes a folder (index.html, "
                       "e/, CSV and JSON files): name a folder",
                       s->out));
+    if (const fs::path index = fs::path(s->out) / "index.html"; fs::exists(index)) {
+      std::string head(4096, '\0');
+      std::ifstream in(index, std::ios::binary);
+      in.read(head.data(), static_cast<std::streamsize>(head.size()));
+      head.resize(static_cast<std::size_t>(in.gcount()));
+      if (head.find("kerneljudge report") == std::string::npos)
+        throw usage_error(fmt::format("-o {}: holds an index.html that kj report did not write; name another "
+                                      "folder (or remove that file)",
+                                      s->out));
+    }
     reports::report_output output;
     try {
       output = reports::write_report(store, data, options);
