@@ -61,6 +61,19 @@ std::string api_key_from_environment(const std::string& name) {
   return "";
 }
 
+void require_api_key(const std::string& name, const std::string& base_url) {
+  const std::string url = base_url.empty() ? default_base_url(name) : base_url;
+  const bool own_server = name == "openai" && url.find("api.openai.com") == std::string::npos;
+  if (own_server || !api_key_from_environment(name).empty() || api_key_variables(name).empty()) return;
+  throw llm_error(name, error_kind::config,
+                  fmt::format("{}: no API key: set {} in the environment{}", name,
+                              fmt::join(api_key_variables(name), " or "),
+                              name == "openai"
+                                  ? " (a compatible server of your own, such as vLLM, is named by "
+                                    "--base-url and needs a key only if it asks for one)"
+                                  : ""));
+}
+
 std::unique_ptr<provider> make_provider(const std::string& name, const std::string& base_url,
                                         const std::string& api_key, bool key_optional) {
   const std::string url = base_url.empty() ? default_base_url(name) : base_url;

@@ -76,6 +76,10 @@ std::vector<std::string> api_key_variables(const std::string& name);
 // The key from the environment; "" when unset. Keys come from nowhere else.
 std::string api_key_from_environment(const std::string& name);
 
+// Throws llm_error (config) when a hosted API (Anthropic, Gemini, OpenAI's own) has no key in the
+// environment; an OpenAI-compatible server of one's own (--base-url elsewhere) needs none.
+void require_api_key(const std::string& name, const std::string& base_url);
+
 // Builds a provider. `base_url` "" means the default. Throws llm_error(config) for an unknown name, and for
 // anthropic or gemini without a key unless `key_optional` (replay decodes recordings without one).
 std::unique_ptr<provider> make_provider(const std::string& name, const std::string& base_url,

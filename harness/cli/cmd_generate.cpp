@@ -64,10 +64,12 @@ action add_generate_command(CLI::App& app, int argc, char** argv) {
   s->generation.add_to(*cmd, generation_use::generate);
   return [s, argc, argv] {
     const adapters::generation_options options = s->generation.resolve();
+    require_credentials(options);
     const auto problems = orchestrator::load_all_problems(s->sources.resolve(), exec::default_cache_dir());
     db::store store = db::store::open(s->db);
     const std::string run_uid = s->run_uid.empty() ? new_generation_uid() : s->run_uid;
     std::int64_t run_id = 0;
+    bool created = false;
     if (auto existing = store.find_run(run_uid)) {
       run_id = *existing;
       store.set_run_status(run_id, "running");
@@ -78,11 +80,23 @@ action add_generate_command(CLI::App& app, int argc, char** argv) {
       const nlohmann::json config{{"command", "generate"}, {"device", s->device}};
       run_id = store.create_run(
           {run_uid, "", "running", s->device, command_line, version_string(), config.dump(), 0});
+      created = true;
     }
     const auto problem_ids = orchestrator::record_problems(store, problems);
     exec::install_interrupt_handlers();
-    const auto result = adapters::generate_candidates(store, run_id, problems, problem_ids, options,
-                                                      s->device, exec::interrupt_requested);
+    adapters::generation_result result;
+    try {
+      result = adapters::generate_candidates(store, run_id, problems, problem_ids, options, s->device,
+                                             exec::interrupt_requested);
+    } catch (const std::exception& e) { // no ghost: a run that asked nothing goes, one that did is failed
+      if (created && store.llm_costs(run_uid).empty()) {
+        store.remove_run(run_id);
+      } else {
+        store.set_run_status(run_id, "failed");
+        store.set_run_detail(run_id, e.what());
+      }
+      throw;
+    }
     if (result.interrupted) {
       store.set_run_status(run_id, "interrupted");
       fmt::print(stderr, "kj: interrupted; resume with: kj generate --run-id {} ...\n", run_uid);

@@ -1,6 +1,7 @@
 // Implements the LLM adapter options and their checks.
 #include "harness/cli/generation_flags.hpp"
 
+#include "adapters/llm/provider.hpp"
 #include "harness/cli/common.hpp"
 
 #include <fmt/core.h>
@@ -125,6 +126,16 @@ adapters::generation_options generation_flags::resolve() const {
   if (given(m_budget_option)) o.budget_usd = m_budget;
   o.prices_path = m_prices;
   return o;
+}
+
+void require_credentials(const adapters::generation_options& o) {
+  if (o.adapter.empty() || o.adapter == "replay") return;
+  try { // a missing key or an unknown adapter is found now: before a run is recorded or a call is made
+    llm::require_api_key(o.adapter, o.base_url);
+    (void)llm::make_provider(o.adapter, o.base_url, llm::api_key_from_environment(o.adapter));
+  } catch (const llm::llm_error& e) {
+    throw usage_error(e.what());
+  }
 }
 
 } // namespace kj::cli

@@ -37,4 +37,8 @@ private:
   CLI::Option* m_from_option = nullptr;
 };
 
+// A usage error when a live adapter cannot work at all (no API key for a hosted API, an unknown adapter):
+// found before a run is recorded or a request is sent.
+void require_credentials(const adapters::generation_options& options);
+
 } // namespace kj::cli
