@@ -1,6 +1,7 @@
 // Implements the sqlite3 wrappers; the only file besides the migrations that includes sqlite3.h.
 #include "db/sqlite.hpp"
 
+#include "db/lock_wait.hpp"
 #include "db/store.hpp"
 
 #include <cctype>
@@ -13,8 +14,21 @@
 namespace kj::db::sqlite {
 
 namespace {
-constexpr int busy_timeout_ms =
-    10000; // a reader (kj results) may briefly hold a lock while the writer commits
+
+// The reason of a failed call, with who holds the file when it was busy.
+std::string reason_of(sqlite3* db, const std::string& path) {
+  std::string reason = sqlite3_errmsg(db);
+  if ((sqlite3_errcode(db) & 0xff) == SQLITE_BUSY) reason += busy_hint(path);
+  return reason;
+}
+
+} // namespace
+
+connection::connection(sqlite3* db, std::string path)
+    : m_db(db), m_path(std::move(path)), m_waiter(std::make_unique<lock_waiter>()) {
+  m_waiter->path = m_path;
+  // Another process's lock (a reader while the writer commits, a second kj): waited for, said on stderr.
+  sqlite3_busy_handler(m_db, wait_for_lock, m_waiter.get());
 }
 
 connection connection::open(const std::filesystem::path& path, open_mode mode) {
@@ -51,18 +65,19 @@ connection connection::open(const std::filesystem::path& path, open_mode mode) {
     throw db_error(fmt::format("cannot open database '{}': the file is not writable", name));
   }
   sqlite3_extended_result_codes(db, 1);
-  sqlite3_busy_timeout(db, busy_timeout_ms);
   return connection(db, name);
 }
 
 connection::connection(connection&& other) noexcept
-    : m_db(std::exchange(other.m_db, nullptr)), m_path(std::move(other.m_path)) {}
+    : m_db(std::exchange(other.m_db, nullptr)), m_path(std::move(other.m_path)),
+      m_waiter(std::move(other.m_waiter)) {}
 
 connection& connection::operator=(connection&& other) noexcept {
   if (this != &other) {
     sqlite3_close_v2(m_db);
     m_db = std::exchange(other.m_db, nullptr);
     m_path = std::move(other.m_path);
+    m_waiter = std::move(other.m_waiter);
   }
   return *this;
 }
@@ -75,7 +90,8 @@ void connection::exec(std::string_view sql, std::string_view what) {
   const std::string text(sql);
   char* message = nullptr;
   if (sqlite3_exec(m_db, text.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
-    const std::string reason = message != nullptr ? message : sqlite3_errmsg(m_db);
+    std::string reason = message != nullptr ? message : sqlite3_errmsg(m_db);
+    if ((sqlite3_errcode(m_db) & 0xff) == SQLITE_BUSY) reason += busy_hint(m_path);
     sqlite3_free(message);
     fail(what, reason);
   }
@@ -108,7 +124,7 @@ bool connection::in_transaction() const {
 }
 
 void connection::fail(std::string_view what) const {
-  fail(what, sqlite3_errmsg(m_db));
+  fail(what, reason_of(m_db, m_path));
 }
 
 void connection::fail(std::string_view what, std::string_view reason) const {
@@ -130,7 +146,7 @@ statement::~statement() {
 }
 
 void statement::fail() const {
-  throw db_error(fmt::format("database '{}': {}: {}", m_path, m_what, sqlite3_errmsg(m_db)));
+  throw db_error(fmt::format("database '{}': {}: {}", m_path, m_what, reason_of(m_db, m_path)));
 }
 
 statement& statement::bind(int index, std::int64_t value) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@ struct sqlite3_stmt;
 namespace kj::db::sqlite {
 
 class statement;
+struct lock_waiter;
 
 // Bytes bound as a BLOB (an empty one as NULL); column_text reads them back unchanged.
 struct blob {
@@ -57,9 +59,10 @@ public:
   sqlite3* handle() const { return m_db; }
 
 private:
-  connection(sqlite3* db, std::string path) : m_db(db), m_path(std::move(path)) {}
+  connection(sqlite3* db, std::string path);
   sqlite3* m_db = nullptr;
   std::string m_path;
+  std::unique_ptr<lock_waiter> m_waiter; // the busy handler's state (lock_wait.hpp)
 };
 
 // A prepared statement. Parameters are numbered from 1 and columns from 0, as in the C API.
