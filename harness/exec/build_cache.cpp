@@ -118,6 +118,7 @@ build_record build_cache::build(const job_runner& runner, const std::string& key
     if (!verdict) r.log = "build worker " + describe_exit(outcome) + "\n";
   }
   r.log += "--- worker output ---\n" + tail;
+  r.interrupted = outcome.interrupted;
   if (!outcome.interrupted) store(r);
   return r;
 }

@@ -33,7 +33,8 @@ struct build_record {
   std::string log; // the end of the compiler's and the import's output
   double seconds = 0;
   std::string created_at;
-  bool cached = false; // found in the cache, not built now
+  bool cached = false;      // found in the cache, not built now
+  bool interrupted = false; // cut by Ctrl-C: says nothing of the source (never cached, never a verdict)
 };
 
 // Statuses a source always gets again (the next build would only repeat them): they are cached.
