@@ -198,6 +198,18 @@ std::string dtype_of(const std::string& precision, const std::string& protocol) 
   return "fp32";
 }
 
+std::string noise_of(const result_row& r, const nlohmann::json& params) {
+  if (!r.speedup) return "";
+  std::string noise;
+  if (r.speedup_ci.valid() && !r.speedup_ci.excludes(1.0))
+    noise = fmt::format("its 95% interval [{:.3f}, {:.3f}] includes 1", r.speedup_ci.low, r.speedup_ci.high);
+  const double moved = params.is_object() ? params.value("host_change_pair", 0.0) : 0.0;
+  if (moved > k_host_moved)
+    noise += fmt::format("{}the host's speed moved by {:.0f}% while it was timed", noise.empty() ? "" : "; ",
+                         100 * moved);
+  return noise;
+}
+
 result_row derive(const db::evaluation_row& e, const metric_options& options) {
   result_row r;
   copy_identity(e, r);
@@ -220,6 +232,7 @@ result_row derive(const db::evaluation_row& e, const metric_options& options) {
   if (r.candidate && r.candidate->ms > 0) add_baselines(e, r, options);
   if (const auto* eager = r.baseline("eager")) r.speedup_ci = eager->ci;
   if (candidate) add_trace_shares(*candidate, r);
+  if (candidate) r.noise = noise_of(r, nlohmann::json::parse(candidate->params_json, nullptr, false));
   return r;
 }
 

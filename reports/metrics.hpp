@@ -8,6 +8,7 @@
 #include "reports/stats.hpp"
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,6 +97,9 @@ struct result_row {
   // Why the candidate's time is not trusted (its kernel trace saw work the timer missed): no speedup is
   // derived.
   std::string untrusted;
+  // Why the speedup may be noise ("" when not): its interval includes 1, or the host's speed moved by more
+  // than k_host_moved while it was timed. Printed as a mark beside the speedup.
+  std::string noise;
   // The generating LLM call's tokens (four buckets) and cost, when an LLM adapter produced the candidate.
   std::optional<std::int64_t> input_tokens, cache_read_tokens, cache_write_tokens, output_tokens;
   std::optional<double> cost_usd;
@@ -111,6 +115,13 @@ struct result_row {
 };
 
 result_row derive(const db::evaluation_row& row, const metric_options& options = {});
+
+// A host-speed change (the host probe, across the candidate's and the reference's rounds) above which a
+// speedup is marked as noise; above 10% it is not credited at all (harness/worker/judge_timing.cpp).
+inline constexpr double k_host_moved = 0.05;
+
+// result_row::noise of a row whose speedups are derived, from its candidate timing's params.
+std::string noise_of(const result_row& r, const nlohmann::json& params);
 
 // Marks the rows whose problem the newest `kj audit` of its device found unsound
 // (result_row::unsound_problem).

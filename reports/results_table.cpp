@@ -53,8 +53,20 @@ json memory_json(const result_row& r) {
           {"budget_bytes", value(m.budget_bytes)}};
 }
 
+// "~" beside a speedup that may be noise: its interval includes 1, or the host moved (result_row::noise).
+const char* noise_mark(const result_row& r, const stats::interval& ci) {
+  const bool host = r.noise.find("host") != std::string::npos;
+  return host || (ci.valid() && !ci.excludes(1.0)) ? "~" : "";
+}
+
+std::string speedup_text(const result_row& r) {
+  return r.speedup ? fmt::format("{:.3f}x{}", *r.speedup, noise_mark(r, r.speedup_ci)) : "";
+}
+
 std::string best_text(const result_row& r) {
-  return r.speedup_best ? fmt::format("{:.3f}x {}", *r.speedup_best, r.best_baseline) : "";
+  return r.speedup_best
+             ? fmt::format("{:.3f}x{} {}", *r.speedup_best, noise_mark(r, r.speedup_best_ci), r.best_baseline)
+             : "";
 }
 
 // The generating call's tokens (all input buckets / output), for LLM candidates.
@@ -109,13 +121,19 @@ void write_table(const std::vector<result_row>& rows, std::ostream& out, bool wi
     if (llm)
       note = fmt::format("{:>13} {:>8}  {}", tokens_text(r),
                          r.cost_usd ? fmt::format("{:.4f}", *r.cost_usd) : "", note);
-    out << fmt::format("{:>2} {:>4} {:<{}} {:<{}} {:<{}} {:<28} {:<{}} {:>9} {:>9} {:>8} {:<24}  {}\n",
-                       r.level, r.number, cut(r.problem_name, problem_w), problem_w,
-                       cut(r.producer, producer_w), producer_w, cut(candidate_label(r), candidate_w),
-                       candidate_w, verdict_text(r), cut(strict, strict_w), strict_w,
-                       ms(r.candidate_median_ms), ms(r.reference_median_ms),
-                       r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "", best_text(r), note);
+    out << fmt::format(
+        "{:>2} {:>4} {:<{}} {:<{}} {:<{}} {:<28} {:<{}} {:>9} {:>9} {:>8} {:<24}  {}\n", r.level, r.number,
+        cut(r.problem_name, problem_w), problem_w, cut(r.producer, producer_w), producer_w,
+        cut(candidate_label(r), candidate_w), candidate_w, verdict_text(r), cut(strict, strict_w), strict_w,
+        ms(r.candidate_median_ms), ms(r.reference_median_ms), speedup_text(r), best_text(r), note);
   }
+  const bool marked = std::any_of(rows.begin(), rows.end(), [](const result_row& r) {
+    return (speedup_text(r) + best_text(r)).find('~') != std::string::npos;
+  });
+  if (marked)
+    out << "~ marks a speedup that may be noise: its 95% interval includes 1, or the host's speed moved by "
+           "more "
+           "than 5% while it was timed (--verbose says which)\n";
 }
 
 // One block per evaluation with every field a person reads, the whole error text included.
@@ -132,8 +150,8 @@ void write_verbose(const std::vector<result_row>& rows, std::ostream& out) {
     if (r.candidate_median_ms)
       out << fmt::format("   candidate {} ms, reference {} ms, speedup {}, best baseline {}\n",
                          ms(r.candidate_median_ms), ms(r.reference_median_ms),
-                         r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "-",
-                         best_text(r).empty() ? "-" : best_text(r));
+                         r.speedup ? speedup_text(r) : "-", best_text(r).empty() ? "-" : best_text(r));
+    if (!r.noise.empty()) out << fmt::format("   speedup may be noise: {}\n", r.noise);
     if (!r.findings.empty()) out << fmt::format("   findings {}\n", r.findings);
     if (!r.untrusted.empty()) out << fmt::format("   time not trusted: {}\n", r.untrusted);
     if (!r.error.empty()) {
@@ -206,6 +224,8 @@ json result_json(const result_row& r) {
           {"candidate_median_ms", optional_json(r.candidate_median_ms)},
           {"reference_median_ms", optional_json(r.reference_median_ms)},
           {"speedup", optional_json(r.speedup)},
+          {"speedup_noisy", !r.noise.empty()},
+          {"speedup_noise", r.noise},
           {"strict_verdict", r.strict_verdict},
           {"strict_failed", r.strict_failed},
           {"findings", r.findings},
