@@ -145,3 +145,19 @@ TEST_CASE("a job's device travels by name and any other name is refused, naming 
     CHECK(what.find("device: expected \"cpu\" or \"cuda\", got \"gpu\"") != std::string::npos);
   }
 }
+
+TEST_CASE("a worker that dies or times out while starting, before any candidate code, is kj's failure") {
+  kj::exec::worker_outcome outcome;
+  outcome.timed_out = true;
+  outcome.wall_s = 0.5;
+  kj::db::evaluation_record starting;
+  kj::orchestrator::fill_evaluation(outcome, "", starting);
+  CHECK(starting.verdict == "harness_error");
+  CHECK(starting.error.find("before the candidate's code ran") != std::string::npos);
+  CHECK(starting.strict_verdict.empty());
+  // Once it reported a later phase, the same end is the candidate's (its code may have run).
+  outcome.events = {{{"type", "phase"}, {"phase", "compatible"}}};
+  kj::db::evaluation_record judging;
+  kj::orchestrator::fill_evaluation(outcome, "", judging);
+  CHECK(judging.verdict == "timeout");
+}

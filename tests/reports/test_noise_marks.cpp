@@ -1,0 +1,93 @@
+// Speedups that may be noise are marked where they are printed (issue 34): the interval includes 1, or the
+// host's speed moved while the candidate was timed; and colliding producer labels are told apart by their
+// folders.
+#include "reports/metrics.hpp"
+#include "reports/producer_labels.hpp"
+#include "reports/results_table.hpp"
+#include "tests/support/catch_compat.hpp"
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+using kj::reports::result_row;
+using nlohmann::json;
+
+namespace {
+
+result_row timed(double speedup, double low, double high) {
+  result_row r;
+  r.level = 1;
+  r.number = 2;
+  r.problem_name = "GELU";
+  r.verdict = "correct";
+  r.candidate_median_ms = 1.0;
+  r.reference_median_ms = speedup;
+  r.speedup = speedup;
+  r.speedup_ci = {low, high};
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("a speedup whose interval includes 1, or whose host moved, is marked and explained") {
+  result_row clear = timed(1.5, 1.4, 1.6), straddles = timed(1.02, 0.97, 1.08), moved = timed(1.5, 1.4, 1.6);
+  CHECK(kj::reports::noise_of(clear, json::object()).empty());
+  straddles.noise = kj::reports::noise_of(straddles, json::object());
+  CHECK(straddles.noise == "its 95% interval [0.970, 1.080] includes 1");
+  moved.noise = kj::reports::noise_of(moved, json{{"host_change_pair", 0.07}});
+  CHECK(moved.noise == "the host's speed moved by 7% while it was timed");
+  CHECK(kj::reports::noise_of(timed(1.5, 1.4, 1.6), json{{"host_change_pair", 0.04}}).empty());
+  result_row no_speedup;
+  CHECK(kj::reports::noise_of(no_speedup, json{{"host_change_pair", 0.5}}).empty());
+
+  std::ostringstream table;
+  kj::reports::write_results({clear, straddles, moved}, kj::reports::results_format::table, table);
+  CHECK(table.str().find("1.500x ") != std::string::npos);
+  CHECK(table.str().find("1.020x~") != std::string::npos);
+  CHECK(table.str().find("1.500x~") != std::string::npos);
+  CHECK(table.str().find("~ marks a speedup that may be noise") != std::string::npos);
+  std::ostringstream quiet;
+  kj::reports::write_results({clear}, kj::reports::results_format::table, quiet);
+  CHECK(quiet.str().find("~") == std::string::npos);
+
+  std::ostringstream out;
+  kj::reports::write_results({clear, straddles}, kj::reports::results_format::json, out);
+  const json rows = json::parse(out.str());
+  CHECK(rows[0]["speedup_noisy"] == false);
+  CHECK(rows[1]["speedup_noisy"] == true);
+  CHECK(rows[1]["speedup_noise"] == straddles.noise);
+}
+
+TEST_CASE("producer labels that name two folders are told apart by the shortest distinguishing path part") {
+  CHECK(kj::reports::distinguishing_suffixes({"/x/v1/claude", "/x/v2/claude"}) ==
+        std::vector<std::string>{"v1/claude", "v2/claude"});
+  CHECK(kj::reports::distinguishing_suffixes({"/a/claude", "/b/gemini"}) ==
+        std::vector<std::string>{"claude", "gemini"});
+  CHECK(kj::reports::distinguishing_suffixes({"claude", "/runs/claude"}) ==
+        std::vector<std::string>{"claude", "runs/claude"});
+
+  std::vector<kj::db::run_row> runs(3);
+  runs[0].run_uid = "r1";
+  runs[0].config_json = R"({"candidates": "/x/v1/claude"})";
+  runs[1].run_uid = "r2";
+  runs[1].config_json = R"({"candidates": "/x/v2/claude"})";
+  runs[2].run_uid = "r3"; // a rerun of r1's folder: the same producer, newest wins later
+  runs[2].config_json = R"({"candidates": "/x/v1/claude"})";
+  std::vector<result_row> rows(3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    rows[i].run_uid = runs[i].run_uid;
+    rows[i].producer = "claude";
+  }
+  const auto warnings = kj::reports::separate_colliding_producers(rows, runs);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("producer label 'claude' names 2 candidate folders") != std::string::npos);
+  CHECK(rows[0].producer == "v1/claude");
+  CHECK(rows[1].producer == "v2/claude");
+  CHECK(rows[2].producer == "v1/claude");
+  std::vector<result_row> one_folder(2);
+  one_folder[0].run_uid = "r1";
+  one_folder[1].run_uid = "r3";
+  one_folder[0].producer = one_folder[1].producer = "claude";
+  CHECK(kj::reports::separate_colliding_producers(one_folder, runs).empty());
+  CHECK(one_folder[0].producer == "claude");
+}
