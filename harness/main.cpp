@@ -2,6 +2,7 @@
 #include "db/store.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/common.hpp"
+#include "harness/cli/project_config.hpp"
 #include "harness/cli/suggest.hpp"
 #include "harness/version.hpp"
 #include "kernelbench/problems.hpp"
@@ -18,6 +19,10 @@ int main(int argc, char** argv) {
   CLI::App app{"kerneljudge: verify and time GPU kernels against KernelBench references", "kj"};
   app.set_version_flag("--version", "kj " + kj::version_string());
   app.require_subcommand(1);
+  // Project defaults from ./kj.toml; never for kj's own processes (a runner's folder is the candidate's).
+  const bool internal =
+      argc >= 2 && (std::string_view(argv[1]) == "runner" || std::string_view(argv[1]) == "worker");
+  if (!internal) kj::cli::use_project_config(app);
   auto run = kj::cli::add_run_command(app, argc, argv);
   auto baselines = kj::cli::add_baselines_command(app);
   auto problems = kj::cli::add_problems_command(app);

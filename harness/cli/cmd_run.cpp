@@ -1,10 +1,13 @@
 // `kj run`: judge candidates against problems and store every verdict and timing in the DB.
+#include "db/store.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/common.hpp"
 #include "harness/cli/generation_flags.hpp"
 #include "harness/cli/judging_flags.hpp"
+#include "harness/cli/run_summary.hpp"
 #include "harness/orchestrator/run.hpp"
 #include "harness/orchestrator/run_config.hpp"
+#include "kernelbench/problems.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -35,6 +38,7 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
     bool no_strict = false;
     bool quick = false;
     std::string shard;
+    std::string summary_json;
     generation_flags generation;
   };
   auto s = std::make_shared<state>();
@@ -144,6 +148,10 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
                 "CUDA: also time CUDA-graph replays of candidate and reference");
   cmd->add_flag("!--no-floor", s->options.judging.timing.floor,
                 "do not time the empty forward (the harness's floor)");
+  cmd->add_option(
+      "--summary-json", s->summary_json,
+      "also write FILE: the run's id, exit code, status, counts by verdict and strict verdict and "
+      "one line per evaluation, as JSON (for CI; written on failures too)");
   return [s, cmd, argc, argv] {
     check_python_override();
     if (s->quick) apply_quick(*cmd, s->options.judging.timing);
@@ -172,7 +180,23 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
       throw usage_error(
           "--producer labels imported candidates; an --adapter's are labelled <adapter>/<model>");
     require_credentials(s->options.generation);
-    return orchestrator::execute_run(s->options);
+    if (s->summary_json.empty()) return orchestrator::execute_run(s->options);
+    if (s->options.run_uid.empty()) s->options.run_uid = orchestrator::new_run_uid(); // named in the summary
+    int code = 0;
+    std::string error;
+    try {
+      code = orchestrator::execute_run(s->options);
+    } catch (const std::exception& e) {
+      error = e.what();
+      const bool bad_input = dynamic_cast<const usage_error*>(&e) ||
+                             dynamic_cast<const kb::source_error*>(&e) ||
+                             dynamic_cast<const db::db_error*>(&e);
+      code = bad_input ? 2 : 1; // as kj's main maps it
+      write_run_summary(s->summary_json, run_summary(s->options.db_path, s->options.run_uid, code, error));
+      throw;
+    }
+    write_run_summary(s->summary_json, run_summary(s->options.db_path, s->options.run_uid, code, error));
+    return code;
   };
 }
 

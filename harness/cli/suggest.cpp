@@ -98,6 +98,21 @@ std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& erro
               fmt::format("must be {}, not {}", zero ? "greater than 0" : "0 or more", m[1].str()) +
               std::string(m.suffix());
   }
+  // An unknown key of kj.toml (CLI11 says "INI was not able to parse run.devise"): the file, the key, and a
+  // guess among that command's options.
+  static const std::regex config_key(R"(INI was not able to parse ([A-Za-z0-9_.-]+))");
+  if (std::regex_search(message, m, config_key)) {
+    const std::string key = m[1].str(), name = key.substr(key.rfind('.') + 1);
+    message = fmt::format("{}: unknown key '{}' (keys are a command's long options without the dashes, in "
+                          "a section named after the command, e.g. [run] device = \"cpu\")",
+                          app.get_config_ptr() ? app.get_config_ptr()->as<std::string>() : "kj.toml", key);
+    const std::string section = key.find('.') == std::string::npos ? "" : key.substr(0, key.find('.'));
+    const auto commands =
+        app.get_subcommands([&](const CLI::App* c) { return section.empty() || c->get_name() == section; });
+    if (const CLI::App* command = section.empty() ? &app : commands.empty() ? nullptr : commands.front())
+      if (const auto guess = nearest("--" + name, option_names(*command)))
+        message += fmt::format("; did you mean {}?", guess->substr(2));
+  }
   if (dynamic_cast<const CLI::ExtrasError*>(&error)) {
     const CLI::App* command = parsed_command(app);
     const auto options = option_names(*command);
