@@ -148,6 +148,9 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
                 "CUDA: also time CUDA-graph replays of candidate and reference");
   cmd->add_flag("!--no-floor", s->options.judging.timing.floor,
                 "do not time the empty forward (the harness's floor)");
+  cmd->add_flag("--collect-only", s->options.collect_only,
+                "show which candidate would be judged against which problem and which would be compiled, "
+                "then stop: nothing is built, judged or recorded");
   cmd->add_option(
       "--summary-json", s->summary_json,
       "also write FILE: the run's id, exit code, status, counts by verdict and strict verdict and "

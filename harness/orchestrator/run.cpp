@@ -8,6 +8,7 @@
 #include "harness/exec/sandbox.hpp"
 #include "harness/orchestrator/evaluation_task.hpp"
 #include "harness/orchestrator/problem_sources.hpp"
+#include "harness/orchestrator/run_collect.hpp"
 #include "harness/orchestrator/run_config.hpp"
 #include "harness/orchestrator/run_lock.hpp"
 #include "harness/orchestrator/run_plan.hpp"
@@ -365,8 +366,9 @@ int execute_run(const run_options& options) {
     refuse_exposed(options, cache_dir, python);
   }
   refuse_limits_below_kj(options.judging, env);
-  db::store store = db::store::open(options.db_path);
   const device_kind device = resolve_device(options.device, env);
+  if (options.collect_only) return collect_only(options, problems, device);
+  db::store store = db::store::open(options.db_path);
   if (device != device_kind::cuda && !options.gpus.empty())
     throw kb::source_error(fmt::format("--gpus {}: the run is on the CPU ({}); --gpus picks CUDA devices",
                                        fmt::join(options.gpus, ","),

@@ -39,6 +39,7 @@ struct run_options {
   std::string filter;            // -k: only problems or candidates whose name matches (run_filter.hpp)
   int maxfail = 0;               // stop after this many failed evaluations (0: never)
   bool rerun_failed = false;     // judge only the candidates that failed in the previous run of these options
+  bool collect_only = false;     // print which candidate meets which problem; judge and record nothing
 };
 
 // Returns the process exit code: 0 when the run finished (whatever the verdicts), 2 on bad input, 130 on

@@ -1,0 +1,102 @@
+// Issue 34's conveniences through the real `kj`: kj.toml (and its precedence), --collect-only,
+// --summary-json, kj doctor and the shell completion.
+#include "tests/support/catch_compat.hpp"
+#include "tests/support/paths.hpp"
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+using namespace kj::test;
+using nlohmann::json;
+
+namespace {
+
+command_result kj_in(const scratch_dir& dir, std::vector<std::string> args,
+                     std::map<std::string, std::string> env = {}) {
+  args.insert(args.begin(), kj_binary().string());
+  if (const char* cache = std::getenv("KJ_CACHE_DIR"); cache && *cache && !env.contains("KJ_CACHE_DIR"))
+    env.emplace("KJ_CACHE_DIR", cache);
+  const auto r = run_program(args, dir.path(), env);
+  INFO(args[1] << ": " << r.err);
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("kj.toml sets a command's defaults; flags and environment variables outrank it") {
+  scratch_dir dir;
+  write_file(dir / "kj.toml", "[run]\ndevice = \"cpu\"\nlevel = \"1\"\nids = \"2-3\"\ncandidates = "
+                              "\"builtin:identity\"\ncollect-only = true\ncache-dir = \"" +
+                                  (dir / "from-file").string() + "\"\n");
+  // KJ_CACHE_DIR outranks the file's cache-dir: the file's folder is never made.
+  kj_in(dir, {"run"}, {{"KJ_CACHE_DIR", (dir / "from-env").string()}});
+  CHECK(fs::exists(dir / "from-env"));
+  CHECK_FALSE(fs::exists(dir / "from-file"));
+  const auto from_file = kj_in(dir, {"run"}, {{"KJ_CACHE_DIR", ""}}); // no variable: the file's folder
+  REQUIRE(from_file.exit_code == 0);
+  CHECK(contains(from_file.out, "2 candidate(s) for 2 of 2 selected problems on cpu"));
+  CHECK(fs::exists(dir / "from-file"));
+  const auto flag = kj_in(dir, {"run", "--ids", "2"});
+  CHECK(contains(flag.out, "1 candidate(s) for 1 of 1 selected problems"));
+  write_file(dir / "kj.toml", "[run]\ndevise = \"cpu\"\n");
+  const auto typo = kj_in(dir, {"run"});
+  CHECK(typo.exit_code == 2);
+  CHECK(contains(typo.err, "kj.toml: unknown key 'run.devise'"));
+  CHECK(contains(typo.err, "did you mean device?"));
+  const auto missing = kj_in(dir, {"--config", "nowhere.toml", "runs"});
+  CHECK(missing.exit_code == 2);
+}
+
+TEST_CASE("kj run --collect-only shows what would be judged and records nothing") {
+  scratch_dir dir;
+  const auto r = kj_in(dir, {"run", "--device", "cpu", "--candidates",
+                             (source_dir() / "examples" / "candidates" / "cpu").string(), "--level", "1",
+                             "--collect-only"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "9 candidate(s) for 5 of 6 selected problems on cpu, 9 to build"));
+  CHECK(contains(r.out, "problems without a candidate: L1 6 MaxPool2d"));
+  CHECK_FALSE(fs::exists(dir / "kj.sqlite"));
+}
+
+TEST_CASE("kj run --summary-json writes the run's outcome for CI, also when the run is refused") {
+  scratch_dir dir;
+  const auto ok = kj_in(dir, {"run", "--device", "cpu", "--level", "1", "--ids", "2", "--candidates",
+                              "builtin:identity", "--no-timing", "--summary-json", "s.json"});
+  REQUIRE(ok.exit_code == 0);
+  const json s = json::parse(read_file(dir / "s.json"));
+  CHECK(s["exit_code"] == 0);
+  CHECK(s["status"] == "finished");
+  CHECK(s["evaluations"] == 1);
+  CHECK(s["verdicts"]["correct"] == 1);
+  CHECK(s["counted_correct"] == 1);
+  CHECK(s["rows"][0]["problem"] == "GELU");
+  const auto refused =
+      kj_in(dir, {"run", "--device", "cpu", "--candidates", "nowhere", "--summary-json", "refused.json"});
+  CHECK(refused.exit_code == 2);
+  const json r = json::parse(read_file(dir / "refused.json"));
+  CHECK(r["exit_code"] == 2);
+  CHECK(r["error"] == "--candidates nowhere: no such folder or file");
+  CHECK(r["status"].is_null());
+}
+
+TEST_CASE("kj doctor checks the machine and says what to do; the completion script completes") {
+  scratch_dir dir;
+  const auto doctor = kj_in(dir, {"doctor"});
+  CHECK(doctor.exit_code == 0);
+  CHECK(contains(doctor.out, "python and torch"));
+  CHECK(contains(doctor.out, "C++ compiler"));
+  CHECK(contains(doctor.out, "0 failed"));
+  const auto broken = kj_in(dir, {"doctor"}, {{"KJ_PYTHON", "/nowhere/python3"}});
+  CHECK(broken.exit_code == 1);
+  CHECK(contains(broken.out, "FAIL"));
+  const auto bash = run_program({"bash", "-c",
+                                 "eval \"$(" + kj_binary().string() +
+                                     " completion bash)\"; COMP_WORDS=(kj run --collect); COMP_CWORD=2; _kj; "
+                                     "echo \"${COMPREPLY[@]}\"; COMP_WORDS=(kj doc); COMP_CWORD=1; _kj; echo "
+                                     "\"${COMPREPLY[@]}\""},
+                                dir.path());
+  CHECK(bash.out == "--collect-only\ndoctor\n");
+  CHECK(contains(kj_in(dir, {"completion", "zsh"}).out, "bashcompinit"));
+  CHECK_FALSE(contains(kj_in(dir, {"completion", "bash"}).out, " worker"));
+}
