@@ -10,6 +10,7 @@
 #include <cctype>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <fstream>
 #include <system_error>
 
 namespace kj::db {
@@ -358,6 +359,15 @@ merge_report merge_database(const fs::path& output, const fs::path& source) {
   std::error_code ec;
   if (!fs::is_regular_file(source, ec))
     throw db_error(fmt::format("cannot merge '{}': no such file", source.string()));
+  {
+    std::string header(16, '\0');
+    std::ifstream in(source, std::ios::binary);
+    in.read(header.data(), 16);
+    if (header != std::string("SQLite format 3\0", 16))
+      throw db_error(fmt::format("cannot merge '{}': not an SQLite database (kj merges the kj.sqlite files "
+                                 "that kj run wrote, e.g. one per --shard)",
+                                 source.string()));
+  }
   { const store created = store::open(output); } // creates or migrates the output, with kj's settings
   if (fs::equivalent(output, source, ec))
     throw db_error(fmt::format("cannot merge '{}' into itself: name another output", source.string()));

@@ -24,7 +24,30 @@ store::store(store&&) noexcept = default;
 store& store::operator=(store&&) noexcept = default;
 store::~store() = default;
 
+namespace {
+
+// What is wrong with a database path before SQLite says "unable to open database file": a folder, a missing
+// folder, or no file (for a reader).
+void check_path(const fs::path& path, bool must_exist) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw db_error(fmt::format("cannot open database '{}': it is a folder; name a file (e.g. {})",
+                               path.string(), (path / "kj.sqlite").string()));
+  const fs::path folder = path.parent_path();
+  if (!must_exist && !folder.empty() && !fs::is_directory(folder, ec))
+    throw db_error(
+        fmt::format("cannot open database '{}': its folder {} {}", path.string(), folder.string(),
+                    fs::exists(folder, ec) ? "is a file, not a folder" : "does not exist (create it first)"));
+  if (must_exist && !fs::is_regular_file(path, ec))
+    throw db_error(
+        fmt::format("cannot open database '{}': no such file{}", path.string(),
+                    path.string() == "kj.sqlite" ? " (kj run writes it here; --db names another)" : ""));
+}
+
+} // namespace
+
 store store::open(const fs::path& path) {
+  check_path(path, false);
   connection db = connection::open(path, connection::open_mode::read_write_create);
   db.exec("PRAGMA foreign_keys = ON", "enable foreign keys");
   // Reading the header makes a non-database file fail here, at open; a newer database is left untouched.
@@ -81,9 +104,7 @@ std::pair<connection, std::shared_ptr<void>> open_reader(const fs::path& path) {
 } // namespace
 
 store store::open_read_only(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    throw db_error(fmt::format("cannot open database '{}': no such file", path.string()));
+  check_path(path, true);
   auto [db, keep] = open_reader(path);
   const int version = read_user_version(db);
   require_not_newer(db, version, schema_version);

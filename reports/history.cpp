@@ -100,12 +100,11 @@ std::string history_text(const std::vector<history_entry>& entries) {
       fmt::format("{:<24} {:<22} {:<16} {:<18} {:<14} {:>3} {:<14} {:>34} {:>9} {:>9}  {}\n", "date", "run",
                   "stack", "torch", "producer", "s", "verdict", "candidate ms [95% CI]", "eager ms",
                   "speedup", "change vs previous (same source)");
-  std::string group;
+  std::string problem; // one heading per problem, however many producers and samples follow
   for (const auto& e : entries) {
     const result_row& r = e.row;
-    const std::string g = group_of(r);
-    if (g != group) out += fmt::format("-- L{} {} {}\n", r.level, r.number, r.problem_name);
-    group = g;
+    if (r.problem_key() != problem) out += fmt::format("-- L{} {} {}\n", r.level, r.number, r.problem_name);
+    problem = r.problem_key();
     out += fmt::format("{:<24} {:<22} {:<16} {:<18} {:<14} {:>3} {:<14} {:>34} {:>9} {:>9}  {}\n",
                        r.run_created_at, r.run_uid.substr(0, 22), r.stack_hash.substr(0, 16),
                        e.torch.substr(0, 18), r.producer.substr(0, 14), r.sample,

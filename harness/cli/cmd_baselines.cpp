@@ -199,7 +199,7 @@ action add_baselines_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--timeout", s->options.timeout_s,
                   "wall-clock limit per baseline worker in seconds (compile included)")
-      ->check(CLI::PositiveNumber)
+      ->check(seconds())
       ->capture_default_str();
   cmd->add_option("--protocol", s->options.protocol,
                   "whose model construction the baselines follow: kernelbench (train mode) or cuda-agent "

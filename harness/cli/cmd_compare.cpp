@@ -35,6 +35,12 @@ struct compare_state {
 };
 
 int run_compare(const compare_state& s) {
+  if (s.base == s.head && s.base_db == s.head_db)
+    fmt::print(
+        stderr,
+        "kj: warning: BASE and HEAD are the same ({}): every problem is compared with itself (two runs "
+        "compare; the same run id in two databases needs --base-db and --head-db)\n",
+        s.base);
   const db::store base_store = db::store::open_read_only(s.base_db.empty() ? s.db : s.base_db);
   const db::store head_store = db::store::open_read_only(s.head_db.empty() ? s.db : s.head_db);
   reports::metric_options metrics;

@@ -164,7 +164,10 @@ action add_costs_command(CLI::App& app) {
                 << "\n";
       return 0;
     }
-    if (rows.empty()) fmt::print("run {} made no LLM calls\n", run);
+    if (rows.empty()) { // no model of this run has a price to check
+      fmt::print("run {} made no LLM calls\n", run);
+      return 0;
+    }
     adapters::write_cost_table(rows, std::cout);
     if (prices) adapters::write_price_age(*prices, rows, std::cout);
     return 0;

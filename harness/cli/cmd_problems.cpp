@@ -16,6 +16,15 @@ using nlohmann::json;
 namespace kj::cli {
 namespace {
 
+// The last non-empty line of a Python error (its exception, after the traceback).
+std::string last_line(const std::string& text) {
+  std::size_t end = text.find_last_not_of(" \n");
+  if (end == std::string::npos) return text;
+  const std::size_t start = text.rfind('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end + 1 - (start == std::string::npos ? 0 : start + 1));
+}
+
 std::string summarize_inputs(const json& inputs) {
   std::string text;
   for (const auto& x : inputs) {
@@ -96,10 +105,12 @@ action add_problems_command(CLI::App& app) {
     for (const auto& p : problems)
       suite_width = std::max(suite_width, p.suite.size());
     fmt::print("{:<{}} {:>2} {:>4} {:<44} {}\n", "suite", suite_width, "L", "id", "name", "inputs");
+    std::size_t broken = 0;
     for (std::size_t i = 0; i < problems.size(); ++i) {
       const auto& p = problems[i];
+      broken += described[i].contains("error") ? 1 : 0;
       std::string shapes =
-          described[i].contains("error")         ? "error: " + described[i]["error"].get<std::string>()
+          described[i].contains("error") ? "error: " + last_line(described[i]["error"].get<std::string>())
           : described[i].contains("description") ? summarize_inputs(described[i]["description"]["inputs"])
                                                  : "";
       if (shapes.size() > 200) shapes = shapes.substr(0, 197) + "...";
@@ -107,7 +118,12 @@ action add_problems_command(CLI::App& app) {
                  p.name.substr(0, 44), shapes);
     }
     fmt::print("{} problems\n", problems.size());
-    return 0;
+    if (broken == 0) return 0;
+    fmt::print(stderr,
+               "kj: {} of {} problems cannot be loaded (their error above; the traceback: kj problems "
+               "--format json): kj run would record them problem_error\n",
+               broken, problems.size());
+    return 2;
   };
 }
 

@@ -105,6 +105,18 @@ CLI::Validator above(double bound) {
       fmt::format("NUM>{}", bound));
 }
 
+CLI::Validator seconds() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const auto v = number_of(text, false);
+        if (v && *v > 0) return "";
+        return fmt::format("must be a number of seconds greater than 0, without a unit (e.g. 600 for ten "
+                           "minutes), not '{}'",
+                           text);
+      },
+      "SECONDS");
+}
+
 CLI::Validator within(double low, double high, bool whole) {
   return CLI::Validator(
       [=](std::string& text) -> std::string {

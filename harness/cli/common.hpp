@@ -40,6 +40,7 @@ struct source_flags {
 // 1, not '0'"), unlike CLI11's PositiveNumber, which prints the largest double in full.
 CLI::Validator at_least(double minimum, bool whole = false); // >= minimum
 CLI::Validator above(double bound);                          // > bound
+CLI::Validator seconds();                                    // a duration in seconds, > 0, no unit
 CLI::Validator within(double low, double high, bool whole = false);
 
 // Fails with exit code 2 when KJ_PYTHON names no executable file (before any worker tries to start it).

@@ -62,7 +62,7 @@ void generation_flags::add_to(CLI::App& app, generation_use use) {
               ->check(CLI::NonNegativeNumber),
       app.add_option("--prices", m_prices, "price table (default: adapters/prices.json, or $KJ_PRICES)"),
       app.add_option("--connect-timeout", o.connect_timeout_s, "seconds to wait for a connection")
-          ->check(CLI::PositiveNumber)
+          ->check(seconds())
           ->capture_default_str(),
       app.add_option("--stream", o.stream,
                      "answers as server-sent events: auto (long generations: no or a large --max-tokens, or "
@@ -72,7 +72,7 @@ void generation_flags::add_to(CLI::App& app, generation_use use) {
       app.add_option("--request-timeout", o.request_timeout_s,
                      "seconds one attempt may take, the answer included (a streamed answer: the longest "
                      "silence)")
-          ->check(CLI::PositiveNumber)
+          ->check(seconds())
           ->capture_default_str(),
       app.add_option("--max-retries", o.max_retries,
                      "retries of a call on 408/409/429/5xx/529, timeouts and broken responses")

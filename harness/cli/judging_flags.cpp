@@ -6,10 +6,10 @@
 namespace kj::cli {
 
 void add_judging_options(CLI::App& cmd, orchestrator::judging_settings& judging, const char* timeout_help) {
-  cmd.add_option("--timeout", judging.timeout_s, timeout_help)->check(above(0))->capture_default_str();
+  cmd.add_option("--timeout", judging.timeout_s, timeout_help)->check(seconds())->capture_default_str();
   cmd.add_option("--build-timeout", judging.build_timeout_s,
                  "wall-clock limit in seconds for compiling one candidate's extensions")
-      ->check(above(0))
+      ->check(seconds())
       ->capture_default_str();
   cmd.add_option("--protocol", judging.protocol,
                  "rules of the compatible verdict: kernelbench (KernelBench's eval, per --kb-version) or "

@@ -113,8 +113,23 @@ std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& erro
       if (const auto guess = nearest("--" + name, option_names(*command)))
         message += fmt::format("; did you mean {}?", guess->substr(2));
   }
+  // CLI11's "what is required" (a missing positional) and "--run: At Most 1 required but received 2".
+  const CLI::App* command = parsed_command(app);
+  static const std::regex positional(R"(^(\w+) is required$)");
+  if (std::regex_search(message, m, positional))
+    for (const CLI::Option* option : command->get_options())
+      if (option->get_name() == m[1].str())
+        message =
+            fmt::format("kj {} needs {}: {}", command->get_name(), m[1].str(), option->get_description());
+  static const std::regex at_most(R"(^(\S+): At Most 1 required but received (\d+))");
+  if (std::regex_search(message, m, at_most))
+    message = fmt::format("{} is given once here (it was given {} times); kj report takes several --run, kj "
+                          "compare two runs",
+                          m[1].str(), m[2].str());
+  static const std::regex missing(R"(^(\S+) ?(\d+) required (\w+) missing)");
+  if (std::regex_search(message, m, missing))
+    message = fmt::format("{}needs a value ({})", m[1].str().empty() ? "" : m[1].str() + " ", m[3].str());
   if (dynamic_cast<const CLI::ExtrasError*>(&error)) {
-    const CLI::App* command = parsed_command(app);
     const auto options = option_names(*command);
     for (const auto& extra : command->remaining())
       if (extra.starts_with("-"))

@@ -125,9 +125,10 @@ bool forbidden(const std::string& library, const std::string& policy) {
 // other than correct, except an incorrect one whose only fault is KernelBench's fixed tolerance (which the
 // strict classes judge by a rule that scales with the computation). A case kj could not judge (harness_error)
 // fails nothing: without a failure elsewhere, the strict verdict is harness_error. kj's own failure of the
-// whole evaluation (harness_error) gives no strict verdict.
+// whole evaluation (harness_error), and the problem's (problem_error), give no strict verdict.
 void judge_strict(db::evaluation_record& record) {
-  if (record.verdict == "harness_error") return;
+  // kj's own failure, or the problem's (its file raised): nothing to say of the candidate.
+  if (record.verdict == "harness_error" || record.verdict == "problem_error") return;
   std::vector<std::string> failed;
   const bool tolerance_only = record.verdict == "incorrect" && record.reason == "tolerance";
   if (record.verdict != "correct" && !tolerance_only) failed.push_back("compatible");

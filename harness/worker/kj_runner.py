@@ -94,8 +94,8 @@ class RunnerSession:
         except SyntaxError as exc:
             raise KjError("load_error", f"candidate {candidate_path} has a syntax error:\n"
                           f"{format_exception(exc)}") from None
-        except Exception as exc:
-            kind = "compile_error" if is_build_failure(exc) else "load_error"
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:  # sys.exit() at import is a failed import too
+            kind = "compile_error" if isinstance(exc, Exception) and is_build_failure(exc) else "load_error"
             raise KjError(kind, f"candidate {candidate_path} failed to import:\n{format_exception(exc)}") from None
         if not isinstance(getattr(module, "ModelNew", None), type):
             raise KjError("load_error", f"candidate {candidate_path} defines no class `ModelNew`")

@@ -49,7 +49,7 @@ struct user {
 
 } // namespace
 
-TEST_CASE("a folder named identity is judged as a folder; builtin:identity is the built-in source") {
+TEST_CASE("a folder named identity is judged as a folder, and builtin:identity is the built-in source") {
   scratch_dir dir;
   const user u{dir, {}};
   write_file(dir / "identity" / "2_GELU.py", gelu_source() + k_wrong);
@@ -156,7 +156,7 @@ TEST_CASE("another process's lock on the database is waited for, naming it, and 
   CHECK(contains(gave_up.err, "nothing recorded is lost"));
 }
 
-TEST_CASE("Ctrl-C during a candidate's build records no verdict for it; the resume judges it") {
+TEST_CASE("Ctrl-C during a candidate's build records no verdict for it, and the resume judges it") {
   scratch_dir dir;
   const user u{dir, {}};
   // The build imports the candidate (it names cpp_extension): its module sleeps, long enough to be cut.

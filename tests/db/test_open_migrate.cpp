@@ -98,13 +98,13 @@ TEST_CASE("the pending migrations are applied in one transaction") {
   }
 }
 
-TEST_CASE("open fails at open time with the path and sqlite's reason") {
+TEST_CASE("open fails at open time with the path and the reason") {
   kj::test::scratch_dir dir;
   SECTION("a directory that does not exist") {
     const auto path = dir / "missing" / "kj.sqlite";
     const std::string message = db_error_of([&] { store::open(path); });
     CHECK(contains(message, "cannot open database '" + path.string() + "'"));
-    CHECK(contains(message, "unable to open database file"));
+    CHECK(contains(message, "does not exist (create it first)"));
     CHECK_FALSE(std::filesystem::exists(path.parent_path()));
   }
   SECTION("a path below a regular file (fails even for root)") {
@@ -112,7 +112,7 @@ TEST_CASE("open fails at open time with the path and sqlite's reason") {
     const auto path = dir / "file" / "kj.sqlite";
     const std::string message = db_error_of([&] { store::open(path); });
     CHECK(contains(message, path.string()));
-    CHECK(contains(message, "unable to open database file"));
+    CHECK(contains(message, "is a file, not a folder"));
   }
   SECTION("a file that is not a database") {
     const auto path = dir / "notes.txt";

@@ -24,7 +24,7 @@ command_result kj_in(const scratch_dir& dir, std::vector<std::string> args,
 
 } // namespace
 
-TEST_CASE("kj.toml sets a command's defaults; flags and environment variables outrank it") {
+TEST_CASE("kj.toml sets a command's defaults, and flags and environment variables outrank it") {
   scratch_dir dir;
   write_file(dir / "kj.toml", "[run]\ndevice = \"cpu\"\nlevel = \"1\"\nids = \"2-3\"\ncandidates = "
                               "\"builtin:identity\"\ncollect-only = true\ncache-dir = \"" +
@@ -80,7 +80,7 @@ TEST_CASE("kj run --summary-json writes the run's outcome for CI, also when the 
   CHECK(r["status"].is_null());
 }
 
-TEST_CASE("kj doctor checks the machine and says what to do; the completion script completes") {
+TEST_CASE("kj doctor checks the machine and says what to do, and the completion script completes") {
   scratch_dir dir;
   const auto doctor = kj_in(dir, {"doctor"});
   CHECK(doctor.exit_code == 0);
