@@ -1,7 +1,7 @@
 // Anthropic's Messages API (POST /v1/messages, streamed with "stream": true): content blocks,
 // tool_use/tool_result, thinking as each model documents it (a budget up to 4.6, adaptive with an effort from
-// 4.6 on) with its blocks passed back with their signatures, prompt-caching breakpoints, and spend limits told
-// apart from rate limits.
+// 4.6 on) with its blocks passed back with their signatures, prompt-caching breakpoints, and spend limits
+// told apart from rate limits.
 #include "adapters/llm/assemblers.hpp"
 #include "adapters/llm/json_fields.hpp"
 #include "adapters/llm/models.hpp"

@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 namespace kj::llm {
@@ -49,6 +50,17 @@ public:
   bool complete() const override { return m_done; }
 
   json body() const override {
+    if (!m_cut.empty()) {
+      const std::int64_t index = *m_cut.begin();
+      const std::size_t bytes = m_partial_json.at(index).size();
+      if (fields::text(m_message, "stop_reason") == "max_tokens")
+        throw truncated_response(
+            fmt::format("the answer reached max_tokens inside tool call {} ({} bytes of its "
+                        "input, cut off): raise --max-tokens",
+                        index, bytes));
+      throw malformed_response(
+          fmt::format("content block {}: its input_json_delta pieces are not JSON", index));
+    }
     json out = m_message;
     for (const auto& [index, b] : m_blocks)
       out["content"].push_back(b);
@@ -83,15 +95,17 @@ private:
     const auto partial = m_partial_json.find(index);
     if (partial == m_partial_json.end()) return;
     json input = partial->second.empty() ? json::object() : json::parse(partial->second, nullptr, false);
-    if (input.is_discarded())
-      throw malformed_response(
-          fmt::format("content block {}: its input_json_delta pieces are not JSON", index));
+    if (input.is_discarded()) { // cut at max_tokens (message_delta says so next), or broken
+      m_cut.insert(index);
+      return;
+    }
     b["input"] = std::move(input);
   }
 
   json m_message;
   std::map<std::int64_t, json> m_blocks;
   std::map<std::int64_t, std::string> m_partial_json;
+  std::set<std::int64_t> m_cut; // tool_use blocks whose input pieces are not JSON
   bool m_done = false;
 };
 

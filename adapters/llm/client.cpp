@@ -101,6 +101,7 @@ client::attempt_result client::attempt(const wire_request& wire, const std::stri
     const std::string id = a.f.request_id;
     a.f = *broken;
     a.f.request_id = id;
+    if (r.status >= 200 && r.status < 300) a.f.status = r.status; // answered (and billed) as far as it went
     return a;
   }
   if (!r.transport_error.empty()) {
@@ -134,6 +135,10 @@ void client::read_answer(attempt_result& a, stream_assembler* assembler) const {
     }
     try {
       parsed = assembler->body();
+    } catch (const truncated_response& e) {
+      a.f.kind = error_kind::truncated;
+      a.f.message = m_provider->redact(e.what());
+      return;
     } catch (const std::exception& e) {
       a.f.kind = error_kind::malformed;
       a.f.message = m_provider->redact(fmt::format("the stream cannot be assembled: {}", e.what()));
@@ -275,13 +280,17 @@ reply client::complete(const request& r, const call_context& context) {
              .purpose = context.purpose,
              .request_json = m_provider->redact(body)};
   draft.x.started_at = db::now_iso8601();
+  int answered = 0; // 2xx answers that could not be read: each was generated, and billed
   for (int number = 1;; ++number) {
     attempt_result a = attempt(wire, body, streamed);
     draft.attempt_done(a.response, number, *m_provider);
     if (a.ok) return finish(std::move(*a.ok), a.f.request_id, r.model, draft);
     std::string why_not;
     std::optional<milliseconds> delay;
-    if (a.f.kind != error_kind::cancelled) {
+    const bool billed = a.f.status >= 200 && a.f.status < 300 && a.f.kind == error_kind::malformed;
+    if (billed && ++answered > 1) {
+      why_not = "a second unreadable 2xx answer: each is billed, so kj does not ask a third time";
+    } else if (a.f.kind != error_kind::cancelled) {
       std::lock_guard<std::mutex> guard(m_rng_lock);
       delay = next_delay(m_options.retry, number, a.f, m_rng, &why_not);
     }

@@ -10,7 +10,7 @@
 namespace kj::llm {
 namespace {
 
-constexpr std::array<std::pair<error_kind, const char*>, 15> kind_names{{
+constexpr std::array<std::pair<error_kind, const char*>, 16> kind_names{{
     {error_kind::auth, "auth"},
     {error_kind::spend_limit, "spend_limit"},
     {error_kind::invalid_request, "invalid_request"},
@@ -23,6 +23,7 @@ constexpr std::array<std::pair<error_kind, const char*>, 15> kind_names{{
     {error_kind::timeout, "timeout"},
     {error_kind::transport, "transport"},
     {error_kind::malformed, "malformed"},
+    {error_kind::truncated, "truncated"},
     {error_kind::not_recorded, "not_recorded"},
     {error_kind::cancelled, "cancelled"},
     {error_kind::config, "config"},

@@ -25,9 +25,10 @@ enum class error_kind {
   timeout,         // 408, or no complete response within the time limits
   transport,       // no response: connection refused, reset, DNS, TLS, a body cut off
   malformed,       // a 2xx whose body is not the JSON the provider documents
-  not_recorded,    // replay: the recording has no answer to this request
-  cancelled,       // Ctrl-C while waiting
-  config,          // a missing key or a bad option, found before anything was sent
+  truncated,    // a 2xx cut at max_tokens inside a tool call: billed, and the same request would be cut again
+  not_recorded, // replay: the recording has no answer to this request
+  cancelled,    // Ctrl-C while waiting
+  config,       // a missing key or a bad option, found before anything was sent
 };
 std::string to_string(error_kind kind);
 std::optional<error_kind> parse_error_kind(const std::string& name);

@@ -27,6 +27,13 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+// A 2xx answer that stopped at max_tokens inside a tool call (its arguments are cut off): the documented
+// reaction is a larger limit or a continuation, never the same request again.
+class truncated_response : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
 class provider {
 public:
   provider(std::string base_url, std::string api_key);

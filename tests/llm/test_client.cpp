@@ -167,6 +167,11 @@ TEST_CASE("broken responses: malformed JSON, a truncated body, a slow answer, no
   CHECK(malformed.attempts() == 2); // retried: a proxy hiccup would heal
   CHECK(std::string(malformed.what()).find("HTTP 200 the response body is not valid JSON") !=
         std::string::npos);
+  auto patient = options; // a 2xx answer is generated and billed: an unreadable one is asked again once only
+  patient.retry.max_retries = 5;
+  const auto billed = failure_of(*client_for(server, "anthropic", patient), ask("malformed"));
+  CHECK(billed.attempts() == 2);
+  CHECK(std::string(billed.what()).find("kj does not ask a third time") != std::string::npos);
   const auto shape = failure_of(*client_for(server, "openai", options), ask("malformed"));
   CHECK(std::string(shape.what()).find("field 'choices' is missing") != std::string::npos);
   const auto truncated = failure_of(*client_for(server, "gemini", options), ask("truncated"));
