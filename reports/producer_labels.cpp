@@ -61,17 +61,23 @@ std::vector<std::string> separate_colliding_producers(std::vector<result_row>& r
   for (const auto& row : rows)
     folders[row.producer][folder_of_run[row.run_uid]].insert(row.run_uid);
   std::vector<std::string> warnings;
+  std::set<std::string> taken; // every label the rows hold: a new one must not fall onto another producer's
+  for (const auto& row : rows)
+    taken.insert(row.producer);
   for (const auto& [label, by_folder] : folders) {
     if (by_folder.size() < 2) continue;
     std::vector<std::string> paths;
     for (const auto& [folder, run_uids] : by_folder)
       paths.push_back(folder.empty() ? label : folder);
-    const std::vector<std::string> labels = distinguishing_suffixes(paths);
+    std::vector<std::string> labels = distinguishing_suffixes(paths);
     std::map<std::string, std::string> relabel; // folder -> new label
     std::string listed;
     std::size_t i = 0;
     for (const auto& [folder, run_uids] : by_folder) {
-      relabel[folder] = labels[i];
+      std::string& chosen = labels[i];
+      if (chosen != label && taken.contains(chosen)) chosen += " (run " + *run_uids.begin() + ")";
+      taken.insert(chosen);
+      relabel[folder] = chosen;
       listed += fmt::format("{}{} ({}, run {})", listed.empty() ? "" : "; ", labels[i], paths[i],
                             *run_uids.begin());
       ++i;

@@ -79,15 +79,18 @@ action add_doctor_command(CLI::App& app) {
     findings f;
     fmt::print("kj {}\n", version_string());
     const fs::path cache = s->cache_dir.empty() ? exec::default_cache_dir() : fs::path(s->cache_dir);
+    bool cache_ok = false;
     try {
-      check_python_override();
       orchestrator::check_cache_dir(cache);
       f.line("ok", "cache folder", cache.string() + " is writable");
+      cache_ok = true;
     } catch (const std::exception& e) {
       f.line("FAIL", "cache folder", e.what());
     }
-    json env;
+    json env = json::object();
     try {
+      check_python_override();
+      if (!cache_ok) throw std::runtime_error("not checked: kj's worker needs the cache folder above");
       env = orchestrator::probe_environment(cache);
       f.line("ok", "python and torch",
              fmt::format("python {} with torch {} ({})", env.value("python", "?"), env.value("torch", "?"),
@@ -95,6 +98,7 @@ action add_doctor_command(CLI::App& app) {
     } catch (const std::exception& e) {
       f.line("FAIL", "python and torch", e.what());
     }
+    if (!env.is_object()) env = json::object();
     const bool cuda = env.value("cuda_available", false);
     f.line(cuda ? "ok" : "warn", "GPU",
            cuda ? fmt::format("{} (CUDA {}), {} visible", env.value("device_name", "?"),

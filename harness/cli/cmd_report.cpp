@@ -11,6 +11,25 @@
 #include <memory>
 
 namespace kj::cli {
+namespace {
+
+// -o writes index.html, e/, CSV and JSON files: into a new or empty folder, or over a report of kj's, never
+// over a folder of the user's own files.
+void refuse_foreign_folder(const std::filesystem::path& out) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(out, ec) || fs::is_empty(out, ec)) return;
+  std::string head(4096, '\0');
+  std::ifstream in(out / "index.html", std::ios::binary);
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  if (head.find("kerneljudge report") != std::string::npos) return;
+  throw usage_error(
+      fmt::format("-o {}: holds files that kj report did not write{}; name a new or empty folder",
+                  out.string(), fs::exists(out / "index.html", ec) ? " (an index.html among them)" : ""));
+}
+
+} // namespace
 
 action add_report_command(CLI::App& app) {
   auto* cmd =
@@ -67,16 +86,7 @@ action add_report_command(CLI::App& app) {
           fmt::format("-o {}: a file of that name exists; kj report writes a folder (index.html, "
                       "e/, CSV and JSON files): name a folder",
                       s->out));
-    if (const fs::path index = fs::path(s->out) / "index.html"; fs::exists(index)) {
-      std::string head(4096, '\0');
-      std::ifstream in(index, std::ios::binary);
-      in.read(head.data(), static_cast<std::streamsize>(head.size()));
-      head.resize(static_cast<std::size_t>(in.gcount()));
-      if (head.find("kerneljudge report") == std::string::npos)
-        throw usage_error(fmt::format("-o {}: holds an index.html that kj report did not write; name another "
-                                      "folder (or remove that file)",
-                                      s->out));
-    }
+    refuse_foreign_folder(s->out);
     reports::report_output output;
     try {
       output = reports::write_report(store, data, options);

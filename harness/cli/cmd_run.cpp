@@ -184,6 +184,7 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
           "--producer labels imported candidates; an --adapter's are labelled <adapter>/<model>");
     require_credentials(s->options.generation);
     if (s->summary_json.empty()) return orchestrator::execute_run(s->options);
+    check_summary_path(s->summary_json);
     if (s->options.run_uid.empty()) s->options.run_uid = orchestrator::new_run_uid(); // named in the summary
     int code = 0;
     std::string error;

@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 #include <fstream>
+#include <unistd.h>
 
 using nlohmann::json;
 
@@ -24,10 +25,12 @@ json run_summary(const std::string& db_path, const std::string& run_uid, int exi
                {"strict", json::object()},
                {"counted_correct", 0},
                {"rows", json::array()}};
+  summary["run"] = nullptr; // until the database shows the run was recorded
   if (run_uid.empty() || !std::filesystem::exists(db_path)) return summary;
   const db::store store = db::store::open_read_only(db_path);
   const auto id = store.find_run(run_uid);
   if (!id) return summary;
+  summary["run"] = run_uid;
   if (const auto run = store.get_run(*id)) summary["status"] = run->status;
   db::evaluation_filter filter;
   filter.run_uid = run_uid;
@@ -52,6 +55,19 @@ json run_summary(const std::string& db_path, const std::string& run_uid, int exi
                                {"untrusted", r.untrusted}});
   }
   return summary;
+}
+
+void check_summary_path(const std::filesystem::path& file) {
+  std::error_code ec;
+  const std::filesystem::path folder = file.parent_path().empty() ? "." : file.parent_path();
+  if (std::filesystem::is_directory(file, ec))
+    throw usage_error(fmt::format("--summary-json {}: is a folder; name a file in it", file.string()));
+  if (!std::filesystem::is_directory(folder, ec))
+    throw usage_error(
+        fmt::format("--summary-json {}: its folder {} does not exist", file.string(), folder.string()));
+  if (::access(folder.c_str(), W_OK) != 0)
+    throw usage_error(
+        fmt::format("--summary-json {}: its folder {} is not writable", file.string(), folder.string()));
 }
 
 void write_run_summary(const std::filesystem::path& file, const json& summary) {

@@ -14,6 +14,10 @@ namespace kj::cli {
 nlohmann::json run_summary(const std::string& db_path, const std::string& run_uid, int exit_code,
                            const std::string& error);
 
+// A usage error, before anything runs, for a file that cannot be written: a folder, a missing or read-only
+// folder.
+void check_summary_path(const std::filesystem::path& file);
+
 // Writes it to `file` (a usage error naming the file when that fails).
 void write_run_summary(const std::filesystem::path& file, const nlohmann::json& summary);
 

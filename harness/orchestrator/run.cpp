@@ -270,7 +270,13 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
         adapters::generate_candidates(store, run.id, st.problems, problem_ids, options.generation,
                                       to_string(st.device), exec::interrupt_requested);
     store.set_run_producer(run.id, generated.producer);
-    st.candidates = std::move(generated.candidates); // -k chose the problems before
+    st.candidates = std::move(generated.candidates);             // -k chose the problems before
+    if (st.candidates.empty() && !exec::interrupt_requested()) { // every call failed: nothing to judge
+      guard.fail("the model answered none of the requests (their errors are above)");
+      fmt::print(stderr, "kj: {}/{} answered none of the requests: nothing to judge (exit 1)\n",
+                 options.generation.adapter, options.generation.model);
+      return 1;
+    }
   }
   auto candidates = select_shard(options.part, st.problems, std::move(st.candidates));
   if (exec::interrupt_requested()) {

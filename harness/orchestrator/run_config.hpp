@@ -10,9 +10,9 @@
 namespace kj::orchestrator {
 
 // What --candidates names, made unambiguous: "builtin:identity" and "builtin:examples" are the built-in
-// sources ("identity", "examples"); a bare "identity" or "examples" is the built-in one unless a folder or file
-// of that name exists, which then wins ("./identity", with a note on stderr). Throws kb::source_error for an
-// unknown "builtin:" name.
+// sources ("identity", "examples"); a bare "identity" or "examples" is the built-in one unless a folder or
+// file of that name exists, which then wins ("./identity", with a note on stderr). Throws kb::source_error
+// for an unknown "builtin:" name.
 std::string resolve_candidates(const std::string& given);
 
 // The producer label of a run's imported candidates: --producer, else "identity", "examples", or the name of

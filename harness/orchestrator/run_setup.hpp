@@ -75,8 +75,9 @@ private:
 void refuse_exposed(const run_options& options, const std::filesystem::path& cache_dir,
                     const std::vector<std::filesystem::path>& exposed);
 
-// Refuses (kb::source_error) a --timeout, --build-timeout or --memory-limit below what kj's own worker took to
-// start on this machine (`env`'s kj_boot, from the probe), naming the measurement and the least to give.
+// Refuses (kb::source_error) a --timeout or --build-timeout below 10 s or 4 x what kj's own worker took to
+// start on this machine (`env`'s kj_boot, from the probe), and a --memory-limit below twice its resident
+// memory, naming the measurement and the least to give.
 void refuse_limits_below_kj(const judging_settings& judging, const nlohmann::json& env);
 
 } // namespace kj::orchestrator

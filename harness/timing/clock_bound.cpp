@@ -33,10 +33,10 @@ clock_check check_against_wall(const round_clock& candidate, const round_clock& 
   return c;
 }
 
-clock_check check_draws(double runner_ms, double judge_ms) {
+clock_check check_draws(double runner_ms, double judge_ms, double judge_spread_ms) {
   clock_check c;
   c.unaccounted_ms = runner_ms - judge_ms;
-  c.allowance_ms = 0.2 * judge_ms + 0.05;
+  c.allowance_ms = 0.2 * judge_ms + 0.05 + std::max(0.0, judge_spread_ms);
   if (c.unaccounted_ms <= c.allowance_ms) return c;
   c.credited = false;
   c.reason =

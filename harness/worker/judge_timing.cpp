@@ -243,7 +243,8 @@ candidate_timing candidate_round(const exec::evaluate_job& job, const exec::timi
 struct reference_timing {
   timing_result timed;
   timing::round_clock clock;
-  double draw_ms = 0; // [ms] the fastest of the same draws in the judge
+  double draw_ms = 0;           // [ms] the fastest of the same draws in the judge
+  std::vector<double> draws_ms; // [ms] all of them: their spread is the machine's noise
 };
 
 reference_timing reference_round(const exec::timing_spec& spec, py::object& session,
@@ -272,6 +273,7 @@ reference_timing reference_round(const exec::timing_spec& spec, py::object& sess
   }
   session.attr("timing_end")(); // its inputs go: the candidate's next round has the device's memory
   if (!draws_ms.empty()) result.draw_ms = *std::min_element(draws_ms.begin(), draws_ms.end());
+  result.draws_ms = std::move(draws_ms);
   return result;
 }
 
@@ -336,7 +338,7 @@ void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& 
                     const std::vector<reference_timing>& reference, bool cuda) {
   json rounds = json::array();
   timing::round_clock candidate_total, reference_total;
-  std::vector<double> samples;
+  std::vector<double> samples, judge_draws;
   double copies_ms = 0, draw_ms = 0, judge_draw_ms = 0;
   const auto fastest = [](double so_far, double v) {
     return v > 0 && (so_far == 0 || v < so_far) ? v : so_far;
@@ -348,6 +350,7 @@ void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& 
     samples.insert(samples.end(), candidate[i].timed.samples_ms.begin(), candidate[i].timed.samples_ms.end());
     draw_ms = fastest(draw_ms, candidate[i].draw_ms);
     judge_draw_ms = fastest(judge_draw_ms, reference[i].draw_ms);
+    judge_draws.insert(judge_draws.end(), reference[i].draws_ms.begin(), reference[i].draws_ms.end());
     rounds.push_back({{"wall_ms", candidate[i].clock.wall_ms},
                       {"draw_ms", candidate[i].draw_ms},
                       {"judge_draw_ms", reference[i].draw_ms}});
@@ -355,10 +358,16 @@ void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& 
   if (rounds.empty()) return;
   const timing::clock_check c = timing::check_against_wall(candidate_total, reference_total,
                                                            timing::summarize(samples).median, copies_ms);
-  const timing::clock_check d = timing::check_draws(draw_ms, judge_draw_ms);
-  merged.params["judge_clock"] = {
-      {"rounds", rounds},   {"unaccounted_ms", c.unaccounted_ms}, {"allowance_ms", c.allowance_ms},
-      {"draw_ms", draw_ms}, {"judge_draw_ms", judge_draw_ms},     {"draw_allowance_ms", d.allowance_ms}};
+  const double judge_spread_ms =
+      judge_draws.empty() ? 0 : timing::summarize(judge_draws).median - judge_draw_ms; // the judge's noise
+  const timing::clock_check d = timing::check_draws(draw_ms, judge_draw_ms, judge_spread_ms);
+  merged.params["judge_clock"] = {{"rounds", rounds},
+                                  {"unaccounted_ms", c.unaccounted_ms},
+                                  {"allowance_ms", c.allowance_ms},
+                                  {"draw_ms", draw_ms},
+                                  {"judge_draw_ms", judge_draw_ms},
+                                  {"draw_allowance_ms", d.allowance_ms},
+                                  {"judge_draw_spread_ms", judge_spread_ms}};
   // Enforced on CUDA only, recorded on the host: there the page faults and frees of large outputs outside
   // the window exceed what the wall clock would bound, and an honest candidate's OpenMP threads, still
   // spinning after its call on a small machine, slow kj's draw in its process as much as a hidden

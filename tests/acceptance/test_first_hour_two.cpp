@@ -91,8 +91,13 @@ TEST_CASE("two model folders with one name are reported apart, with a warning") 
   write_file(dir / "mine" / "index.html", "<html>my own page</html>");
   const auto mine = u.kj({"report", "--run", "same1", "-o", (dir / "mine").string()});
   CHECK(mine.exit_code == 2);
-  CHECK(contains(mine.err, "holds an index.html that kj report did not write"));
+  CHECK(contains(mine.err, "holds files that kj report did not write (an index.html among them)"));
   CHECK(read_file(dir / "mine" / "index.html") == "<html>my own page</html>");
+  write_file(dir / "data" / "report.json", "{\"my\": \"precious\"}"); // nor over other files of the user's
+  CHECK(u.kj({"report", "--run", "same1", "-o", (dir / "data").string()}).exit_code == 2);
+  CHECK(read_file(dir / "data" / "report.json") == "{\"my\": \"precious\"}");
+  CHECK(u.kj({"report", "--run", "same1", "-o", (dir / "rep").string()}).exit_code ==
+        0); // its own: rewritten
 }
 
 TEST_CASE("limits too small for kj itself are the user's mistake: exit 2 before any candidate, no run") {

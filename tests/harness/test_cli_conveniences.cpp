@@ -78,6 +78,13 @@ TEST_CASE("kj run --summary-json writes the run's outcome for CI, also when the 
   CHECK(r["exit_code"] == 2);
   CHECK(r["error"] == "--candidates nowhere: no such folder or file");
   CHECK(r["status"].is_null());
+  CHECK(r["run"].is_null()); // never recorded: no id to look up
+  const auto unwritable =
+      kj_in(dir, {"run", "--device", "cpu", "--level", "1", "--ids", "2", "--candidates", "builtin:identity",
+                  "--summary-json", (dir / "no" / "s.json").string()});
+  CHECK(unwritable.exit_code == 2);
+  CHECK(contains(unwritable.err, "does not exist"));
+  CHECK(json::parse(read_file(dir / "s.json"))["evaluations"] == 1); // nothing was judged for it
 }
 
 TEST_CASE("kj doctor checks the machine and says what to do, and the completion script completes") {

@@ -46,6 +46,10 @@ TEST_CASE("kj's input draw slower in the candidate's process than in the judge i
   CHECK_FALSE(c.credited);
   CHECK(c.reason.find("candidate's code ran while kj prepared") != std::string::npos);
   CHECK(check_draws(0, 0).credited); // nothing drawn (one fixed input set)
+  // A busy machine (eight compiles beside an H200): the judge's own draws spread, and so may the runner's.
+  CHECK_FALSE(check_draws(0.713, 0.350).credited);
+  CHECK(check_draws(0.713, 0.350, 0.40).credited);
+  CHECK_FALSE(check_draws(1.40, 1.02, 0.02).credited); // a quiet machine's spread does not hide a product
 }
 
 TEST_CASE("an honest softmax on an H100 is credited, the same calls under a 20x event hook are not") {
