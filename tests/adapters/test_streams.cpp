@@ -50,9 +50,12 @@ TEST_CASE("assemblers refuse broken events and know a stream cut short") {
   anthropic->take({"content_block_delta",
                    R"({"type":"content_block_delta","index":0,)"
                    R"("delta":{"type":"input_json_delta","partial_json":"{\"a\": "}})"});
-  CHECK_THROWS_AS(anthropic->take({"content_block_stop", R"({"type":"content_block_stop","index":0})"}),
-                  llm::malformed_response); // the input pieces do not make JSON
+  anthropic->take({"content_block_stop", R"({"type":"content_block_stop","index":0})"});
+  CHECK_THROWS_AS(anthropic->body(), llm::malformed_response); // the input pieces do not make JSON
   CHECK_FALSE(anthropic->complete());
+  anthropic->take(
+      {"message_delta", R"({"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{}})"});
+  CHECK_THROWS_AS(anthropic->body(), llm::truncated_response); // cut by max_tokens: not a broken answer
   const auto gemini = llm::make_provider("gemini", "http://x", "k")->assembler();
   gemini->take({"", R"({"candidates":[{"content":{"role":"model","parts":[{"text":"a"}]}}]})"});
   CHECK_FALSE(gemini->complete()); // no finishReason yet
