@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fmt/core.h>
 #include <fstream>
+#include <mutex>
 #include <thread>
 #include <unistd.h>
 
@@ -37,9 +38,17 @@ bool holds(const fs::path& proc, const std::string& db) {
 
 double lock_wait_limit_s() {
   const char* text = std::getenv("KJ_DB_LOCK_WAIT_S");
+  if (!text || !*text) return 300;
   char* end = nullptr;
-  const double s = text && *text ? std::strtod(text, &end) : 300;
-  return end && *end == '\0' && s >= 0 ? s : 300;
+  const double s = std::strtod(text, &end);
+  if (*end == '\0' && s >= 0) return s;
+  static std::once_flag warned;
+  std::call_once(warned, [&] {
+    fmt::print(stderr,
+               "kj: warning: KJ_DB_LOCK_WAIT_S={}: not a number of seconds (0 or more); waiting 300 s\n",
+               text);
+  });
+  return 300;
 }
 
 std::string lock_holders(const fs::path& db) {
@@ -60,9 +69,11 @@ std::string lock_holders(const fs::path& db) {
 }
 
 std::string busy_hint(const fs::path& db) {
-  return fmt::format(" (held by {}; kj waited {:.0f} s, KJ_DB_LOCK_WAIT_S sets how long; nothing recorded is "
-                     "lost: run the command again once the other process is done)",
-                     lock_holders(db), lock_wait_limit_s());
+  return fmt::format(
+      " (held by {}; kj waited {:.0f} s, KJ_DB_LOCK_WAIT_S sets how long; nothing already "
+      "recorded is lost: run the command again once the other process is done, and a run resumes "
+      "with what it had not recorded)",
+      lock_holders(db), lock_wait_limit_s());
 }
 
 int wait_for_lock(void* arg, int count) {

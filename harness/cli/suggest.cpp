@@ -103,6 +103,11 @@ std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& erro
   static const std::regex config_key(R"(INI was not able to parse ([A-Za-z0-9_.-]+))");
   if (std::regex_search(message, m, config_key)) {
     const std::string key = m[1].str(), name = key.substr(key.rfind('.') + 1);
+    if (name.empty()) // "[bogus]" with keys: CLI11 names the section only
+      return fmt::format(
+          "{}: unknown section [{}]: sections are named after kj's commands (run, report, ...)",
+          app.get_config_ptr() ? app.get_config_ptr()->as<std::string>() : "kj.toml",
+          key.substr(0, key.size() - 1));
     message = fmt::format("{}: unknown key '{}' (keys are a command's long options without the dashes, in "
                           "a section named after the command, e.g. [run] device = \"cpu\")",
                           app.get_config_ptr() ? app.get_config_ptr()->as<std::string>() : "kj.toml", key);
@@ -123,9 +128,9 @@ std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& erro
             fmt::format("kj {} needs {}: {}", command->get_name(), m[1].str(), option->get_description());
   static const std::regex at_most(R"(^(\S+): At Most 1 required but received (\d+))");
   if (std::regex_search(message, m, at_most))
-    message = fmt::format("{} is given once here (it was given {} times); kj report takes several --run, kj "
-                          "compare two runs",
-                          m[1].str(), m[2].str());
+    message =
+        fmt::format("{} is given once here (it was given {} times){}", m[1].str(), m[2].str(),
+                    m[1].str() == "--run" ? "; kj report takes several --run, kj compare two runs" : "");
   static const std::regex missing(R"(^(\S+) ?(\d+) required (\w+) missing)");
   if (std::regex_search(message, m, missing))
     message = fmt::format("{}needs a value ({})", m[1].str().empty() ? "" : m[1].str() + " ", m[3].str());

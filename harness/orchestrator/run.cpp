@@ -374,6 +374,12 @@ int execute_run(const run_options& options) {
   refuse_limits_below_kj(options.judging, env);
   const device_kind device = resolve_device(options.device, env);
   if (options.collect_only) return collect_only(options, problems, device);
+  // Imported candidates are read before the database is opened: a mistyped folder leaves no file, no run.
+  const std::string producer = default_producer(options);
+  std::vector<adapters::candidate> imported;
+  if (!options.generation.active())
+    imported = filter_candidates(options.filter, problems,
+                                 import_candidates(options, problems, to_string(device), producer));
   db::store store = db::store::open(options.db_path);
   if (device != device_kind::cuda && !options.gpus.empty())
     throw kb::source_error(fmt::format("--gpus {}: the run is on the CPU ({}); --gpus picks CUDA devices",
@@ -382,7 +388,6 @@ int execute_run(const run_options& options) {
   const std::vector<int> gpus =
       device == device_kind::cuda ? resolve_gpus(options.gpus, env) : std::vector<int>{};
   const db::stack_record stack = stack_from(env, device);
-  const std::string producer = default_producer(options);
   json config = run_config(options, to_string(device), producer);
   const std::string run_uid = options.run_uid.empty() ? new_run_uid() : options.run_uid;
   const run_lock lock(options.db_path, run_uid);
@@ -394,10 +399,7 @@ int execute_run(const run_options& options) {
       return 0;
     }
   }
-  // Imported candidates are read before the run is recorded: a mistyped folder leaves no run behind.
-  if (!options.generation.active())
-    st.candidates = filter_candidates(options.filter, problems,
-                                      import_candidates(options, problems, to_string(device), producer));
+  st.candidates = std::move(imported);
   st.stack_id = store.upsert_stack(stack);
   const run_handle run = open_run(store, options, run_uid, config, producer, to_string(device), st.stack_id);
   run_guard guard(store, run);

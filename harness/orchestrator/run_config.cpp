@@ -4,6 +4,7 @@
 #include "harness/exec/sandbox.hpp"
 #include "kernelbench/problems.hpp"
 
+#include <cctype>
 #include <filesystem>
 #include <fmt/core.h>
 #include <utility>
@@ -20,6 +21,12 @@ std::string absolute_text(const fs::path& path) {
   fs::path normal = fs::absolute(path).lexically_normal();
   if (normal.filename().empty()) normal = normal.parent_path();
   return normal.string();
+}
+
+std::string lower(std::string text) {
+  for (char& c : text)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
 }
 
 bool is_named_producer(const std::string& candidates) {
@@ -104,11 +111,21 @@ std::string resolve_candidates(const std::string& given) {
                                          given));
     return name;
   }
-  if (!is_named_producer(given) || given.empty() || !fs::exists(given)) return given;
+  if (lower(given).rfind("builtin:", 0) == 0) // BUILTIN:identity
+    throw kb::source_error(
+        fmt::format("--candidates {}: the built-in sources are written builtin:identity and "
+                    "builtin:examples",
+                    given));
+  // A path wins, a dangling link too (the run then says it is missing): never the built-in source in
+  // disguise.
+  if (!is_named_producer(given) || given.empty() || !fs::exists(fs::symlink_status(given))) return given;
   fmt::print(stderr,
              "kj: note: --candidates {0}: the {1} ./{0} (for the built-in source write --candidates "
              "builtin:{0})\n",
-             given, fs::is_directory(given) ? "folder" : "file");
+             given,
+             fs::is_directory(given) ? "folder"
+             : fs::exists(given)     ? "file"
+                                     : "link to a missing path");
   return "./" + given;
 }
 

@@ -110,6 +110,12 @@ TEST_CASE("limits too small for kj itself are the user's mistake: exit 2 before 
   CHECK(memory.exit_code == 2);
   CHECK(contains(memory.err, "--memory-limit 0.001: kj's own runner needs about"));
   CHECK_FALSE(fs::exists(u.db())); // refused before the database is opened
+  write_file(dir / "other" / "level_1_problem_5_sample_0_kernel.py", "ModelNew = None\n");
+  const auto nothing = u.run({"--ids", "2", "--candidates", "other"}); // a folder for another problem
+  CHECK(nothing.exit_code == 2);
+  CHECK(contains(nothing.err, "no candidate in other matches the selected problems"));
+  CHECK_FALSE(fs::exists(u.db())); // no file, no lock left behind
+  CHECK_FALSE(fs::exists(u.db() + ".lock"));
 }
 
 TEST_CASE("a hosted API without a key is refused at once, and kj generate leaves no run behind") {
