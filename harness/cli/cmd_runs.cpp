@@ -31,7 +31,13 @@ std::string options_summary(const json& c) {
   const auto add = [&](const std::string& part) { text += (text.empty() ? "" : ", ") + part; };
   if (c.value("command", "") == "generate") return "kj generate";
   const std::string candidates = c.value("candidates", "");
-  add(candidates.empty() ? "examples" : std::filesystem::path(candidates).filename().string());
+  const std::string folder = std::filesystem::path(candidates).filename().string();
+  if (candidates.empty()) // the built-in examples, or an LLM adapter's (its config names no producer)
+    add(c.value("producer", "examples").empty() ? "LLM adapter" : "examples");
+  else if (candidates == "identity" || candidates == "examples")
+    add(candidates);
+  else
+    add(folder == "identity" || folder == "examples" ? folder + "/" : folder); // a folder, not the built-in
   const json sources = c.value("sources", json::object());
   if (!sources.value("kernelbench", "").empty()) add("kernelbench");
   if (!sources.value("files", json::array()).empty())
