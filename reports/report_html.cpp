@@ -109,7 +109,13 @@ std::string speedup_cell(const result_row& r, const std::string& mode) {
     return fmt::format("<td title=\"not counted: the strict verdict failed\"><span class=\"void\">{}</span> "
                        "<span class=\"bad\">strict fail</span></td>",
                        html::ratio(s));
-  return fmt::format("<td>{}{}<br><span class=\"ci\">{}</span></td>", html::ratio(s), label,
+  // "~": noise (the interval includes 1, or the host moved), as kj results marks it.
+  const bool noisy = (ci.valid() && !ci.excludes(1.0)) || r.noise.find("host") != std::string::npos;
+  const std::string mark =
+      noisy ? "<span class=\"ci\" title=\"may be noise: " +
+                  html::escape(r.noise.empty() ? "its 95% interval includes 1" : r.noise) + "\">~</span>"
+            : "";
+  return fmt::format("<td>{}{}{}<br><span class=\"ci\">{}</span></td>", html::ratio(s), mark, label,
                      html::interval(ci));
 }
 
