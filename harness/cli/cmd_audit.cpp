@@ -97,7 +97,7 @@ action add_audit_command(CLI::App& app) {
   struct state {
     source_flags sources;
     orchestrator::audit_options options;
-    std::string cache_dir, format = "table";
+    std::string cache_dir, format = "table", json_path;
   };
   auto s = std::make_shared<state>();
   s->options.db_path = default_db_path();
@@ -123,6 +123,8 @@ action add_audit_command(CLI::App& app) {
   cmd->add_option("--format", s->format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
+  cmd->add_option("--json", s->json_path,
+                  "also write the audits as JSON (the --format json array) to this file, beside the table");
   return [s] {
     check_python_override();
     s->options.cache_dir =
@@ -130,18 +132,24 @@ action add_audit_command(CLI::App& app) {
     orchestrator::check_cache_dir(s->options.cache_dir);
     s->options.problems = orchestrator::load_all_problems(s->sources.resolve(), s->options.cache_dir);
     s->options.overrides = s->sources.overrides();
+    if (!s->json_path.empty()) write_text_file(s->json_path, "[]\n", "--json"); // refused before the audit
     fmt::print(stderr, "kj: auditing {} problems...\n", s->options.problems.size());
     std::string device;
-    const auto audited = orchestrator::run_audit(s->options, device);
-    if (s->format == "json") {
-      json array = json::array();
-      for (const auto& a : audited)
-        array.push_back(to_json(a));
+    const auto [audited, stopped] = orchestrator::run_audit(s->options, device);
+    json array = json::array();
+    for (const auto& a : audited)
+      array.push_back(to_json(a));
+    if (!s->json_path.empty()) write_text_file(s->json_path, array.dump(2) + "\n", "--json");
+    if (s->format == "json")
       std::cout << array.dump(2) << "\n";
-    } else {
+    else
       print_table(audited);
-    }
     fmt::print(stderr, "kj: the audits are in {} (on {})\n", s->options.db_path.string(), device);
+    if (!stopped.empty()) {
+      fmt::print(stderr, "kj: {}\nkj: the table holds the {} problems audited before that\n", stopped,
+                 audited.size());
+      return 1;
+    }
     for (const auto& a : audited)
       if (a.record.unsound || !a.record.error.empty()) return 1;
     return 0;

@@ -15,13 +15,6 @@ namespace kj::cli {
 
 namespace {
 
-void write_to(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) throw usage_error(fmt::format("cannot write {}", path));
-}
-
 struct compare_state {
   std::string base, head;
   std::string db = default_db_path();
@@ -61,8 +54,8 @@ int run_compare(const compare_state& s) {
     cal.aa.base = base_side;
     cal.aa.head = head_side;
     const std::string text = reports::calibration_text(cal);
-    if (!s.json.empty()) write_to(s.json, reports::calibration_json(cal).dump(2) + "\n");
-    if (!s.markdown.empty()) write_to(s.markdown, "```\n" + text + "```\n");
+    if (!s.json.empty()) write_text_file(s.json, reports::calibration_json(cal).dump(2) + "\n", "--json");
+    if (!s.markdown.empty()) write_text_file(s.markdown, "```\n" + text + "```\n", "--markdown");
     if (s.format == "json")
       std::cout << reports::calibration_json(cal).dump(2) << "\n";
     else
@@ -72,9 +65,9 @@ int run_compare(const compare_state& s) {
   auto c = reports::compare(base, head, s.options);
   c.base = base_side;
   c.head = head_side;
-  if (!s.markdown.empty()) write_to(s.markdown, reports::compare_markdown(c));
-  if (!s.json.empty()) write_to(s.json, reports::compare_json(c).dump(2) + "\n");
-  if (!s.html.empty()) write_to(s.html, reports::compare_html(c));
+  if (!s.markdown.empty()) write_text_file(s.markdown, reports::compare_markdown(c), "--markdown");
+  if (!s.json.empty()) write_text_file(s.json, reports::compare_json(c).dump(2) + "\n", "--json");
+  if (!s.html.empty()) write_text_file(s.html, reports::compare_html(c), "--html");
   if (s.format == "markdown")
     std::cout << reports::compare_markdown(c);
   else if (s.format == "json")

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/core.h>
+#include <fstream>
 #include <optional>
 #include <unistd.h>
 
@@ -163,6 +164,13 @@ void add_timing_options(CLI::App& app, exec::timing_spec& t) {
 
 std::string default_db_path() {
   return "kj.sqlite";
+}
+
+void write_text_file(const std::string& path, const std::string& text, const std::string& what) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) throw usage_error(fmt::format("{} {}: cannot write that file", what, path));
 }
 
 } // namespace kj::cli

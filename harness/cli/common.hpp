@@ -51,4 +51,7 @@ void add_timing_options(CLI::App& app, exec::timing_spec& timing);
 
 std::string default_db_path();
 
+// Writes text to path (replacing it); a usage_error naming the option (`what`) and the file when it cannot.
+void write_text_file(const std::string& path, const std::string& text, const std::string& what);
+
 } // namespace kj::cli

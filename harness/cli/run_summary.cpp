@@ -71,10 +71,7 @@ void check_summary_path(const std::filesystem::path& file) {
 }
 
 void write_run_summary(const std::filesystem::path& file, const json& summary) {
-  std::ofstream out(file);
-  out << summary.dump(2) << "\n";
-  out.close();
-  if (!out) throw usage_error(fmt::format("--summary-json {}: cannot write that file", file.string()));
+  write_text_file(file.string(), summary.dump(2) + "\n", "--summary-json");
 }
 
 } // namespace kj::cli

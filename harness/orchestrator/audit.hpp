@@ -35,7 +35,14 @@ struct audited_problem {
 // The null candidates, in the order kj_audit.py judges them (the first three compute nothing).
 inline const std::vector<std::string> audit_nulls{"zeros", "mean", "input", "fp16", "bf16", "tf32"};
 
-// Audits every problem and stores each audit; throws std::runtime_error when the worker cannot run.
-std::vector<audited_problem> run_audit(const audit_options& options, std::string& device);
+// The audits of one `kj audit`, in problem order; `stopped` says why it ended before the last problem
+// (Ctrl-C, the timeout, a worker that cannot start), empty when every problem was audited.
+struct audit_outcome {
+  std::vector<audited_problem> audited;
+  std::string stopped;
+};
+
+// Audits every problem and stores each audit as it arrives.
+audit_outcome run_audit(const audit_options& options, std::string& device);
 
 } // namespace kj::orchestrator

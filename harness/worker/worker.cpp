@@ -48,7 +48,8 @@ void describe_problems(const exec::describe_job& job, py::module_& runtime, resu
 }
 
 // "audit": one "audit" event per item, by index: the record kj_audit.audit_problem returns, or the error that
-// stopped it (the problem's own: its import, get_inputs or Model raised).
+// stopped it (the problem's own: its import, get_inputs or Model raised). On CUDA the worker ends after an
+// error.
 void audit_problems(const exec::audit_job& job, py::module_& runtime, result_channel& channel) {
   py::object protocol = py::module_::import("json").attr("loads")(json(job.protocol).dump());
   py::object audit = py::module_::import("kj_audit").attr("audit_problem");
@@ -65,6 +66,8 @@ void audit_problems(const exec::audit_job& job, py::module_& runtime, result_cha
       event["error"] = e.what();
     }
     channel.emit(event);
+    // A failure on the GPU may leave a sticky CUDA error behind: a fresh worker audits the next problem.
+    if (event.contains("error") && job.device == device_kind::cuda) return;
   }
 }
 

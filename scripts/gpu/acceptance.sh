@@ -32,10 +32,24 @@ stage_kb_memory() {
 }
 
 # kb-audit: `kj audit` on every KernelBench main problem on the GPU (null candidates under both rules, TF32
-# included; stochastic and constant references): the table, and the unsound rows in the summary (issue 23).
+# included; stochastic and constant references), one audit per precision in KB_AUDIT_PRECISIONS (default fp32,bf16)
+# side by side, each cut (keeping what it finished) before the call's time runs out: audit-<precision>.json (the
+# file kernelbench/verified is made from), the tables in audit.txt, progress in audit.err, unsound rows in the summary.
 stage_kb_audit() {
-  log "kj audit --device cuda on KernelBench main levels ${KB_AUDIT_LEVELS:-1,2,3}"
-  "$kj" audit --device cuda --kernelbench "$CARRY/KernelBench" --level "${KB_AUDIT_LEVELS:-1,2,3}" \
-    --db "$OUT/kj.sqlite" >"$OUT/audit.txt" 2>"$OUT/audit.err"
-  grep -E "UNSOUND|error|problems audited" "$OUT/audit.txt" | cut -c1-200 >>"$OUT/summary.txt"
+  local levels=${KB_AUDIT_LEVELS:-1,2,3} precs=${KB_AUDIT_PRECISIONS:-fp32,bf16} p
+  local left=$((${KJ_CALL_S:-570} - ($(date +%s) - t0) - 25))
+  log "kj audit --device cuda on KernelBench main levels $levels ${KB_AUDIT_IDS:+ids $KB_AUDIT_IDS }at $precs (${left} s)"
+  for p in ${precs//,/ }; do
+    # shellcheck disable=SC2086
+    timeout -s INT "$left" "$kj" audit --device cuda --kernelbench "$CARRY/KernelBench" --level "$levels" \
+      ${KB_AUDIT_IDS:+--ids $KB_AUDIT_IDS} --precision "$p" --db /tmp/kj-audit.sqlite --json "$OUT/audit-$p.json" \
+      >"/tmp/kj-audit-$p.txt" 2>"/tmp/kj-audit-$p.err" &
+  done
+  wait
+  for p in ${precs//,/ }; do
+    { echo "== $p"; cat "/tmp/kj-audit-$p.txt"; } >>"$OUT/audit.txt"
+    { echo "== $p"; cat "/tmp/kj-audit-$p.err"; } >>"$OUT/audit.err"
+    grep -E "UNSOUND|error|problems audited" "/tmp/kj-audit-$p.txt" | sed "s/^/$p /" | cut -c1-200 >>"$OUT/summary.txt"
+    grep -E "stopped|interrupted" "/tmp/kj-audit-$p.err" | sed "s/^/$p /" >>"$OUT/summary.txt"
+  done
 }
