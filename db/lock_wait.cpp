@@ -70,7 +70,7 @@ std::string lock_holders(const fs::path& db) {
 
 std::string busy_hint(const fs::path& db) {
   return fmt::format(
-      " (held by {}; kj waited {:.0f} s, KJ_DB_LOCK_WAIT_S sets how long; nothing already "
+      " (held by {}; kj waits up to {:.0f} s, KJ_DB_LOCK_WAIT_S sets how long; nothing already "
       "recorded is lost: run the command again once the other process is done, and a run resumes "
       "with what it had not recorded)",
       lock_holders(db), lock_wait_limit_s());

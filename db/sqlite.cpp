@@ -119,6 +119,9 @@ std::int64_t connection::last_insert_rowid() const {
 int connection::changes() const {
   return sqlite3_changes(m_db);
 }
+bool connection::last_error_busy() const {
+  return (sqlite3_errcode(m_db) & 0xff) == SQLITE_BUSY;
+}
 bool connection::in_transaction() const {
   return sqlite3_get_autocommit(m_db) == 0;
 }

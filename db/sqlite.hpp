@@ -50,6 +50,8 @@ public:
   std::int64_t last_insert_rowid() const;
   int changes() const;
   bool in_transaction() const;
+  // Whether the last call failed because another connection held the lock (SQLITE_BUSY).
+  bool last_error_busy() const;
 
   // Throws db_error "database '<path>': <what>: <reason>"; reason defaults to sqlite's last error message.
   [[noreturn]] void fail(std::string_view what) const;

@@ -2,6 +2,7 @@
 // helpers.
 #include "db/store.hpp"
 
+#include "db/lock_wait.hpp"
 #include "db/migrations.hpp"
 #include "db/store_impl.hpp"
 
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 #include <system_error>
+#include <thread>
 #include <unistd.h>
 #include <utility>
 
@@ -44,6 +46,21 @@ void check_path(const fs::path& path, bool must_exist) {
                     path.string() == "kj.sqlite" ? " (kj run writes it here; --db names another)" : ""));
 }
 
+// PRAGMA journal_mode = WAL on a file another process is creating or migrating: SQLite answers SQLITE_BUSY
+// at once, without the busy handler, so kj retries here for as long as the handler would wait.
+std::string switch_to_wal(connection& db) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    try {
+      return db.query_text("PRAGMA journal_mode = WAL", "switch to WAL journal mode");
+    } catch (const db_error&) {
+      const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!db.last_error_busy() || waited >= sqlite::lock_wait_limit_s()) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 } // namespace
 
 store store::open(const fs::path& path) {
@@ -53,7 +70,7 @@ store store::open(const fs::path& path) {
   // Reading the header makes a non-database file fail here, at open; a newer database is left untouched.
   require_not_newer(db, read_user_version(db), schema_version);
   // Setting the journal mode creates the file, so an unusable path fails here too, not at the first write.
-  const std::string mode = db.query_text("PRAGMA journal_mode = WAL", "switch to WAL journal mode");
+  const std::string mode = switch_to_wal(db);
   if (mode != "wal") db.fail("switch to WAL journal mode", fmt::format("the journal mode stayed '{}'", mode));
   // In WAL mode NORMAL cannot corrupt the database; a power cut may lose only the last commits.
   db.exec("PRAGMA synchronous = NORMAL", "set synchronous mode");

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   auto runs = kj::cli::add_runs_command(app);
   auto export_ = kj::cli::add_export_command(app);
   auto audit = kj::cli::add_audit_command(app);
+  auto verified = kj::cli::add_verified_command(app);
   auto doctor = kj::cli::add_doctor_command(app);
   auto completion = kj::cli::add_completion_command(app);
   if (const auto unknown = kj::cli::unknown_command(app, argc, argv)) {
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("runs")) return runs();
     if (app.got_subcommand("export")) return export_();
     if (app.got_subcommand("audit")) return audit();
+    if (app.got_subcommand("verified")) return verified();
     if (app.got_subcommand("doctor")) return doctor();
     if (app.got_subcommand("completion")) return completion();
   } catch (const kj::cli::usage_error& e) {

@@ -46,6 +46,11 @@ struct source_options {
   // CUDA-Agent-Ops-6K's parquet file; empty: not used. Reading it needs Python (pyarrow), so load_problems
   // ignores it: harness/orchestrator/problem_sources.hpp loads it in a worker, with `ids` as row numbers.
   std::filesystem::path ops6k_path;
+  // "verified": only the problems the verified set (kernelbench/verified.hpp) calls sound at `precision`;
+  // "all": every selected problem. Applied by orchestrator::load_all_problems.
+  std::string problem_set = "all";
+  std::filesystem::path verified_file; // empty: kb::default_verified_file()
+  std::string precision = "fp32";
 };
 
 // Loads every selected problem but those of ops6k_path, sorted by suite, level, number. Throws source_error

@@ -76,6 +76,10 @@ struct result_row {
   std::string reason; // of the verdict (out_of_memory, tolerance, ...)
   std::int64_t problem_id = 0;
   std::string unsound_problem; // why `kj audit` found the problem unsound on this device ('' when not)
+  // The problem's standing in the verified set (kernelbench/verified): sound, weak, unsound, error, changed
+  // or absent; '' when the set does not apply (not KernelBench main, or no set read).
+  std::string verified;
+  std::string verified_why;                // the set's reasons or notes for a problem it does not call sound
   std::optional<db::memory_record> memory; // what the evaluation held
   std::string phases_json;                 // {"phase": seconds}
   std::optional<double> duration_s;        // [s] wall time of the evaluation

@@ -85,6 +85,7 @@ report_data build_report(const db::store& store, const report_options& options) 
   data.warnings = separate_colliding_producers(rows, all_runs);
   data.rows = newest_per_key(std::move(rows));
   mark_unsound_problems(store, data.rows);
+  if (options.adjust_rows) options.adjust_rows(data.rows);
   std::set<std::string> used_runs;
   for (const auto& r : data.rows) {
     used_runs.insert(r.run_uid);

@@ -9,6 +9,7 @@
 #include "reports/paper_table.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -28,6 +29,8 @@ struct report_options {
   std::string kj_version; // of the kj writing the report
   metric_options metrics;
   usage_map usage; // token use per candidate, when a producer recorded it
+  // Applied to the rows before anything is derived from them (the CLI's verified-set marks and filter).
+  std::function<void(std::vector<result_row>&)> adjust_rows;
 };
 
 struct report_data {

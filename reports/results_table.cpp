@@ -84,8 +84,11 @@ std::string note_of(const result_row& r, std::size_t width) {
   const std::size_t w = width ? width : std::string::npos;
   std::string note = first_line(r.error, w);
   if (note.empty() && !r.unsound_problem.empty())
-    note = "unsound problem (kj audit): " +
+    note = (r.verified == "unsound" ? "unsound problem, " : "unsound problem (kj audit): ") +
            first_line(r.unsound_problem, width ? width * 2 / 3 : std::string::npos);
+  if (note.empty() && r.verified == "weak")
+    note = "weak problem (KernelBench's rule accepts a null candidate), " +
+           first_line(r.verified_why, width ? width * 2 / 3 : std::string::npos);
   if (note.empty() && !r.untrusted.empty())
     note = "time not trusted: " + first_line(r.untrusted, width ? width * 2 / 3 : std::string::npos);
   if (note.empty() && !r.findings.empty()) note = "findings: " + r.findings;
@@ -249,6 +252,8 @@ json result_json(const result_row& r) {
           {"dtype", r.dtype},
           {"untrusted", r.untrusted},
           {"unsound_problem", r.unsound_problem},
+          {"problem_verified", r.verified},
+          {"problem_verified_why", r.verified_why},
           {"input_tokens", optional_count(r.input_tokens)},
           {"cache_read_tokens", optional_count(r.cache_read_tokens)},
           {"cache_write_tokens", optional_count(r.cache_write_tokens)},

@@ -132,6 +132,7 @@ action add_agent_command(CLI::App& app, int argc, char** argv) {
     }
     o.context.provider_editing = !s->no_provider_editing;
     o.sources = s->sources.resolve();
+    o.sources.precision = o.judging.precision; // --problems verified: the run's precision
     o.judging.overrides = s->sources.overrides();
     o.cache_dir = s->cache_dir;
     o.workspaces = s->workspaces;

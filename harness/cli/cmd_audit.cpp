@@ -1,5 +1,6 @@
 // `kj audit`: the problem set judged before any candidate (null candidates under both rules, a stochastic or
 // constant reference, the fp32 reference's tolerance use); a table or JSON, stored in the DB (schema v10).
+#include "db/store.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/common.hpp"
 #include "harness/exec/job_runner.hpp"
@@ -74,6 +75,7 @@ json to_json(const orchestrator::audited_problem& a) {
           {"id", a.problem->number},
           {"name", a.problem->name},
           {"file", a.problem->path.string()},
+          {"sha256", db::sha256_hex(a.problem->source)},
           {"device", r.device},
           {"protocol", r.protocol},
           {"unsound", r.unsound},

@@ -2,6 +2,7 @@
 #include "db/store.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/common.hpp"
+#include "harness/cli/verified_flags.hpp"
 #include "harness/version.hpp"
 #include "reports/report.hpp"
 
@@ -43,6 +44,7 @@ action add_report_command(CLI::App& app) {
     std::string out;
     std::string chartjs;
     int replicates = 2000;
+    verified_flags verified;
   };
   auto s = std::make_shared<state>();
   cmd->add_option("--db", s->db, "SQLite file to read")->capture_default_str();
@@ -58,6 +60,7 @@ action add_report_command(CLI::App& app) {
   cmd->add_option("--replicates", s->replicates, "bootstrap replicates of every interval")
       ->check(CLI::Range(100, 100000))
       ->capture_default_str();
+  s->verified.add_to(*cmd);
   return [s] {
     if (s->all_runs && !s->runs.empty()) throw usage_error("--run and --all-runs exclude each other");
     if (!s->chartjs.empty() && !std::filesystem::is_regular_file(s->chartjs))
@@ -71,6 +74,7 @@ action add_report_command(CLI::App& app) {
     options.chartjs = s->chartjs;
     options.kj_version = version_string();
     options.metrics.bootstrap.replicates = s->replicates;
+    options.adjust_rows = s->verified.adjuster();
     reports::report_data data;
     try {
       data = reports::build_report(store, options);

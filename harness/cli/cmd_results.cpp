@@ -2,6 +2,7 @@
 #include "db/store.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/common.hpp"
+#include "harness/cli/verified_flags.hpp"
 #include "harness/verdict.hpp"
 #include "reports/results_table.hpp"
 
@@ -40,6 +41,7 @@ action add_results_command(CLI::App& app) {
     bool wide = false;
     bool verbose = false;
     std::string verdicts;
+    verified_flags verified;
   };
   auto s = std::make_shared<state>();
   cmd->add_option("--db", s->db, "SQLite file to read")->capture_default_str();
@@ -55,6 +57,7 @@ action add_results_command(CLI::App& app) {
   cmd->add_option("--verdict", s->verdicts,
                   "only these verdicts, comma-separated, e.g. incorrect,timeout; also failed (not counted "
                   "correct), passed, strict-fail");
+  s->verified.add_to(*cmd);
   return [s] {
     if (!s->verdicts.empty()) check_verdict_names(s->verdicts);
     db::store store = db::store::open_read_only(s->db);
@@ -67,6 +70,7 @@ action add_results_command(CLI::App& app) {
       throw usage_error(fmt::format("no run '{}' in {} (kj runs --db {} lists them)", run, s->db, s->db));
     }
     auto rows = reports::results(store, run);
+    if (const auto adjust = s->verified.adjuster()) adjust(rows);
     if (!s->verdicts.empty())
       std::erase_if(rows,
                     [&](const reports::result_row& r) { return !reports::verdict_matches(r, s->verdicts); });

@@ -162,6 +162,7 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
       s->options.command_line += (i ? " " : "") + std::string(argv[i]);
     s->options.candidates = orchestrator::resolve_candidates(s->options.candidates);
     s->options.sources = s->sources.resolve();
+    s->options.sources.precision = s->options.judging.precision; // --problems verified: the run's precision
     s->options.judging.overrides = s->sources.overrides();
     s->options.cache_dir = s->cache_dir;
     s->options.judging.timing.enabled = !s->no_timing;

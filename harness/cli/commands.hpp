@@ -26,6 +26,7 @@ action add_show_command(CLI::App& app);                            // cmd_show.c
 action add_runs_command(CLI::App& app);                            // cmd_runs.cpp
 action add_export_command(CLI::App& app);                          // cmd_export.cpp
 action add_audit_command(CLI::App& app);                           // cmd_audit.cpp
+action add_verified_command(CLI::App& app);                        // cmd_verified.cpp
 action add_doctor_command(CLI::App& app);                          // cmd_doctor.cpp
 action add_completion_command(CLI::App& app);                      // cmd_completion.cpp
 

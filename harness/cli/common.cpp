@@ -30,6 +30,13 @@ void source_flags::add_to(CLI::App& app) {
   app.add_option("--set", sets,
                  "override an integer module constant of the problems before get_inputs/get_init_inputs run, "
                  "e.g. --set batch_size=4 (repeatable)");
+  app.add_option("--problems", problem_set,
+                 "all, or verified: only the problems the verified set (--verified-set) calls sound at the "
+                 "run's precision; the others are left out with a line saying why (docs/verified.md)")
+      ->check(CLI::IsMember({"all", "verified"}));
+  app.add_option("--verified-set", verified_file,
+                 "the verified problem set's file (default: $KJ_VERIFIED_SET, else the shipped "
+                 "kernelbench/verified/kernelbench-main.json)");
 }
 
 kb::source_options source_flags::resolve() const {
@@ -43,6 +50,8 @@ kb::source_options source_flags::resolve() const {
   for (const auto& f : files)
     options.files.emplace_back(f);
   options.ops6k_path = ops6k;
+  options.problem_set = problem_set;
+  options.verified_file = verified_file;
   options.builtin =
       builtin || (options.kernelbench_dir.empty() && options.files.empty() && options.ops6k_path.empty());
   try {

@@ -29,6 +29,8 @@ struct source_flags {
   std::string ops6k;
   bool builtin = false;
   std::vector<std::string> sets;
+  std::string problem_set = "all";
+  std::string verified_file;
 
   void add_to(CLI::App& app);
   // Applies KERNELBENCH_DIR and the default (the built-in suite when no source is named).

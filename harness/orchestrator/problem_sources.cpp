@@ -3,6 +3,7 @@
 
 #include "harness/exec/job_runner.hpp"
 #include "harness/exec/process.hpp"
+#include "harness/orchestrator/verified_problems.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -100,7 +101,7 @@ std::string ops6k_problem_name(const std::vector<std::string>& ops, const std::o
   return out.empty() ? "row" : out;
 }
 
-std::vector<kb::problem> load_all_problems(const kb::source_options& options, const fs::path& cache_dir) {
+static std::vector<kb::problem> load_sources(const kb::source_options& options, const fs::path& cache_dir) {
   if (options.ops6k_path.empty()) return kb::load_problems(options);
   std::vector<kb::problem> problems;
   if (other_sources(options)) {
@@ -119,6 +120,13 @@ std::vector<kb::problem> load_all_problems(const kb::source_options& options, co
     return std::tie(a.suite, a.level, a.number, a.file_name) <
            std::tie(b.suite, b.level, b.number, b.file_name);
   });
+  return problems;
+}
+
+
+std::vector<kb::problem> load_all_problems(const kb::source_options& options, const fs::path& cache_dir) {
+  std::vector<kb::problem> problems = load_sources(options, cache_dir);
+  if (options.problem_set == "verified") problems = keep_verified(std::move(problems), options);
   return problems;
 }
 

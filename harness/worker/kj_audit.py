@@ -1,7 +1,7 @@
 """kj audit: a problem judged before any candidate.
 
-Null candidates that compute nothing of the operator (zeros; the reference output's mean as a constant; the first
-input passed through) and precision downgrades of the reference itself (its weights and inputs in fp16 or bf16;
+Null candidates that compute nothing of the operator (zeros; a constant fill: the reference output's mean on other
+inputs, drawn once; the first input passed through) and precision downgrades of the reference itself (its weights and inputs in fp16 or bf16;
 TF32 matmuls and convolutions, on a GPU) are judged by KernelBench's rule on the compatible verdict's trials and by
 the strict rule (kj_tolerance, against float64 where that could change the outcome) on fresh random inputs. The
 reference also runs twice on the same inputs under two RNG states: a forward that draws random numbers (Dropout
@@ -20,6 +20,7 @@ from kj_judge import Session
 EMPTY = ("zeros", "mean", "input")  # compute nothing of the operator: the strict rule must reject each
 DOWNCASTS = ("fp16", "bf16", "tf32")
 STRICT_SEEDS = (1234567, 7654321)
+CONSTANT_SEED = 24681357  # the draw the constant fill's value comes from: never one a rule judges on
 
 
 def _each_output(ref, fn):
@@ -41,11 +42,24 @@ def _passthrough(inputs):
 
 
 def _downcast(model, inputs, dtype):
+    """The model run in `dtype`, or None when it cannot run so as written (a tensor attribute that .to() does not
+    cast, e.g. an RNN's initial state, meets the cast weights): the downcast then says nothing of the problem."""
     low = copy.deepcopy(model).to(dtype)
     args = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-    with torch.no_grad():
-        out = low(*args)
-    return out
+    try:
+        with torch.no_grad():
+            return low(*args)
+    except RuntimeError as exc:
+        if "dtype" in str(exc) or "scalar type" in str(exc):
+            return None
+        raise
+
+
+def _free(device):
+    """Hands cached blocks back between steps: a KernelBench level-1 input is up to 16 GiB, its float64 copy twice
+    that, and the next step's allocations must not find the card full of the last one's."""
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
 
 
 class Audit:
@@ -53,6 +67,7 @@ class Audit:
 
     def __init__(self, session, protocol):
         self.s = session
+        self._constants = None
         self.atol, self.rtol = float(protocol["atol"]), float(protocol["rtol"])
         self.seed = int(protocol.get("seed", 42))
         self.trials = int(protocol.get("trials", 5))
@@ -62,8 +77,7 @@ class Audit:
         if name == "zeros":
             return _each_output(ref, torch.zeros_like)
         if name == "mean":
-            return _each_output(ref, lambda r: torch.full_like(r, r.double().mean().item()) if r.is_floating_point()
-                                else None)
+            return self._constant_fill(ref)
         if name == "input":
             return _each_output(ref, _passthrough(inputs))
         if name == "tf32":
@@ -81,7 +95,34 @@ class Audit:
         if not floating or any(r.dtype != torch.float32 for r in floating):
             return None  # a downcast says something only about an fp32 task
         out = _downcast(self.s.model, inputs, dtype)
-        return _each_output(out, lambda o: o.to(torch.float32))
+        return None if out is None else _each_output(out, lambda o: o.to(torch.float32))
+
+    def constants(self):
+        """Each output's mean on inputs of their own (CONSTANT_SEED): the value a candidate that fills its output
+        with one constant would have learned from the problem's distribution, not from the inputs it is judged on.
+        A one-value output (a loss) is then caught only when the loss barely depends on its inputs."""
+        if self._constants is None:
+            inputs = self.s.draw({"kind": "case", "seed": CONSTANT_SEED})
+            ref = self.s.reference(inputs)
+            self._constants = [float(r.double().mean()) if isinstance(r, torch.Tensor) and r.is_floating_point()
+                               else None for r in (outputs_of(ref) or [])]
+            del inputs, ref
+            _free(self.s.device)
+        return self._constants
+
+    def _constant_fill(self, ref):
+        constants = self.constants()
+        if isinstance(ref, torch.Tensor):
+            c = constants[0] if constants else None
+            return None if c is None or not ref.is_floating_point() else torch.full_like(ref, c)
+        outs = []
+        for r, c in zip(outputs_of(ref) or [], constants):
+            if isinstance(r, torch.Tensor):
+                if c is None or not r.is_floating_point():
+                    return None
+                r = torch.full_like(r, c)
+            outs.append(r)
+        return type(ref)(outs)
 
     def compatible(self, names):
         """KernelBench's rule over the compatible verdict's trials: True when every trial passes."""
@@ -96,6 +137,9 @@ class Audit:
                     continue
                 applicable[n] = True
                 accepted[n] = accepted[n] and compare(ref, out, self.atol, self.rtol)["passed"]
+                del out
+            del inputs, ref
+            _free(self.s.device)
         return {n: (accepted[n] if applicable[n] else None) for n in names}
 
     def strict(self, names):
@@ -129,6 +173,9 @@ class Audit:
                     continue
                 applicable[n] = True
                 accepted[n] = accepted[n] and self._strict_pass(outputs_of(out), refs, refs64, depth)
+                del out
+            del inputs, ref, refs, refs64
+            _free(self.s.device)
         result = {n: (accepted[n] if applicable[n] and not constant else None) for n in names}
         return result, {"depth": depth or 1.0, "constant": constant, "tolerance_use": tolerance_use}
 

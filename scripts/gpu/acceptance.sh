@@ -32,24 +32,31 @@ stage_kb_memory() {
 }
 
 # kb-audit: `kj audit` on every KernelBench main problem on the GPU (null candidates under both rules, TF32
-# included; stochastic and constant references), one audit per precision in KB_AUDIT_PRECISIONS (default fp32,bf16)
-# side by side, each cut (keeping what it finished) before the call's time runs out: audit-<precision>.json (the
-# file kernelbench/verified is made from), the tables in audit.txt, progress in audit.err, unsound rows in the summary.
+# included; stochastic and constant references) at each precision of KB_AUDIT_PRECISIONS (default fp32,bf16,fp16),
+# side by side in two phases so that no two audits meet on level 1's 16 GiB inputs: fp32 on level 1 while the
+# others audit levels 2-3, then the other way round. Each audit is cut (keeping what it finished) before the call's
+# time runs out. Back in $OUT: audit-<precision>.json (what `kj verified build` makes kernelbench/verified from),
+# tables and progress in audit.log, unsound rows in the summary.
+audit_one() { # audit_one PRECISION LEVELS TAG
+  local left=$((${KJ_CALL_S:-570} - ($(date +%s) - t0) - 20))
+  timeout -s INT "$left" "$kj" audit --device cuda --kernelbench "$CARRY/KernelBench" --level "$2" --precision "$1" \
+    --db /tmp/kj-audit.sqlite --json "/tmp/kj-audit-$1-$3.json" >"/tmp/kj-audit-$1-$3.txt" 2>"/tmp/kj-audit-$1-$3.err"
+}
 stage_kb_audit() {
-  local levels=${KB_AUDIT_LEVELS:-1,2,3} precs=${KB_AUDIT_PRECISIONS:-fp32,bf16} p
-  local left=$((${KJ_CALL_S:-570} - ($(date +%s) - t0) - 25))
-  log "kj audit --device cuda on KernelBench main levels $levels ${KB_AUDIT_IDS:+ids $KB_AUDIT_IDS }at $precs (${left} s)"
-  for p in ${precs//,/ }; do
-    # shellcheck disable=SC2086
-    timeout -s INT "$left" "$kj" audit --device cuda --kernelbench "$CARRY/KernelBench" --level "$levels" \
-      ${KB_AUDIT_IDS:+--ids $KB_AUDIT_IDS} --precision "$p" --db /tmp/kj-audit.sqlite --json "$OUT/audit-$p.json" \
-      >"/tmp/kj-audit-$p.txt" 2>"/tmp/kj-audit-$p.err" &
-  done
+  local precs=${KB_AUDIT_PRECISIONS:-fp32,bf16,fp16} p tag
+  log "kj audit --device cuda on KernelBench main at $precs (two phases: level 1 | levels 2-3)"
+  for p in ${precs//,/ }; do if [[ $p == fp32 ]]; then audit_one "$p" 1 a & else audit_one "$p" 2,3 a & fi; done
+  wait
+  log "kj audit: phase 2"
+  for p in ${precs//,/ }; do if [[ $p == fp32 ]]; then audit_one "$p" 2,3 b & else audit_one "$p" 1 b & fi; done
   wait
   for p in ${precs//,/ }; do
-    { echo "== $p"; cat "/tmp/kj-audit-$p.txt"; } >>"$OUT/audit.txt"
-    { echo "== $p"; cat "/tmp/kj-audit-$p.err"; } >>"$OUT/audit.err"
-    grep -E "UNSOUND|error|problems audited" "/tmp/kj-audit-$p.txt" | sed "s/^/$p /" | cut -c1-200 >>"$OUT/summary.txt"
-    grep -E "stopped|interrupted" "/tmp/kj-audit-$p.err" | sed "s/^/$p /" >>"$OUT/summary.txt"
+    python3 -c 'import json, sys; print(json.dumps([a for f in sys.argv[1:] for a in json.load(open(f))], indent=1))' \
+      "/tmp/kj-audit-$p-a.json" "/tmp/kj-audit-$p-b.json" >"$OUT/audit-$p.json"
+    for tag in a b; do
+      { echo "== $p $tag"; cat "/tmp/kj-audit-$p-$tag.txt" "/tmp/kj-audit-$p-$tag.err"; } >>"$OUT/audit.log"
+      grep -E "UNSOUND|error|problems audited" "/tmp/kj-audit-$p-$tag.txt" | sed "s/^/$p /" | cut -c1-200 >>"$OUT/summary.txt"
+      grep -E "stopped|interrupted|locked" "/tmp/kj-audit-$p-$tag.err" | sed "s/^/$p /" | cut -c1-300 >>"$OUT/summary.txt"
+    done
   done
 }

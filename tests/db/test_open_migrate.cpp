@@ -3,6 +3,9 @@
 #include "tests/db/db_fixtures.hpp"
 #include "tests/support/catch_compat.hpp"
 
+#include <chrono>
+#include <optional>
+#include <thread>
 #include <vector>
 
 using kj::db::store;
@@ -144,4 +147,24 @@ TEST_CASE("open_read_only reads without migrating and refuses writes") {
     CHECK(contains(db_error_of([&] { db.create_run(make_run("r-other")); }), "readonly"));
     CHECK(db.info().runs == 1);
   }
+}
+
+TEST_CASE("two kj processes opening one new database at once both get it (the WAL switch waits its turn)") {
+  // Another process is creating the file: its rollback-journal transaction holds the lock while this one
+  // switches to WAL, which SQLite refuses at once (no busy handler); on the GPU machine two `kj audit`s side
+  // by side failed so. open retries until the lock is free.
+  kj::test::scratch_dir dir;
+  const auto path = dir / "kj.sqlite";
+  auto other = raw_open(path);
+  other.exec("BEGIN EXCLUSIVE; CREATE TABLE t(x); INSERT INTO t VALUES (1)", "hold the lock");
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    other.exec("COMMIT", "release the lock");
+  });
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<store> db;
+  REQUIRE_NOTHROW(db.emplace(store::open(path)));
+  release.join();
+  CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(250));
+  CHECK(db->user_version() == kj::db::schema_version);
 }

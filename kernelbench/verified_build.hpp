@@ -1,0 +1,31 @@
+// Building the verified problem set's file from `kj audit --json` outputs (one per precision) and the public
+// reports that name problems (kernelbench/verified/public_reports.json): `kj verified build`.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace kj::kb {
+
+struct verified_build_input {
+  std::map<std::string, nlohmann::json> audits; // precision -> the `kj audit --json` array
+  nlohmann::json public_reports = nlohmann::json::array();
+  // (level, id, name) -> sha256 of the problem's source, for audits that carry none (older `kj audit --json`)
+  std::map<std::tuple<int, int, std::string>, std::string> source_sha256;
+  std::string version, kernelbench_commit, audited_on, command;
+};
+
+// One audit entry's standing: sound, weak (KernelBench's rule accepts zeros, the mean or the input), unsound
+// or error, and why (one line each).
+std::pair<std::string, std::vector<std::string>> audit_standing(const nlohmann::json& audit);
+
+// The set's document (format 1, kernelbench/verified.hpp reads it); throws source_error naming the audit
+// file's entry that lacks a field, or a public report that names no problem.
+nlohmann::json build_verified_set(const verified_build_input& input);
+
+} // namespace kj::kb
