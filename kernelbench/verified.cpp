@@ -37,7 +37,10 @@ verified_problem problem_of(const json& p, const fs::path& file, std::size_t ind
                        .number = field<int>(p, "id", file, where),
                        .name = field<std::string>(p, "name", file, where),
                        .sha256 = field<std::string>(p, "sha256", file, where)};
-  for (const auto& [precision, audit] : field<json>(p, "audits", file, where).items()) {
+  const json audits = field<json>(p, "audits", file, where);
+  if (!audits.is_object())
+    throw source_error(fmt::format("{}: {}.audits is not an object", file.string(), where));
+  for (const auto& [precision, audit] : audits.items()) {
     const std::string at = where + ".audits." + precision;
     const auto status = field<std::string>(audit, "status", file, at);
     if (std::find(k_statuses.begin(), k_statuses.end(), status) == k_statuses.end())

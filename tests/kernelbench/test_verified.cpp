@@ -1,0 +1,127 @@
+// The verified problem set's file: reading it (each malformed field named), a problem's standing by identity
+// and source hash, and building it from `kj audit --json` outputs with the public reports attached.
+#include "kernelbench/problems.hpp"
+#include "kernelbench/verified.hpp"
+#include "kernelbench/verified_build.hpp"
+#include "tests/support/catch_compat.hpp"
+#include "tests/support/paths.hpp"
+
+#include <nlohmann/json.hpp>
+
+using nlohmann::json;
+using namespace kj::kb;
+using namespace kj::test;
+
+namespace {
+
+json audit(int level, int id, const std::string& name, const std::string& sha, bool unsound, bool zeros_c,
+           const std::string& error = "") {
+  return {{"suite", "kernelbench"},
+          {"level", level},
+          {"id", id},
+          {"name", name},
+          {"sha256", sha},
+          {"unsound", unsound},
+          {"reasons", unsound ? "constant reference: its output is the same value everywhere" : ""},
+          {"notes", zeros_c ? "KernelBench's rule accepts 'zeros'" : ""},
+          {"nulls", {{"zeros", {{"compatible", zeros_c}, {"strict", false}}}}},
+          {"error", error}};
+}
+
+// The message of what f throws ("no error" when it throws nothing).
+template <typename F>
+std::string message_of(F f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+verified_set write_and_load(const scratch_dir& dir, const json& doc) {
+  write_file(dir / "set.json", doc.dump());
+  return load_verified_set(dir / "set.json");
+}
+
+} // namespace
+
+TEST_CASE("a built set gives each problem its standing per precision, with the public reports that name it") {
+  verified_build_input in{.version = "t.1"};
+  in.audits["fp32"] = json::array({audit(1, 1, "A", "aa", false, false), audit(1, 2, "B", "bb", false, true),
+                                   audit(2, 3, "C", "cc", true, true),
+                                   audit(2, 4, "D", "dd", false, false, "RuntimeError: boom")});
+  in.audits["bf16"] = json::array({audit(1, 1, "A", "aa", false, true)});
+  in.public_reports = json::array({{{"source", "PR #1"},
+                                    {"claim", "constant"},
+                                    {"problems", {{{"level", 2}, {"id", 3}}, {{"level", 1}, {"id", 1}}}}},
+                                   {{"source", "issue #2"},
+                                    {"precision", "bf16"},
+                                    {"claim", "zeros"},
+                                    {"problems", {{{"level", 1}, {"id", 1}}}}}});
+  const json doc = build_verified_set(in);
+  REQUIRE(doc["problems"].size() == 4);
+  scratch_dir dir;
+  const verified_set set = write_and_load(dir, doc);
+  CHECK(set.version == "t.1");
+  CHECK(set.status_of(1, 1, "A", "aa", "fp32").status == "sound");
+  CHECK(set.status_of(1, 1, "A", "aa", "bf16").status == "weak");
+  CHECK(set.status_of(1, 2, "B", "bb", "fp32").status == "weak");
+  CHECK(set.status_of(2, 3, "C", "cc", "fp32").status == "unsound");
+  CHECK(set.status_of(2, 3, "C", "cc", "fp32").why.find("constant reference") != std::string::npos);
+  CHECK(set.status_of(2, 4, "D", "dd", "fp32").status == "error");
+  // fp16 was not audited: fp32's standing, and the status says so
+  CHECK(set.status_of(2, 3, "C", "cc", "fp16").precision == "fp32");
+  // another source, or a problem not in the set
+  CHECK(set.status_of(1, 1, "A", "edited", "fp32").status == "changed");
+  CHECK(set.status_of(3, 9, "Z", "zz", "fp32").status == "absent");
+  // the public reports: PR #1 agrees on C (unsound) and not on A (sound at fp32); issue #2 agrees at bf16
+  const auto& a = set.problems[0];
+  REQUIRE(a.public_reports.size() == 2);
+  CHECK(a.public_reports[0] == "PR #1 (disagrees): constant");
+  CHECK(a.public_reports[1] == "issue #2 (agrees): zeros");
+  CHECK(set.problems[2].public_reports[0] == "PR #1 (agrees): constant");
+}
+
+TEST_CASE("an audit without sha256 is hashed from the checkout, else refused by name") {
+  verified_build_input in{.version = "t.2"};
+  json a = audit(1, 1, "A", "", false, false);
+  a.erase("sha256");
+  in.audits["fp32"] = json::array({a});
+  CHECK(has(message_of([&] { build_verified_set(in); }), "L1 1_A carries no sha256"));
+  in.source_sha256[{1, 1, "A"}] = "from-the-checkout";
+  CHECK(build_verified_set(in)["problems"][0]["sha256"] == "from-the-checkout");
+  in.public_reports = json::array({{{"source", "empty report"}, {"problems", json::array()}}});
+  CHECK(has(message_of([&] { build_verified_set(in); }), "'empty report' names no problem"));
+}
+
+TEST_CASE("a malformed set file is refused with the file and the field") {
+  scratch_dir dir;
+  const auto error_of = [&](const std::string& text) {
+    write_file(dir / "bad.json", text);
+    return message_of([&] { load_verified_set(dir / "bad.json"); });
+  };
+  CHECK(has(message_of([&] { load_verified_set(dir / "absent.json"); }),
+            "absent.json: cannot read the verified problem set"));
+  CHECK(has(error_of("{"), "bad.json: not JSON"));
+  CHECK(has(error_of("{\"format\": 2, \"version\": \"x\", \"problems\": []}"),
+            "format 2 is not one this kj reads"));
+  CHECK(has(error_of("{\"format\": 1, \"problems\": []}"), "has no \"version\""));
+  CHECK(has(
+      error_of(
+          "{\"format\": 1, \"version\": \"x\", \"problems\": [{\"level\": 1, \"id\": 1, \"name\": \"A\"}]}"),
+      "problems[0] has no \"sha256\""));
+  CHECK(has(
+      error_of("{\"format\": 1, \"version\": \"x\", \"problems\": [{\"level\": \"one\", \"id\": 1, \"name\": "
+               "\"A\", \"sha256\": \"a\", \"audits\": {}}]}"),
+      "problems[0].\"level\" is string, not the expected type"));
+  CHECK(
+      has(error_of(
+              "{\"format\": 1, \"version\": \"x\", \"problems\": [{\"level\": 1, \"id\": 1, \"name\": \"A\", "
+              "\"sha256\": \"a\", \"audits\": {\"fp32\": {\"status\": \"fine\"}}}]}"),
+          "problems[0].audits.fp32.status is 'fine', not one of sound"));
+}
