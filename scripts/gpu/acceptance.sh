@@ -37,12 +37,34 @@ stage_kb_memory() {
 # others audit levels 2-3, then the other way round. Each audit is cut (keeping what it finished) before the call's
 # time runs out. Back in $OUT: audit-<precision>.json (what `kj verified build` makes kernelbench/verified from),
 # tables and progress in audit.log, unsound rows in the summary.
-audit_one() { # audit_one PRECISION LEVELS TAG
+audit_one() { # audit_one PRECISION LEVELS TAG [IDS]
   local left=$((${KJ_CALL_S:-570} - ($(date +%s) - t0) - 20))
   timeout -s INT "$left" "$kj" audit --device cuda --kernelbench "$CARRY/KernelBench" --level "$2" --precision "$1" \
-    --db /tmp/kj-audit.sqlite --json "/tmp/kj-audit-$1-$3.json" >"/tmp/kj-audit-$1-$3.txt" 2>"/tmp/kj-audit-$1-$3.err"
+    ${4:+--ids "$4"} --db /tmp/kj-audit.sqlite --json "/tmp/kj-audit-$1-$3.json" >"/tmp/kj-audit-$1-$3.txt" \
+    2>"/tmp/kj-audit-$1-$3.err"
+}
+# KB_AUDIT_SETS="fp32:3:9-50 fp32:1:34-37" (PRECISION:LEVEL:IDS ...): only these, side by side, one phase (the
+# problems an earlier call did not finish); audit-<precision>-<n>.json back in $OUT.
+stage_kb_audit_sets() {
+  local spec n=0
+  log "kj audit --device cuda on $KB_AUDIT_SETS"
+  for spec in $KB_AUDIT_SETS; do
+    IFS=: read -r p l i <<<"$spec"
+    audit_one "$p" "$l" "s$((n++))" "$i" &
+  done
+  wait
+  n=0
+  for spec in $KB_AUDIT_SETS; do
+    p=${spec%%:*}
+    cp "/tmp/kj-audit-$p-s$n.json" "$OUT/audit-$p-$n.json"
+    { echo "== $spec"; cat "/tmp/kj-audit-$p-s$n.txt" "/tmp/kj-audit-$p-s$n.err"; } >>"$OUT/audit.log"
+    grep -E "UNSOUND|error|problems audited" "/tmp/kj-audit-$p-s$n.txt" | sed "s/^/$p /" | cut -c1-200 >>"$OUT/summary.txt"
+    grep -E "stopped|interrupted|locked" "/tmp/kj-audit-$p-s$n.err" | sed "s/^/$p /" | cut -c1-300 >>"$OUT/summary.txt"
+    n=$((n + 1))
+  done
 }
 stage_kb_audit() {
+  [[ -n ${KB_AUDIT_SETS:-} ]] && { stage_kb_audit_sets; return; }
   local precs=${KB_AUDIT_PRECISIONS:-fp32,bf16,fp16} p tag
   log "kj audit --device cuda on KernelBench main at $precs (two phases: level 1 | levels 2-3)"
   for p in ${precs//,/ }; do if [[ $p == fp32 ]]; then audit_one "$p" 1 a & else audit_one "$p" 2,3 a & fi; done
