@@ -130,7 +130,12 @@ bool parse_problem_file_name(const std::string& file_name, int& number, std::str
 }
 
 std::string git_commit_of(const fs::path& dir) {
-  const std::string command = fmt::format("git -C '{}' rev-parse HEAD 2>/dev/null", dir.string());
+  // Only when git tracks the folder's files: a KernelBench copy inside another repository (untracked or
+  // ignored there) is not at that repository's commit.
+  const std::string command =
+      fmt::format("git -C '{0}' ls-files --error-unmatch . >/dev/null 2>&1 && git -C '{0}' rev-parse HEAD "
+                  "2>/dev/null",
+                  dir.string());
   std::FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return "";
   std::array<char, 128> buffer{};

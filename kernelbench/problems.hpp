@@ -63,7 +63,8 @@ std::filesystem::path builtin_suite_dir();
 // Parses "<number>_<name>.py" into (number, name); false when the file name is not of that form.
 bool parse_problem_file_name(const std::string& file_name, int& number, std::string& name);
 
-// The git commit at HEAD of the repository holding `dir`, or "" when it is not a git checkout.
+// The git commit at HEAD of the repository holding `dir`, or "" when it is not a git checkout or git does not
+// track dir's files (a copy inside another repository, untracked or ignored there).
 std::string git_commit_of(const std::filesystem::path& dir);
 
 } // namespace kj::kb

@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 namespace kj::kb {
 namespace {
 
-const std::vector<std::string> k_statuses{"sound", "weak", "unsound", "error"};
+const std::vector<std::string> k_statuses{"sound", "weak", "unsound", "error", "unaudited"};
 
 // The value of `key` in `object` as T; a source_error naming the file and the field when absent or mistyped.
 template <typename T>
@@ -44,8 +44,9 @@ verified_problem problem_of(const json& p, const fs::path& file, std::size_t ind
     const std::string at = where + ".audits." + precision;
     const auto status = field<std::string>(audit, "status", file, at);
     if (std::find(k_statuses.begin(), k_statuses.end(), status) == k_statuses.end())
-      throw source_error(fmt::format("{}: {}.status is '{}', not one of sound, weak, unsound, error",
-                                     file.string(), at, status));
+      throw source_error(
+          fmt::format("{}: {}.status is '{}', not one of sound, weak, unsound, error, unaudited",
+                      file.string(), at, status));
     out.status[precision] = status;
     std::string why;
     for (const auto& line : audit.value("why", json::array()))
@@ -53,9 +54,13 @@ verified_problem problem_of(const json& p, const fs::path& file, std::size_t ind
     out.why[precision] = why;
   }
   for (const auto& r : p.value("public", json::array()))
-    out.public_reports.push_back(fmt::format("{} ({}): {}", r.value("source", std::string()),
-                                             r.value("agrees", true) ? "agrees" : "disagrees",
-                                             r.value("claim", std::string())));
+    out.public_reports.push_back(
+        fmt::format("{} ({}): {}", r.value("source", std::string()),
+                    !r.contains("agrees") || r["agrees"].is_null()
+                        ? "not audited at " + r.value("precision", std::string("fp32"))
+                    : r["agrees"].get<bool>() ? "agrees"
+                                              : "disagrees",
+                    r.value("claim", std::string())));
   return out;
 }
 

@@ -17,7 +17,7 @@ struct verified_problem {
   int number = 0;
   std::string name;
   std::string sha256;
-  std::map<std::string, std::string> status; // precision -> sound, weak, unsound or error
+  std::map<std::string, std::string> status; // precision -> sound, weak, unsound, error or unaudited
   std::map<std::string, std::string> why;    // precision -> the audit's reasons or notes, one per line
   std::vector<std::string> public_reports;   // "KernelBench PR #108 (agrees): ..."
 };
@@ -26,7 +26,8 @@ struct verified_problem {
 struct verified_status {
   // sound: no null candidate passes either rule and the reference is deterministic and not constant;
   // weak: KernelBench's rule accepts a null candidate (kj's strict rule rejects it); unsound: the strict rule
-  // accepts one, or the reference is stochastic or constant; error: the audit could not run it;
+  // accepts one, or the reference is stochastic or constant; error: the problem could not be run (its import,
+  // inputs or Model raised); unaudited: kj's audit ran out of memory on it (kj's failure, not the problem's);
   // changed: the problem's source is not the one audited; absent: not in the set.
   std::string status;
   std::string why;

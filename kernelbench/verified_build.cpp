@@ -42,7 +42,12 @@ std::pair<std::string, std::vector<std::string>> audit_standing(const json& a) {
     }
     return out;
   };
-  if (!a.value("error", std::string()).empty()) return {"error", lines(a["error"].get<std::string>())};
+  const std::string error = a.value("error", std::string());
+  if (error.find("OutOfMemoryError") != std::string::npos || error.find("out of memory") != std::string::npos)
+    return {"unaudited",
+            {"kj's audit ran out of device memory on it (kj's own limit, not the problem's): " +
+             lines(error).back()}};
+  if (!error.empty()) return {"error", {lines(error).back()}}; // a traceback's last line: the exception
   if (a.value("unsound", false)) return {"unsound", lines(a.value("reasons", std::string()))};
   for (const char* n : {"zeros", "mean", "input"})
     if (a.value("nulls", json::object()).value(n, json::object()).value("compatible", json()) == true)
@@ -78,13 +83,15 @@ json build_verified_set(const verified_build_input& input) {
     for (auto& [key, p] : problems) {
       if (!names(r, std::get<0>(key), std::get<1>(key))) continue;
       const std::string at = r.value("precision", std::string("fp32"));
-      const auto audit = p["audits"].find(p["audits"].contains(at) ? at : "fp32");
+      const auto audit = p["audits"].find(at); // the report's own precision: no fallback
       const std::string ours = audit == p["audits"].end() ? "" : (*audit)["status"].get<std::string>();
       p["public"].push_back({{"source", r.value("source", std::string())},
                              {"url", r.value("url", std::string())},
                              {"claim", r.value("claim", std::string())},
                              {"precision", at},
-                             {"agrees", ours == "unsound" || ours == "weak"}});
+                             {"agrees", ours.empty() || ours == "unaudited" || ours == "error"
+                                            ? json() // not audited there: neither agrees nor disagrees
+                                            : json(ours == "unsound" || ours == "weak")}});
     }
   }
   json doc{{"format", 1},

@@ -20,8 +20,9 @@ struct verified_build_input {
   std::string version, kernelbench_commit, audited_on, command;
 };
 
-// One audit entry's standing: sound, weak (KernelBench's rule accepts zeros, the mean or the input), unsound
-// or error, and why (one line each).
+// One audit entry's standing: sound, weak (KernelBench's rule accepts zeros, a constant fill or the input),
+// unsound, error (the problem's own: its import, inputs or Model raised) or unaudited (kj's audit ran out of
+// memory: kj's failure, never the problem's), and why (one line each).
 std::pair<std::string, std::vector<std::string>> audit_standing(const nlohmann::json& audit);
 
 // The set's document (format 1, kernelbench/verified.hpp reads it); throws source_error naming the audit

@@ -37,7 +37,13 @@ std::string last_line(const std::string& text) {
                      end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
+bool kj_out_of_memory(const std::string& error) {
+  return error.find("OutOfMemoryError") != std::string::npos ||
+         error.find("out of memory") != std::string::npos;
+}
+
 std::string verdict_of(const db::problem_audit_record& r) {
+  if (kj_out_of_memory(r.error)) return "kj-oom"; // kj's own audit ran out of memory: not the problem's flaw
   if (!r.error.empty()) return "error";
   return r.unsound ? "UNSOUND" : "sound";
 }
@@ -47,11 +53,12 @@ void print_table(const std::vector<orchestrator::audited_problem>& audited) {
   for (const auto& n : orchestrator::audit_nulls)
     fmt::print(" {:>5}", n);
   fmt::print(" {:>9}  {}\n", "tol. use", "why / notes");
-  std::size_t unsound = 0, errors = 0;
+  std::size_t unsound = 0, errors = 0, kj_oom = 0;
   for (const auto& a : audited) {
     const auto& r = a.record;
     unsound += r.unsound ? 1 : 0;
     errors += r.error.empty() ? 0 : 1;
+    kj_oom += kj_out_of_memory(r.error) ? 1 : 0;
     fmt::print("{:>2} {:>4} {:<32} {:<7}", a.problem->level, a.problem->number, a.problem->name.substr(0, 32),
                verdict_of(r));
     for (const auto& n : orchestrator::audit_nulls)
@@ -62,8 +69,10 @@ void print_table(const std::vector<orchestrator::audited_problem>& audited) {
       if (c == '\n') c = ';';
     fmt::print(" {:>9}  {}\n", use, why.substr(0, 160));
   }
-  fmt::print("{} problems audited: {} sound, {} unsound, {} could not be audited\n", audited.size(),
-             audited.size() - unsound - errors, unsound, errors);
+  fmt::print("{} problems audited: {} sound, {} unsound, {} could not be audited{}\n", audited.size(),
+             audited.size() - unsound - errors, unsound, errors,
+             kj_oom ? fmt::format(" ({} of them: kj-oom, kj's own audit ran out of device memory)", kj_oom)
+                    : "");
   fmt::print("null candidates: c = KernelBench's rule accepts it, s = the strict rule accepts it, - = both "
              "reject it; tol. use = the fp32 reference's own error as a share of KernelBench's tolerance\n");
 }

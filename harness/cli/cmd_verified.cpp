@@ -26,11 +26,23 @@ json read_json_file(const std::string& path, const std::string& option) {
   }
 }
 
+// The set's text: its header fields a line each, then one problem per line (a change to one problem is one
+// line of a diff).
+std::string set_text(const json& doc) {
+  std::string text = "{\n";
+  for (const auto& [key, value] : doc.items())
+    if (key != "problems") text += fmt::format(" {}: {},\n", json(key).dump(), value.dump());
+  text += " \"problems\": [\n";
+  for (std::size_t i = 0; i < doc["problems"].size(); ++i)
+    text += "  " + doc["problems"][i].dump() + (i + 1 < doc["problems"].size() ? ",\n" : "\n");
+  return text + " ]\n}\n";
+}
+
 struct verified_state {
   std::string file;
   bool all = false;
   std::vector<std::string> audits; // PRECISION=FILE
-  std::string public_file, kernelbench, out, version, audited_on;
+  std::string public_file, kernelbench, kernelbench_commit, out, version, audited_on, command;
 };
 
 int show(const verified_state& s) {
@@ -52,7 +64,7 @@ int show(const verified_state& s) {
     fmt::print("L{} {:>3} {:<40}{}\n", p.level, p.number, p.name.substr(0, 40), line);
     for (const auto& [precision, why] : p.why)
       if (p.status.at(precision) != "sound" && !why.empty())
-        fmt::print("    {}: {}\n", precision, why.substr(0, why.find('\n')));
+        fmt::print("    {}: {}\n", precision, why.substr(0, std::min<std::size_t>(why.find('\n'), 200)));
     for (const auto& r : p.public_reports)
       fmt::print("    public: {}\n", r.substr(0, 160));
   }
@@ -79,8 +91,10 @@ int build(const verified_state& s) {
       input.source_sha256[{p.level, p.number, p.name}] = db::sha256_hex(p.source);
     input.kernelbench_commit = kb::git_commit_of(s.kernelbench);
   }
+  if (!s.kernelbench_commit.empty()) input.kernelbench_commit = s.kernelbench_commit;
+  input.command = s.command;
   const json doc = kb::build_verified_set(input);
-  write_text_file(s.out, doc.dump(1) + "\n", "-o");
+  write_text_file(s.out, set_text(doc), "-o");
   fmt::print(stderr, "kj: wrote the verified set {} ({} problems) to {}\n", s.version, doc["problems"].size(),
              s.out);
   return 0;
@@ -110,6 +124,10 @@ action add_verified_command(CLI::App& app) {
                         "the audited KernelBench checkout (its commit; hashes for audits without sha256)");
   build_cmd->add_option("--version", s->version, "the set's version, e.g. 2026.11.28")->required();
   build_cmd->add_option("--audited-on", s->audited_on, "the GPU and stack the audits ran on");
+  build_cmd->add_option("--kernelbench-commit", s->kernelbench_commit,
+                        "the audited KernelBench commit, where the checkout is not a git clone");
+  build_cmd->add_option("--provenance", s->command,
+                        "how the audits were made (commands, kj commits), as text");
   build_cmd->add_option("-o,--out", s->out, "the file to write")->required();
   return [s, show_cmd] { return show_cmd->parsed() ? show(*s) : build(*s); };
 }

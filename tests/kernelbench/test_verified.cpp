@@ -6,6 +6,7 @@
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 using nlohmann::json;
@@ -124,4 +125,34 @@ TEST_CASE("a malformed set file is refused with the file and the field") {
               "{\"format\": 1, \"version\": \"x\", \"problems\": [{\"level\": 1, \"id\": 1, \"name\": \"A\", "
               "\"sha256\": \"a\", \"audits\": {\"fp32\": {\"status\": \"fine\"}}}]}"),
           "problems[0].audits.fp32.status is 'fine', not one of sound"));
+}
+
+TEST_CASE("an audit that ran out of memory is kj's failure: unaudited, never the problem's error") {
+  verified_build_input in{.version = "t.3"};
+  in.audits["fp32"] = json::array(
+      {audit(1, 34, "InstanceNorm", "ii", false, false,
+             "Traceback ...\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 14.00 GiB."),
+       audit(3, 33, "VanillaRNN", "vv", false, false,
+             "RuntimeError: mat1 and mat2 must have the same dtype")});
+  scratch_dir dir;
+  const verified_set set = write_and_load(dir, build_verified_set(in));
+  const auto oom = set.status_of(1, 34, "InstanceNorm", "ii", "fp32");
+  CHECK(oom.status == "unaudited");
+  CHECK(has(oom.why, "kj's own limit, not the problem's"));
+  CHECK(set.status_of(3, 33, "VanillaRNN", "vv", "fp32").status == "error");
+}
+
+TEST_CASE("a KernelBench copy inside another repository is not at that repository's commit") {
+  if (std::system("git --version >/dev/null 2>&1") != 0) return; // no git: nothing to check
+  scratch_dir dir;
+  const auto repo = dir.path();
+  write_file(repo / ".gitignore", "ignored/\n");
+  write_file(repo / "tracked" / "level1" / "1_A.py", "class Model: pass\n");
+  write_file(repo / "ignored" / "level1" / "1_A.py", "class Model: pass\n");
+  const std::string git = "git -C '" + repo.string() + "' ";
+  REQUIRE(std::system((git + "init -q && " + git + "add -A && " + git +
+                       "-c user.name=t -c user.email=t@t commit -qm t")
+                          .c_str()) == 0);
+  CHECK(git_commit_of(repo / "tracked").size() == 40);
+  CHECK(git_commit_of(repo / "ignored").empty());
 }
