@@ -27,8 +27,9 @@ struct verified_status {
   // sound: no null candidate passes either rule and the reference is deterministic and not constant;
   // weak: KernelBench's rule accepts a null candidate (kj's strict rule rejects it); unsound: the strict rule
   // accepts one, or the reference is stochastic or constant; error: the problem could not be run (its import,
-  // inputs or Model raised); unaudited: kj's audit ran out of memory on it (kj's failure, not the problem's);
-  // changed: the problem's source is not the one audited; absent: not in the set.
+  // inputs or Model raised); unaudited: no audit of it at this precision, or kj's audit ran out of memory on
+  // it (kj's failure, not the problem's); changed: the problem's source is not the one audited; absent: not
+  // in the set.
   std::string status;
   std::string why;
   std::string precision; // the audit's precision it comes from ('' when changed or absent)
@@ -41,11 +42,15 @@ struct verified_set {
   std::string audited_on;         // the GPU and stack
   std::vector<verified_problem> problems;
 
-  // The standing of problem (level, number, name) with source hash sha256 at `precision`; a precision the set
-  // was not audited at falls back to fp32 (the status's precision says so).
+  // The standing of problem (level, number, name) with source hash sha256 at `precision`; a problem the set
+  // has no audit of at that precision is unaudited (never another precision's standing: bf16's tolerance is
+  // 100x looser than fp32's).
   verified_status status_of(int level, int number, const std::string& name, const std::string& sha256,
                             const std::string& precision) const;
 };
+
+// fp32, bf16 or fp16: the precisions a set holds audits at.
+bool is_verified_precision(const std::string& precision);
 
 // Reads a verified-set file; throws source_error naming the file and the field that is missing or malformed.
 verified_set load_verified_set(const std::filesystem::path& file);

@@ -2,6 +2,7 @@
 #include "kernelbench/verified_build.hpp"
 
 #include "kernelbench/problems.hpp"
+#include "kernelbench/verified.hpp"
 
 #include <algorithm>
 #include <fmt/core.h>
@@ -22,6 +23,25 @@ std::string sha_of(const json& a, const verified_build_input& input) {
                                    "--kernelbench to hash",
                                    level, id, name));
   return it->second;
+}
+
+// A field of entry `where` of `label` as T, or a source_error naming them.
+template <typename T>
+T typed(const json& entry, const char* key, const std::string& label, const std::string& where,
+        bool required) {
+  const auto it = entry.find(key);
+  if (it == entry.end()) {
+    if (!required) return T{};
+    throw source_error(fmt::format("{}: {} has no \"{}\"", label, where, key));
+  }
+  const bool ok = std::is_same_v<T, int>           ? it->is_number_integer()
+                  : std::is_same_v<T, bool>        ? it->is_boolean()
+                  : std::is_same_v<T, std::string> ? it->is_string()
+                                                   : it->is_object();
+  if (!ok)
+    throw source_error(
+        fmt::format("{}: {}.{} is {}, not the expected type", label, where, key, it->type_name()));
+  return it->get<T>();
 }
 
 bool names(const json& report, int level, int id) {
@@ -50,9 +70,40 @@ std::pair<std::string, std::vector<std::string>> audit_standing(const json& a) {
   if (!error.empty()) return {"error", {lines(error).back()}}; // a traceback's last line: the exception
   if (a.value("unsound", false)) return {"unsound", lines(a.value("reasons", std::string()))};
   for (const char* n : {"zeros", "mean", "input"})
-    if (a.value("nulls", json::object()).value(n, json::object()).value("compatible", json()) == true)
-      return {"weak", lines(a.value("notes", std::string()))};
+    if (a.value("nulls", json::object()).value(n, json::object()).value("compatible", json()) == true) {
+      std::vector<std::string> why; // the notes that make it weak, not the downcast remarks
+      for (auto& line : lines(a.value("notes", std::string())))
+        if (line.starts_with("KernelBench's rule")) why.push_back(std::move(line));
+      return {"weak", why};
+    }
   return {"sound", lines(a.value("notes", std::string()))};
+}
+
+void check_audit_entries(const json& audits, const std::string& label, const std::string& precision) {
+  if (!is_verified_precision(precision))
+    throw source_error(fmt::format("{}: the precision '{}' is not fp32, bf16 or fp16", label, precision));
+  if (!audits.is_array())
+    throw source_error(fmt::format("{}: not a JSON array of audits (kj audit --json)", label));
+  const std::string protocol = "kernelbench-main" + (precision == "fp32" ? "" : "-" + precision);
+  for (std::size_t i = 0; i < audits.size(); ++i) {
+    const std::string where = fmt::format("[{}]", i);
+    const json& a = audits[i];
+    if (!a.is_object()) throw source_error(fmt::format("{}: {} is not an object", label, where));
+    for (const char* key : {"level", "id"})
+      if (typed<int>(a, key, label, where, true) < 1)
+        throw source_error(fmt::format("{}: {}.{} must be at least 1", label, where, key));
+    typed<std::string>(a, "name", label, where, true);
+    typed<bool>(a, "unsound", label, where, true);
+    typed<json>(a, "nulls", label, where, true);
+    for (const char* key : {"error", "reasons", "notes", "sha256", "suite"})
+      typed<std::string>(a, key, label, where, false);
+    const std::string p = typed<std::string>(a, "protocol", label, where, true);
+    if (p != protocol)
+      throw source_error(
+          fmt::format("{}: {} was audited under protocol '{}', not '{}' (the set holds KernelBench "
+                      "main's rule at {}: kj audit --precision {})",
+                      label, where, p, protocol, precision, precision));
+  }
 }
 
 json build_verified_set(const verified_build_input& input) {
@@ -76,10 +127,24 @@ json build_verified_set(const verified_build_input& input) {
                                 {"nulls", a.value("nulls", json::object())},
                                 {"tolerance_use", a.value("tolerance_use", json())}};
     }
-  for (const auto& r : input.public_reports) {
-    if (r.value("problems", json::array()).empty())
-      throw source_error(
-          fmt::format("public report '{}' names no problem", r.value("source", std::string())));
+  if (!input.public_reports.is_array()) throw source_error("--public: not a JSON array of reports");
+  for (std::size_t i = 0; i < input.public_reports.size(); ++i) {
+    const json& r = input.public_reports[i];
+    const std::string where = fmt::format("report [{}]", i);
+    if (!r.is_object()) throw source_error("--public: " + where + " is not an object");
+    for (const char* key : {"source", "claim"})
+      typed<std::string>(r, key, "--public", where, true);
+    typed<std::string>(r, "url", "--public", where, false);
+    if (!is_verified_precision(r.value("precision", std::string("fp32"))))
+      throw source_error(fmt::format("--public: {}.precision is not fp32, bf16 or fp16", where));
+    if (!r.contains("problems") || !r["problems"].is_array() || r["problems"].empty())
+      throw source_error(fmt::format("public report '{}' names no problem", r["source"].get<std::string>()));
+    for (std::size_t k = 0; k < r["problems"].size(); ++k) {
+      const std::string at = fmt::format("{}.problems[{}]", where, k);
+      if (!r["problems"][k].is_object()) throw source_error("--public: " + at + " is not an object");
+      typed<int>(r["problems"][k], "level", "--public", at, true);
+      typed<int>(r["problems"][k], "id", "--public", at, true);
+    }
     for (auto& [key, p] : problems) {
       if (!names(r, std::get<0>(key), std::get<1>(key))) continue;
       const std::string at = r.value("precision", std::string("fp32"));

@@ -25,6 +25,12 @@ struct verified_build_input {
 // memory: kj's failure, never the problem's), and why (one line each).
 std::pair<std::string, std::vector<std::string>> audit_standing(const nlohmann::json& audit);
 
+// Checks one `kj audit --json` file's entries (label names the file in messages): an array of objects with
+// integer level and id (at least 1), a name, unsound, nulls, and KernelBench main's protocol at `precision`
+// (fp32, bf16 or fp16); throws source_error naming the entry and the field.
+void check_audit_entries(const nlohmann::json& audits, const std::string& label,
+                         const std::string& precision);
+
 // The set's document (format 1, kernelbench/verified.hpp reads it); throws source_error naming the audit
 // file's entry that lacks a field, or a public report that names no problem.
 nlohmann::json build_verified_set(const verified_build_input& input);

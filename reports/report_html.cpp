@@ -119,6 +119,18 @@ std::string speedup_cell(const result_row& r, const std::string& mode) {
                      html::interval(ci));
 }
 
+// Under the problem's name: why it is unsound (kj audit or the verified set), weak under KernelBench's rule,
+// or changed since the verified set audited it; the reason in the title.
+std::string problem_mark(const result_row& r) {
+  const auto mark = [](const std::string& why, const std::string& label) {
+    return "<br><span class=\"bad\" title=\"" + html::escape(why) + "\">" + label + "</span>";
+  };
+  if (!r.unsound_problem.empty()) return mark(r.unsound_problem, "unsound problem");
+  if (r.verified == "weak") return mark(r.verified_why, "weak problem");
+  if (r.verified == "changed") return mark(r.verified_why, "changed since verified");
+  return "";
+}
+
 std::string problem_row(const result_row& r) {
   std::string strict = r.strict_verdict.empty() ? html::missing : html::escape(r.strict_verdict);
   if (!r.strict_failed.empty())
@@ -133,11 +145,7 @@ std::string problem_row(const result_row& r) {
       "<td class=\"l {}\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td>{}{}{}<td>{}</td>"
       "<td>{}</td><td class=\"l\"><a href=\"{}#source\">source</a> <a "
       "href=\"{}#trace\">trace</a></td></tr>\n",
-      html::escape(provenance_text({&r})), r.level, r.number,
-      html::escape(r.problem_name) +
-          (r.unsound_problem.empty() ? ""
-                                     : "<br><span class=\"bad\" title=\"" + html::escape(r.unsound_problem) +
-                                           "\">unsound problem</span>"),
+      html::escape(provenance_text({&r})), r.level, r.number, html::escape(r.problem_name) + problem_mark(r),
       html::escape(r.producer), r.sample, r.verdict == "correct" ? "good" : "bad", html::escape(r.verdict),
       strict, html::escape(r.findings), cand, speedup_cell(r, "eager"), speedup_cell(r, "compile-default"),
       speedup_cell(r, "best"), html::percent(r.library_share), html::percent(r.gpu_busy_share), page, page);

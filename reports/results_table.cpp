@@ -84,11 +84,12 @@ std::string note_of(const result_row& r, std::size_t width) {
   const std::size_t w = width ? width : std::string::npos;
   std::string note = first_line(r.error, w);
   if (note.empty() && !r.unsound_problem.empty())
-    note = (r.verified == "unsound" ? "unsound problem, " : "unsound problem (kj audit): ") +
+    note = (r.unsound_problem == r.verified_why ? "unsound problem, " : "unsound problem (kj audit): ") +
            first_line(r.unsound_problem, width ? width * 2 / 3 : std::string::npos);
   if (note.empty() && r.verified == "weak")
     note = "weak problem (KernelBench's rule accepts a null candidate), " +
            first_line(r.verified_why, width ? width * 2 / 3 : std::string::npos);
+  if (note.empty() && r.verified == "changed") note = "problem changed since the verified set audited it";
   if (note.empty() && !r.untrusted.empty())
     note = "time not trusted: " + first_line(r.untrusted, width ? width * 2 / 3 : std::string::npos);
   if (note.empty() && !r.findings.empty()) note = "findings: " + r.findings;

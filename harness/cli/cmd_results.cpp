@@ -70,13 +70,18 @@ action add_results_command(CLI::App& app) {
       throw usage_error(fmt::format("no run '{}' in {} (kj runs --db {} lists them)", run, s->db, s->db));
     }
     auto rows = reports::results(store, run);
+    const std::size_t evaluations = rows.size();
     if (const auto adjust = s->verified.adjuster()) adjust(rows);
+    const bool none_verified = rows.empty() && evaluations > 0; // --problems verified left nothing
+    if (none_verified)
+      fmt::print(stderr, "kj: run {} has {} evaluations, none of a problem the verified set calls sound\n",
+                 run, evaluations);
     if (!s->verdicts.empty())
       std::erase_if(rows,
                     [&](const reports::result_row& r) { return !reports::verdict_matches(r, s->verdicts); });
     const std::string format = s->verbose ? "verbose" : s->wide ? "wide" : s->format;
     reports::write_results(rows, reports::parse_results_format(format), std::cout);
-    if (rows.empty() && format != "json" && format != "csv")
+    if (rows.empty() && !none_verified && format != "json" && format != "csv")
       fmt::print(stderr, "kj: run {} has no evaluations{}\n", run,
                  s->verdicts.empty() ? "" : " with these verdicts");
     return 0;

@@ -79,9 +79,14 @@ int build(const verified_state& s) {
     const std::size_t eq = a.find('=');
     if (eq == std::string::npos || eq == 0)
       throw usage_error(fmt::format("--audit '{}': expected PRECISION=FILE, e.g. fp32=audit-fp32.json", a));
-    json& audits = input.audits[a.substr(0, eq)]; // one precision's audits may come in several files
+    const std::string precision = a.substr(0, eq), path = a.substr(eq + 1);
+    if (path.empty()) throw usage_error(fmt::format("--audit '{}': no file after '='", a));
+    json entries = read_json_file(path, "--audit");
+    kb::check_audit_entries(entries, "--audit " + path, precision);
+    if (entries.empty()) throw usage_error(fmt::format("--audit {}: holds no audit", path));
+    json& audits = input.audits[precision]; // one precision's audits may come in several files
     if (audits.is_null()) audits = json::array();
-    for (auto& entry : read_json_file(a.substr(eq + 1), "--audit"))
+    for (auto& entry : entries)
       audits.push_back(std::move(entry));
   }
   if (!s.public_file.empty()) input.public_reports = read_json_file(s.public_file, "--public");
@@ -93,6 +98,7 @@ int build(const verified_state& s) {
   }
   if (!s.kernelbench_commit.empty()) input.kernelbench_commit = s.kernelbench_commit;
   input.command = s.command;
+  if (s.version.empty()) throw usage_error("--version: give the set a version, e.g. 2026.11.28");
   const json doc = kb::build_verified_set(input);
   write_text_file(s.out, set_text(doc), "-o");
   fmt::print(stderr, "kj: wrote the verified set {} ({} problems) to {}\n", s.version, doc["problems"].size(),

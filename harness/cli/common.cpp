@@ -30,9 +30,11 @@ void source_flags::add_to(CLI::App& app) {
   app.add_option("--set", sets,
                  "override an integer module constant of the problems before get_inputs/get_init_inputs run, "
                  "e.g. --set batch_size=4 (repeatable)");
-  app.add_option("--problems", problem_set,
-                 "all, or verified: only the problems the verified set (--verified-set) calls sound at the "
-                 "run's precision; the others are left out with a line saying why (docs/verified.md)")
+  app.add_option(
+         "--problems", problem_set,
+         "all, or verified: only the problems the verified set (--verified-set) calls sound at the "
+         "run's precision (one with no audit at that precision is left out); a line counts what was left "
+         "out and why, kj verified show lists each (docs/verified.md)")
       ->check(CLI::IsMember({"all", "verified"}));
   app.add_option("--verified-set", verified_file,
                  "the verified problem set's file (default: $KJ_VERIFIED_SET, else the shipped "

@@ -21,14 +21,12 @@ std::vector<kb::problem> keep_verified(std::vector<kb::problem> problems, const 
   const kb::verified_set set = kb::load_verified_set(file);
   std::map<std::string, int> left_out; // status -> count
   std::vector<kb::problem> kept;
-  std::string fallback;
   for (auto& p : problems) {
     if (!applies(p.suite, p.kb_version)) {
-      ++left_out["not KernelBench main"];
+      ++left_out["not KernelBench main (another suite, --kb-version or a single file)"];
       continue;
     }
     const auto st = set.status_of(p.level, p.number, p.name, db::sha256_hex(p.source), options.precision);
-    if (!st.precision.empty() && st.precision != options.precision) fallback = st.precision;
     if (st.status == "sound")
       kept.push_back(std::move(p));
     else
@@ -42,10 +40,9 @@ std::vector<kb::problem> keep_verified(std::vector<kb::problem> problems, const 
         fmt::format("--problems verified: none of the {} selected problems is sound in the "
                     "verified set {} ({}): {}",
                     problems.size(), set.version, file.string(), why));
-  fmt::print(stderr, "kj: --problems verified: {} of {} problems (verified set {}{}){}\n", kept.size(),
-             problems.size(), set.version,
-             fallback.empty() ? "" : fmt::format(", {} audits: none at {}", fallback, options.precision),
-             why.empty() ? "" : "; left out: " + why);
+  fmt::print(stderr, "kj: --problems verified: {} of {} problems (verified set {} at {}){}{}\n", kept.size(),
+             problems.size(), set.version, options.precision, why.empty() ? "" : "; left out: " + why,
+             why.empty() ? "" : " (kj verified show says why)");
   return kept;
 }
 

@@ -56,6 +56,33 @@ bool run_case_classes(const exec::evaluate_job& job, py::module_& runtime, py::o
   return clean;
 }
 
+// Bytes per value of a floating dtype as torch names it (0: not one kj compares).
+int float_bytes(const std::string& dtype) {
+  if (dtype == "float64") return 8;
+  if (dtype == "float32" || dtype == "fp32") return 4;
+  if (dtype == "float16" || dtype == "bfloat16" || dtype == "fp16" || dtype == "bf16") return 2;
+  if (dtype.starts_with("float8")) return 1;
+  return 0;
+}
+
+// What ModelNew.forward computed in a floating type narrower than the run's precision (CUDA-Agent issue #16:
+// a candidate in a lower precision against a full-precision baseline gets the difference as speedup), e.g.
+// "ModelNew.forward made bfloat16 tensors (_to_copy x2, mm x1) in an fp32 run"; '' when none.
+std::string lower_precision(const json& dtypes, const std::string& precision) {
+  const int run = float_bytes(precision);
+  std::string out;
+  for (const auto& [dtype, ops] : dtypes.items()) {
+    const int bytes = float_bytes(dtype);
+    if (bytes == 0 || bytes >= run) continue;
+    std::string list;
+    for (const auto& [op, count] : ops.items())
+      if (count.is_number_integer())
+        list += fmt::format("{}{} x{}", list.empty() ? "" : ", ", op.substr(0, 40), count.get<long>());
+    out += fmt::format("{}{} tensors ({})", out.empty() ? "" : "; ", dtype, list.substr(0, 200));
+  }
+  return out.empty() ? "" : fmt::format("ModelNew.forward made {} in an {} run", out, precision);
+}
+
 // Findings the runner can see: backend flags the candidate flipped (TF32, reduced-precision reductions, cuDNN
 // modes) and PyTorch ops that compute inside ModelNew.forward (a torch fallback, on every device).
 void report_findings(const exec::evaluate_job& job, runner_link& runner, result_channel& channel) {
@@ -76,6 +103,9 @@ void report_findings(const exec::evaluate_job& job, runner_link& runner, result_
     channel.emit({{"type", "finding"},
                   {"kind", "torch_fallback"},
                   {"excerpt", "ModelNew.forward ran PyTorch ops: " + ops.substr(0, 300)}});
+  if (const std::string low = lower_precision(reply.value("dtypes", json::object()), job.protocol.precision);
+      !low.empty())
+    channel.emit({{"type", "finding"}, {"kind", "lower_precision"}, {"excerpt", low}});
 }
 
 runner_spec spec_of(const exec::evaluate_job& job) {

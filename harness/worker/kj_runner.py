@@ -235,12 +235,14 @@ class RunnerSession:
         return {k: f"{self.pinned_flags[k]} -> {v}" for k, v in current.items() if v != self.pinned_flags[k]}
 
     def torch_ops(self, recipe):
+        """{"ops": the computing ATen ops and their counts, "dtypes": {dtype: {op: count}} of the floating tensors
+        every op (copies and casts included) produced}: the judge names a fallback and a lower precision."""
         model = self.model_for({})
         inputs = self.inputs_for(recipe, {})
-        ops = torch_ops_of(lambda: model(*inputs))
+        ops, dtypes = torch_ops_of(lambda: model(*inputs))
         self.sync()
         del inputs
-        return ops
+        return {"ops": ops, "dtypes": dtypes}
 
 
 def _same_as_host(a, pristine):
@@ -299,7 +301,8 @@ _MEMORY_OPS = {
 
 
 def torch_ops_of(call):
-    """The ATen ops `call` runs that compute (not memory, views or copies), with their counts. A
+    """The ATen ops `call` runs that compute (not memory, views or copies), with their counts, and the floating
+    dtypes every op produced ({dtype: {op: count}}: a cast to bfloat16 shows as _to_copy there). A
     TorchDispatchMode sees every op that goes through the dispatcher, from Python and from C++ extensions alike
     (at::matmul inside an extension is a fallback too); the extension's own loops and kernels are not ops."""
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -308,6 +311,7 @@ def torch_ops_of(call):
         def __init__(self):
             super().__init__()
             self.ops = {}
+            self.dtypes = {}
 
         @classmethod
         def _should_skip_dynamo(cls):
@@ -319,8 +323,13 @@ def torch_ops_of(call):
             name = func._schema.name.split("::")[-1]
             if name not in _MEMORY_OPS:
                 self.ops[name] = self.ops.get(name, 0) + 1
-            return func(*args, **(kwargs or {}))
+            out = func(*args, **(kwargs or {}))
+            for t in (out if isinstance(out, (tuple, list)) else (out,)):
+                if isinstance(t, torch.Tensor) and t.is_floating_point():
+                    seen = self.dtypes.setdefault(str(t.dtype).replace("torch.", ""), {})
+                    seen[name] = seen.get(name, 0) + 1
+            return out
 
     with Recorder() as recorder, torch.no_grad():
         call()
-    return dict(sorted(recorder.ops.items()))
+    return dict(sorted(recorder.ops.items())), recorder.dtypes

@@ -290,7 +290,9 @@ private:
   json findings(const json& r) {
     json reply{{"ok", true}, {"flags", to_json(m_session.attr("flag_changes")())}};
     try {
-      reply["torch_ops"] = to_json(m_session.attr("torch_ops")(to_python(r["recipe"])));
+      const json seen = to_json(m_session.attr("torch_ops")(to_python(r["recipe"])));
+      reply["torch_ops"] = seen.value("ops", json::object());
+      reply["dtypes"] = seen.value("dtypes", json::object());
     } catch (py::error_already_set&) { // the forward raised here: the trials report that, not this probe
       reply["torch_ops"] = json::object();
     }

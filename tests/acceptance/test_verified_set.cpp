@@ -30,9 +30,11 @@ TEST_CASE("a set built from kj audit keeps its sound problems and marks the othe
   const fs::path problems = dir / "KernelBench";
   fs::copy(fixtures_dir() / "audit" / "problems", problems, fs::copy_options::recursive);
   const std::string db = (dir / "kj.sqlite").string(), cache = (dir / "cache").string();
-  const auto audit = run_kj({"audit", "--device", "cpu", "--kernelbench", problems.string(), "--db", db,
-                             "--cache-dir", cache, "--json", (dir / "audit.json").string()},
-                            dir.path());
+  const auto audit =
+      run_kj({"audit", "--device", "cpu", "--kernelbench", problems.string(), "--db",
+              (dir / "audits.sqlite").string(), // the runs' DB holds no audit: marks from the set
+              "--cache-dir", cache, "--json", (dir / "audit.json").string()},
+             dir.path());
   INFO(audit.err);
   REQUIRE(audit.exit_code == 1); // two unsound problems, one broken
   write_file(dir / "public.json", R"([{"source": "PR #7", "claim": "constant", "url": "",
@@ -66,8 +68,9 @@ TEST_CASE("a set built from kj audit keeps its sound problems and marks the othe
   INFO(listed.err);
   CHECK(has(listed.out, "Relu_Matmul"));
   CHECK_FALSE(has(listed.out, "Tiny_Scale"));
-  CHECK(has(listed.err, "--problems verified: 1 of 5 problems (verified set test.1); left out: 1 error, 2 "
-                        "unsound, 1 weak"));
+  CHECK(has(listed.err,
+            "--problems verified: 1 of 5 problems (verified set test.1 at fp32); left out: 1 error, "
+            "2 unsound, 1 weak (kj verified show says why)"));
 
   // A run over problems 1-4 with problem 2 edited since the audit: 1 sound, 2 changed, 3 and 4 unsound.
   write_file(problems / "level1" / "2_Tiny_Scale.py",
@@ -88,6 +91,9 @@ TEST_CASE("a set built from kj audit keeps its sound problems and marks the othe
   CHECK(standing["Tiny_Scale"] == "changed");
   CHECK(standing["Dropout_Train"] == "unsound");
   CHECK(standing["Zero_Difference"] == "unsound");
+  const auto table = run_kj({"results", "--db", db, "--verified-set", set_file, "-w"}).out;
+  CHECK(has(table, "problem changed since the verified set audited it"));
+  CHECK(has(table, "unsound problem, verified set test.1, fp32: constant reference"));
   const auto only = json::parse(run_kj({"results", "--db", db, "--format", "json", "--verified-set", set_file,
                                         "--problems", "verified"})
                                     .out);

@@ -18,6 +18,7 @@ namespace {
 json audit(int level, int id, const std::string& name, const std::string& sha, bool unsound, bool zeros_c,
            const std::string& error = "") {
   return {{"suite", "kernelbench"},
+          {"protocol", "kernelbench-main"},
           {"level", level},
           {"id", id},
           {"name", name},
@@ -75,8 +76,9 @@ TEST_CASE("a built set gives each problem its standing per precision, with the p
   CHECK(set.status_of(2, 3, "C", "cc", "fp32").status == "unsound");
   CHECK(set.status_of(2, 3, "C", "cc", "fp32").why.find("constant reference") != std::string::npos);
   CHECK(set.status_of(2, 4, "D", "dd", "fp32").status == "error");
-  // fp16 was not audited: fp32's standing, and the status says so
-  CHECK(set.status_of(2, 3, "C", "cc", "fp16").precision == "fp32");
+  // fp16 was not audited: not verified there (never fp32's standing)
+  CHECK(set.status_of(2, 3, "C", "cc", "fp16").status == "unaudited");
+  CHECK(set.status_of(2, 3, "C", "cc", "fp16").why == "no fp16 audit of it in the set");
   // another source, or a problem not in the set
   CHECK(set.status_of(1, 1, "A", "edited", "fp32").status == "changed");
   CHECK(set.status_of(3, 9, "Z", "zz", "fp32").status == "absent");
@@ -96,7 +98,8 @@ TEST_CASE("an audit without sha256 is hashed from the checkout, else refused by 
   CHECK(has(message_of([&] { build_verified_set(in); }), "L1 1_A carries no sha256"));
   in.source_sha256[{1, 1, "A"}] = "from-the-checkout";
   CHECK(build_verified_set(in)["problems"][0]["sha256"] == "from-the-checkout");
-  in.public_reports = json::array({{{"source", "empty report"}, {"problems", json::array()}}});
+  in.public_reports =
+      json::array({{{"source", "empty report"}, {"claim", "x"}, {"problems", json::array()}}});
   CHECK(has(message_of([&] { build_verified_set(in); }), "'empty report' names no problem"));
 }
 
@@ -119,7 +122,7 @@ TEST_CASE("a malformed set file is refused with the file and the field") {
   CHECK(has(
       error_of("{\"format\": 1, \"version\": \"x\", \"problems\": [{\"level\": \"one\", \"id\": 1, \"name\": "
                "\"A\", \"sha256\": \"a\", \"audits\": {}}]}"),
-      "problems[0].\"level\" is string, not the expected type"));
+      "problems[0].level is string, not the expected type"));
   CHECK(
       has(error_of(
               "{\"format\": 1, \"version\": \"x\", \"problems\": [{\"level\": 1, \"id\": 1, \"name\": \"A\", "
@@ -155,4 +158,53 @@ TEST_CASE("a KernelBench copy inside another repository is not at that repositor
                           .c_str()) == 0);
   CHECK(git_commit_of(repo / "tracked").size() == 40);
   CHECK(git_commit_of(repo / "ignored").empty());
+}
+
+TEST_CASE("an audit file that is not what kj audit --json writes is refused by entry and field") {
+  const json good = json::array({audit(1, 1, "A", "aa", false, false)});
+  CHECK_NOTHROW(check_audit_entries(good, "f.json", "fp32"));
+  const auto error_of = [](const json& entries, const std::string& precision = "fp32") {
+    return message_of([&] { check_audit_entries(entries, "f.json", precision); });
+  };
+  CHECK(has(error_of(json::object()), "f.json: not a JSON array"));
+  CHECK(has(error_of(json::array({1})), "f.json: [0] is not an object"));
+  json a = audit(1, 1, "A", "aa", true, false);
+  a.erase("unsound");
+  CHECK(has(error_of(json::array({a})), "f.json: [0] has no \"unsound\""));
+  a = audit(1, 1, "A", "aa", false, false);
+  a["level"] = "1";
+  CHECK(has(error_of(json::array({a})), "f.json: [0].level is string"));
+  a = audit(1, 1, "A", "aa", false, false);
+  a["nulls"] = json::array();
+  CHECK(has(error_of(json::array({a})), "f.json: [0].nulls is array"));
+  CHECK(has(error_of(good, "fp64"), "the precision 'fp64' is not fp32, bf16 or fp16"));
+  CHECK(
+      has(error_of(good, "bf16"), "audited under protocol 'kernelbench-main', not 'kernelbench-main-bf16'"));
+}
+
+TEST_CASE("a set file with a duplicate, an unknown precision or a mistyped public report is refused") {
+  scratch_dir dir;
+  const auto error_of = [&](const std::string& text) {
+    write_file(dir / "bad.json", text);
+    return message_of([&] { load_verified_set(dir / "bad.json"); });
+  };
+  const std::string p =
+      R"({"level": 1, "id": 1, "name": "A", "sha256": "a", "audits": {"fp32": {"status": "sound"}}})";
+  CHECK(has(error_of(R"({"format": 1, "version": "x", "problems": [)" + p + "," + p + "]}"),
+            "is listed twice"));
+  CHECK(has(
+      error_of(
+          R"({"format": 1, "version": "x", "problems": [{"level": 1, "id": 4.5, "name": "A", "sha256": "a",
+            "audits": {}}]})"),
+      "problems[0].id is the number 4.5"));
+  CHECK(has(
+      error_of(R"({"format": 1, "version": "x", "problems": [{"level": 1, "id": 1, "name": "A", "sha256": "a",
+            "audits": {"fp64": {"status": "sound"}}}]})"),
+      "'fp64' is not fp32, bf16 or fp16"));
+  CHECK(has(
+      error_of(R"({"format": 1, "version": "x", "problems": [{"level": 1, "id": 1, "name": "A", "sha256": "a",
+            "audits": {}, "public": [{"source": 1}]}]})"),
+      "problems[0].public[0].source is the number 1"));
+  std::filesystem::create_directories(dir / "folder.json");
+  CHECK(has(message_of([&] { load_verified_set(dir / "folder.json"); }), "folder.json: not a file"));
 }
