@@ -52,6 +52,11 @@ bool names(const json& report, int level, int id) {
 
 } // namespace
 
+bool audit_out_of_memory(const std::string& error) {
+  return error.find("OutOfMemoryError") != std::string::npos ||
+         error.find("out of memory") != std::string::npos;
+}
+
 std::pair<std::string, std::vector<std::string>> audit_standing(const json& a) {
   const auto lines = [](const std::string& text) {
     std::vector<std::string> out;
@@ -63,7 +68,7 @@ std::pair<std::string, std::vector<std::string>> audit_standing(const json& a) {
     return out;
   };
   const std::string error = a.value("error", std::string());
-  if (error.find("OutOfMemoryError") != std::string::npos || error.find("out of memory") != std::string::npos)
+  if (audit_out_of_memory(error))
     return {"unaudited",
             {"kj's audit ran out of device memory on it (kj's own limit, not the problem's): " +
              lines(error).back()}};

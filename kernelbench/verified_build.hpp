@@ -20,6 +20,9 @@ struct verified_build_input {
   std::string version, kernelbench_commit, audited_on, command;
 };
 
+// Whether an audit's error is kj's own audit running out of memory (kj's limit, never the problem's flaw).
+bool audit_out_of_memory(const std::string& error);
+
 // One audit entry's standing: sound, weak (KernelBench's rule accepts zeros, a constant fill or the input),
 // unsound, error (the problem's own: its import, inputs or Model raised) or unaudited (kj's audit ran out of
 // memory: kj's failure, never the problem's), and why (one line each).

@@ -7,6 +7,7 @@
 #include "harness/orchestrator/audit.hpp"
 #include "harness/orchestrator/problem_sources.hpp"
 #include "harness/orchestrator/run.hpp"
+#include "kernelbench/verified_build.hpp"
 
 #include <fmt/core.h>
 #include <iostream>
@@ -37,13 +38,9 @@ std::string last_line(const std::string& text) {
                      end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
-bool kj_out_of_memory(const std::string& error) {
-  return error.find("OutOfMemoryError") != std::string::npos ||
-         error.find("out of memory") != std::string::npos;
-}
-
 std::string verdict_of(const db::problem_audit_record& r) {
-  if (kj_out_of_memory(r.error)) return "kj-oom"; // kj's own audit ran out of memory: not the problem's flaw
+  if (kb::audit_out_of_memory(r.error))
+    return "kj-oom"; // kj's own audit ran out of memory: not the problem's flaw
   if (!r.error.empty()) return "error";
   return r.unsound ? "UNSOUND" : "sound";
 }
@@ -58,7 +55,7 @@ void print_table(const std::vector<orchestrator::audited_problem>& audited) {
     const auto& r = a.record;
     unsound += r.unsound ? 1 : 0;
     errors += r.error.empty() ? 0 : 1;
-    kj_oom += kj_out_of_memory(r.error) ? 1 : 0;
+    kj_oom += kb::audit_out_of_memory(r.error) ? 1 : 0;
     fmt::print("{:>2} {:>4} {:<32} {:<7}", a.problem->level, a.problem->number, a.problem->name.substr(0, 32),
                verdict_of(r));
     for (const auto& n : orchestrator::audit_nulls)
