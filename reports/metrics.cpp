@@ -207,6 +207,11 @@ std::string noise_of(const result_row& r, const nlohmann::json& params) {
   if (moved > k_host_moved)
     noise += fmt::format("{}the host's speed moved by {:.0f}% while it was timed", noise.empty() ? "" : "; ",
                          100 * moved);
+  const auto clock = params.is_object() ? params.value("judge_clock", nlohmann::json()) : nlohmann::json();
+  const double charged = clock.is_object() ? clock.value("draw_charge_ms", 0.0) : 0.0;
+  if (charged > 0)
+    noise += fmt::format("{}{:.3f} ms a call charged: kj's input draw was slower in the candidate's process",
+                         noise.empty() ? "" : "; ", charged);
   return noise;
 }
 

@@ -102,7 +102,8 @@ struct result_row {
   // derived.
   std::string untrusted;
   // Why the speedup may be noise ("" when not): its interval includes 1, or the host's speed moved by more
-  // than k_host_moved while it was timed. Printed as a mark beside the speedup.
+  // than k_host_moved while it was timed, or kj's input draw was charged to its calls (slower in the
+  // candidate's process than in the judge). Printed as a mark beside the speedup.
   std::string noise;
   // The generating LLM call's tokens (four buckets) and cost, when an LLM adapter produced the candidate.
   std::optional<std::int64_t> input_tokens, cache_read_tokens, cache_write_tokens, output_tokens;

@@ -39,11 +39,12 @@ clock_check check_draws(double runner_ms, double judge_ms, double judge_spread_m
   c.allowance_ms = 0.2 * judge_ms + 0.05 + std::max(0.0, judge_spread_ms);
   if (c.unaccounted_ms <= c.allowance_ms) return c;
   c.credited = false;
-  c.reason =
-      fmt::format("kj's input draw took {:.3f} ms per timed call in the candidate's process and {:.3f} ms "
-                  "in the judge: the candidate's code ran while kj prepared its calls (work outside the "
-                  "timed window)",
-                  runner_ms, judge_ms);
+  c.charge_ms = c.unaccounted_ms - c.allowance_ms;
+  c.reason = fmt::format(
+      "kj's input draw took {:.3f} ms per timed call in the candidate's process and {:.3f} ms "
+      "in the judge (noise allows {:.3f} ms): {:.3f} ms per call charged to the candidate as work "
+      "outside the timed window",
+      runner_ms, judge_ms, c.allowance_ms, c.charge_ms);
   return c;
 }
 

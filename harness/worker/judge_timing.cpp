@@ -330,10 +330,10 @@ struct timed_pair {
 };
 
 // The judge's clock against the candidate's timer over all rounds together (robust, fresh inputs: both sides
-// do the same work around each call): when the timer hid time, or kj's draws took longer in the runner, the
-// timing is not credited (timing/clock_bound.hpp). The rounds are pooled, not checked one by one: what a
-// candidate hides, it hides in every call, while a busy host (parallel compiles) slows some rounds of either
-// side; the pooled fastest draw and the pooled overhead keep the check's power and lose that noise.
+// do the same work around each call): when the timer hid time the timing is not credited; when kj's draws
+// took longer in the runner, the excess is charged to every call (timing/clock_bound.hpp). The rounds are
+// pooled, not checked one by one: what a candidate hides, it hides in every call, while a busy host (parallel
+// compiles) slows some rounds of either side; the pooled fastest draw and overhead lose most of that noise.
 void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& candidate,
                     const std::vector<reference_timing>& reference, bool cuda) {
   json rounds = json::array();
@@ -371,12 +371,18 @@ void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& 
   // Enforced on CUDA only, recorded on the host: there the page faults and frees of large outputs outside
   // the window exceed what the wall clock would bound, and an honest candidate's OpenMP threads, still
   // spinning after its call on a small machine, slow kj's draw in its process as much as a hidden
-  // precomputation.
-  for (const auto* check : {&c, &d})
-    if (!check->credited && cuda && merged.params.value("trusted", true)) {
-      merged.params["trusted"] = false;
-      merged.params["untrusted_reason"] = check->reason;
-    }
+  // precomputation. A timer that hid time is not credited; a slow draw is charged to every timed call.
+  if (!cuda) return;
+  if (!c.credited && merged.params.value("trusted", true)) {
+    merged.params["trusted"] = false;
+    merged.params["untrusted_reason"] = c.reason;
+  }
+  if (!d.credited) {
+    for (double& sample : merged.samples_ms)
+      sample += d.charge_ms;
+    merged.params["judge_clock"]["draw_charge_ms"] = d.charge_ms;
+    merged.params["judge_clock"]["draw_charge_reason"] = d.reason;
+  }
 }
 
 // The candidate's and the reference's alternating rounds (robust) or one round each.

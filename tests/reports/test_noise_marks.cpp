@@ -37,6 +37,10 @@ TEST_CASE("a speedup whose interval includes 1, or whose host moved, is marked a
   moved.noise = kj::reports::noise_of(moved, json{{"host_change_pair", 0.07}});
   CHECK(moved.noise == "the host's speed moved by 7% while it was timed");
   CHECK(kj::reports::noise_of(timed(1.5, 1.4, 1.6), json{{"host_change_pair", 0.04}}).empty());
+  // kj's input draw charged to the candidate's calls (slower in its process than in the judge): named.
+  const json charged{{"judge_clock", {{"draw_charge_ms", 0.042}}}};
+  CHECK(kj::reports::noise_of(timed(1.5, 1.4, 1.6), charged).find("0.042 ms a call charged") !=
+        std::string::npos);
   result_row no_speedup;
   CHECK(kj::reports::noise_of(no_speedup, json{{"host_change_pair", 0.5}}).empty());
 
