@@ -1,6 +1,7 @@
 // Implements the CUDA-Agent workdir import: embed the sources, build them as one extension, append ModelNew.
 #include "adapters/workdir.hpp"
 
+#include "core/hashing.hpp"
 #include "db/store.hpp"
 #include "kernelbench/problems.hpp"
 
@@ -132,7 +133,7 @@ std::string workdir_candidate_source(const fs::path& dir) {
       "_kj_cpp_extension\n\n"
       "_KJ_FOLDER = \"kj_workdir_{}\"\n_KJ_WITH_CUDA = {}\n_KJ_WORKDIR_FILES = {{\n{}}}\n{}"
       "# ---- model_new.py ----\n{}",
-      future, db::sha256_hex(hashed).substr(0, 16), with_cuda ? "True" : "False", listing, builder,
+      future, core::sha256_hex(hashed).substr(0, 16), with_cuda ? "True" : "False", listing, builder,
       model_new);
 }
 

@@ -1,7 +1,7 @@
 // Implements the agent's judge: device slots shared by the trajectories, builds, evaluations, ncu, costs.
 #include "agent/agent_judge.hpp"
 
-#include "harness/exec/job_runner.hpp"
+#include "engine/exec/job_runner.hpp"
 
 #include <atomic>
 #include <fmt/core.h>

@@ -5,8 +5,8 @@
 
 #include "adapters/candidates.hpp"
 #include "agent/ncu.hpp"
-#include "harness/orchestrator/evaluate.hpp"
 #include "kernelbench/problems.hpp"
+#include "planning/orchestrator/evaluate.hpp"
 
 #include <condition_variable>
 #include <cstdint>

@@ -1,6 +1,7 @@
 // Implements the compile and verify texts from build records and evaluation records.
 #include "agent/feedback.hpp"
 
+#include "core/hashing.hpp"
 #include "db/store.hpp"
 
 #include <algorithm>
@@ -61,12 +62,8 @@ headline headline_of(const db::evaluation_record& r) {
   return h;
 }
 
-bool strict_correct(const db::evaluation_record& r) {
-  return r.verdict == "correct" && r.strict_verdict == "pass";
-}
-
 std::string short_hash(const std::string& source) {
-  return db::sha256_hex(source).substr(0, 8);
+  return core::sha256_hex(source).substr(0, 8);
 }
 
 std::string clip(const std::string& text, std::size_t limit) {

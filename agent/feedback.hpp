@@ -3,8 +3,8 @@
 // of every text is its one-line summary (what stays when context management elides the rest).
 #pragma once
 
-#include "harness/exec/build_cache.hpp"
-#include "harness/scheduler/sinks.hpp"
+#include "engine/exec/build_cache.hpp"
+#include "engine/scheduler/sinks.hpp"
 
 #include <optional>
 #include <string>
@@ -20,9 +20,6 @@ struct headline {
   std::string method, clock;
 };
 headline headline_of(const db::evaluation_record& record);
-
-// Correct under both verdicts: the compatible verdict is `correct` and the strict one `pass`.
-bool strict_correct(const db::evaluation_record& record);
 
 // The first 8 hex digits of the source's SHA-256: how results name a version of the workspace.
 std::string short_hash(const std::string& source);

@@ -3,7 +3,8 @@
 #include "agent/loop.hpp"
 
 #include "agent/feedback.hpp"
-#include "harness/exec/process.hpp"
+#include "core/hashing.hpp"
+#include "engine/exec/process.hpp"
 
 #include <chrono>
 #include <fmt/core.h>
@@ -79,7 +80,7 @@ void trajectory_run::open() {
   m_t.settings_json = m_spec.settings_json;
   m_t.workspace = m_spec.workspace.string();
   m_t.speedup_baseline = m_spec.basis.mode;
-  m_t.started_at = db::now_iso8601();
+  m_t.started_at = core::now_iso8601();
   m_t.id = m_rec.insert_trajectory(m_t);
   m_workspace = workspace::create(m_spec.workspace, m_spec.problem->source);
   const std::int64_t problem_id = m_spec.problem_id;
@@ -223,7 +224,7 @@ db::trajectory_record trajectory_run::run() {
     db::turn_record record{.trajectory_id = m_t.id, .turn = turn, .user_note = note};
     record.context_note = m_context.manage(m_messages, m_spec.prompt.system);
     record.context_tokens = m_context.estimate(m_messages, m_spec.prompt.system);
-    record.started_at = db::now_iso8601();
+    record.started_at = core::now_iso8601();
     note.clear();
     m_log.set_turn(m_t.id, turn, m_messages.size());
     std::vector<db::tool_call_record> calls;
@@ -263,7 +264,7 @@ db::trajectory_record trajectory_run::run() {
     } catch (const std::exception& e) {
       stop(m_cancelled && m_cancelled() ? "interrupted" : "error", e.what());
     }
-    record.finished_at = db::now_iso8601();
+    record.finished_at = core::now_iso8601();
     if (record.turn == m_t.turns) m_rec.turn(record, calls); // a turn whose call failed has no row
   }
   finish(m_t.status != "interrupted");
@@ -311,7 +312,7 @@ void trajectory_run::finish(bool measure) {
     }
   }
   m_t.wall_s = std::chrono::duration<double>(clock_type::now() - m_start).count();
-  m_t.finished_at = db::now_iso8601();
+  m_t.finished_at = core::now_iso8601();
   m_rec.update_trajectory(m_t);
 }
 

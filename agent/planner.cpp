@@ -4,13 +4,13 @@
 
 #include "adapters/generate/accounting.hpp"
 #include "agent/transcript.hpp"
-#include "baselines/baselines.hpp"
-#include "harness/exec/sandbox.hpp"
-#include "harness/orchestrator/problem_sources.hpp"
-#include "harness/orchestrator/run.hpp"
-#include "harness/orchestrator/run_setup.hpp"
-#include "harness/orchestrator/summary.hpp"
-#include "harness/version.hpp"
+#include "core/version.hpp"
+#include "engine/exec/sandbox.hpp"
+#include "planning/baselines/baselines.hpp"
+#include "planning/orchestrator/problem_sources.hpp"
+#include "planning/orchestrator/run.hpp"
+#include "planning/orchestrator/run_setup.hpp"
+#include "planning/orchestrator/summary.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -230,27 +230,22 @@ task_facts facts_of(const problem_setup& s, const std::string& device, const jso
 } // namespace
 
 int execute_agent(const agent_options& o) {
-  const fs::path cache_dir = o.cache_dir.empty() ? exec::default_cache_dir() : o.cache_dir;
+  const fs::path cache_dir = orchestrator::session_cache_dir(o.cache_dir);
   const llm::price_table prices = load_prices(o);
   check_model(o, prices);
   const std::string skill = o.skill.empty() ? "" : read_text(o.skill, "skill document");
   const auto problems = orchestrator::load_all_problems(o.sources, cache_dir);
   db::store store = db::store::open(o.db_path);
 
-  fmt::print(stderr, "kj: starting a worker to probe Python, torch and the device...\n");
-  if (const std::string sandbox = exec::sandbox_kind(); sandbox != "bwrap")
-    fmt::print(stderr,
-               "kj: warning: the agent's candidates run without a filesystem and network sandbox ({})\n",
-               sandbox.substr(6));
-  const json env = orchestrator::probe_environment(cache_dir);
-  orchestrator::refuse_limits_below_kj(o.judging, env);
-  const device_kind kind = orchestrator::resolve_device(o.device, env);
+  const orchestrator::run_session session = orchestrator::open_session(
+      {o.device, o.gpus, o.judging, cache_dir, o.run_uid, "the agent's candidates"});
+  const json& env = session.env;
+  const device_kind kind = session.device;
   const std::string device = to_string(kind); // the agent's settings and prompts name it
-  const std::vector<int> gpus =
-      kind == device_kind::cuda ? orchestrator::resolve_gpus(o.gpus, env) : std::vector<int>{};
-  const db::stack_record stack = orchestrator::stack_from(env, kind);
+  const std::vector<int>& gpus = session.gpus;
+  const db::stack_record& stack = session.stack;
   const std::int64_t stack_id = store.upsert_stack(stack);
-  const std::string run_uid = o.run_uid.empty() ? orchestrator::new_run_uid() : o.run_uid;
+  const std::string& run_uid = session.run_uid;
   const std::int64_t run_id = open_run(store, o, run_uid, device, stack_id);
   const std::vector<std::int64_t> problem_ids = orchestrator::record_problems(store, problems);
   exec::install_interrupt_handlers();

@@ -6,9 +6,9 @@
 #include "agent/context.hpp"
 #include "agent/hardware.hpp"
 #include "agent/loop.hpp"
-#include "harness/exec/messages.hpp"
-#include "harness/orchestrator/judging_settings.hpp"
+#include "engine/exec/messages.hpp"
 #include "kernelbench/problems.hpp"
+#include "planning/orchestrator/judging_settings.hpp"
 
 #include <filesystem>
 #include <map>

@@ -1,6 +1,7 @@
 // Implements the prompts: the skill document as the system prompt, the problem and its facts as the task.
 #include "agent/prompt.hpp"
 
+#include "core/hashing.hpp"
 #include "db/store.hpp"
 
 #include <fmt/core.h>
@@ -42,7 +43,7 @@ agent_prompt make_prompt(const task_facts& f, const std::string& skill) {
       p.level, p.number, p.file_name, f.device, f.device_name, f.precision, extension,
       sizes.empty() ? "the file's own" : sizes, inputs.empty() ? "(unknown)" : inputs, f.baseline, f.budget,
       p.source, p.source.ends_with('\n') ? "" : "\n");
-  out.hash = db::sha256_hex(out.system + "\n\x1f\n" + out.task);
+  out.hash = core::sha256_hex(out.system + "\n\x1f\n" + out.task);
   return out;
 }
 

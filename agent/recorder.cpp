@@ -1,6 +1,8 @@
 // Implements the recorder (DB writes under one lock) and the trajectory's exchange log.
 #include "agent/recorder.hpp"
 
+#include "core/hashing.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace kj::agent {
@@ -8,7 +10,7 @@ namespace kj::agent {
 std::int64_t recorder::candidate(std::int64_t problem_id, const std::string& producer, int sample,
                                  const std::string& path, const std::string& source) {
   std::lock_guard hold(m_lock);
-  return m_store.upsert_candidate({problem_id, producer, sample, path, source, db::sha256_hex(source)});
+  return m_store.upsert_candidate({problem_id, producer, sample, path, source, core::sha256_hex(source)});
 }
 
 std::int64_t recorder::evaluation(scheduler::evaluation_result& result, std::int64_t problem_id) {

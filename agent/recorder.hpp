@@ -5,7 +5,7 @@
 
 #include "adapters/llm/recording.hpp"
 #include "db/store.hpp"
-#include "harness/scheduler/sinks.hpp"
+#include "engine/scheduler/sinks.hpp"
 
 #include <cstdint>
 #include <mutex>

@@ -2,6 +2,7 @@
 #include "agent/selection.hpp"
 
 #include "agent/feedback.hpp"
+#include "core/verdict.hpp"
 
 namespace kj::agent {
 
@@ -16,7 +17,7 @@ std::optional<double> speedup(const db::evaluation_record& record, const speedup
 selection select_best(const std::vector<judged>& history, const speedup_basis& basis) {
   selection out;
   for (const judged& j : history) {
-    if (j.kind != "profile" || !strict_correct(j.record)) continue;
+    if (j.kind != "profile" || !counted_correct(j.record.verdict, j.record.strict_verdict)) continue;
     const auto s = speedup(j.record, basis);
     if (!s) continue;
     if (!out.inloop_speedup || *s > *out.inloop_speedup) {
@@ -26,7 +27,7 @@ selection select_best(const std::vector<judged>& history, const speedup_basis& b
   }
   if (out.best) return out;
   for (auto it = history.rbegin(); it != history.rend(); ++it)
-    if (strict_correct(it->record)) {
+    if (counted_correct(it->record.verdict, it->record.strict_verdict)) {
       out.best = &*it;
       break;
     }

@@ -2,6 +2,7 @@
 #include "agent/tools.hpp"
 
 #include "agent/feedback.hpp"
+#include "core/hashing.hpp"
 #include "db/store.hpp"
 
 #include <algorithm>
@@ -76,7 +77,7 @@ tool_outcome toolbox::run(const std::string& tool, const json& arguments, int tu
         return out;
       }
       out.candidate_id = current->second;
-      const std::string hash = db::sha256_hex(current->first);
+      const std::string hash = core::sha256_hex(current->first);
       const bool checked = find("verify", hash) || find("profile", hash);
       out.text = fmt::format("submit {}: ended{}. kj keeps the best strictly correct version you profiled "
                              "and re-measures it.\n",
@@ -106,7 +107,7 @@ tool_outcome toolbox::list_files() const {
 std::optional<std::pair<std::string, std::int64_t>> toolbox::current_candidate() {
   auto source = m_workspace.candidate_source();
   if (!source) return std::nullopt;
-  const std::string hash = db::sha256_hex(*source);
+  const std::string hash = core::sha256_hex(*source);
   auto it = m_candidate_ids.find(hash);
   if (it == m_candidate_ids.end()) it = m_candidate_ids.emplace(hash, m_sink.candidate(*source)).first;
   return std::make_pair(std::move(*source), it->second);
@@ -122,9 +123,9 @@ const judged& toolbox::remember(std::string kind, int turn, const std::string& s
                                 scheduler::evaluation_result r) {
   judged j{std::move(kind),
            turn,
-           db::sha256_hex(source),
+           core::sha256_hex(source),
            source,
-           m_candidate_ids.at(db::sha256_hex(source)),
+           m_candidate_ids.at(core::sha256_hex(source)),
            0,
            {}};
   r.record.candidate_id = j.candidate_id;
@@ -148,7 +149,7 @@ tool_outcome toolbox::compile() {
 tool_outcome toolbox::verify(int turn) {
   const auto current = current_candidate();
   if (!current) return error("verify: there is no model_new.py yet: write it first");
-  const std::string hash = db::sha256_hex(current->first);
+  const std::string hash = core::sha256_hex(current->first);
   const judged* done = find("verify", hash);
   if (!done) done = find("profile", hash); // a profile judged correctness too
   std::string note;

@@ -1,7 +1,7 @@
 // Micro-benchmarks of the CUDA timer's own costs (GPU machine only): a sample on nothing, and the L2 flush.
 #if defined(KJ_HAVE_CUDA_LOADER)
 
-#include "harness/cuda/plugin_loader.hpp"
+#include "cuda/plugin_loader.hpp"
 
 #include <benchmark/benchmark.h>
 #include <memory>

@@ -2,7 +2,7 @@
 // --benchmark_filter= judge): KernelBench's comparison and the strict comparison per GiB of output, and an
 // adversarial input draw per GiB, on the CPU and, where torch sees one, on the GPU. Bytes processed per
 // second are what to read.
-#include "harness/worker/python_env.hpp"
+#include "engine/worker/python_env.hpp"
 
 #include <benchmark/benchmark.h>
 #include <cstdint>

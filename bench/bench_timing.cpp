@@ -1,10 +1,10 @@
 // Micro-benchmarks of the timing core's own costs: statistics, stopping rule, host flush, host timer floor,
 // host probe.
-#include "harness/timing/cache_flush.hpp"
-#include "harness/timing/host_probe.hpp"
-#include "harness/timing/measure.hpp"
-#include "harness/timing/statistics.hpp"
-#include "harness/timing/stopping_rule.hpp"
+#include "timing/cache_flush.hpp"
+#include "timing/host_probe.hpp"
+#include "timing/measure.hpp"
+#include "timing/statistics.hpp"
+#include "timing/stopping_rule.hpp"
 
 #include <benchmark/benchmark.h>
 #include <limits>

@@ -1,7 +1,7 @@
 # Layers the compiler enforces (docs/design.md, "Layers"). A layer's target does not export the project root as
 # an include folder: it exports a folder of its own, <build>/layers/<target>, that holds symbolic links to its
-# own sources only (e.g. layers/kj_exec/harness/exec -> <source>/harness/exec). A target sees the headers of the
-# layers it links and of no other, so `#include "harness/orchestrator/run.hpp"` from harness/exec/ fails to
+# own sources only (e.g. layers/kj_exec/engine/exec -> <source>/engine/exec). A target sees the headers of the
+# layers it links and of no other, so `#include "planning/orchestrator/run.hpp"` from engine/exec/ fails to
 # compile: "No such file or directory".
 #
 # kj_layer(<target> <path>...): each <path> (a folder or a header, relative to the project root) is linked into

@@ -2,6 +2,7 @@
 // transaction, its ids mapped to the output's through temporary tables, rows matched by natural keys.
 #include "db/merge.hpp"
 
+#include "core/hashing.hpp"
 #include "db/migrations.hpp"
 #include "db/sqlite.hpp"
 #include "db/store.hpp"
@@ -208,7 +209,7 @@ INSERT INTO temp.map_{0} SELECT src, dst FROM temp.new_{0};
 // gets its own row as its first part; then each source run's parts (its own run_parts when it was merged
 // before, else itself). A part seen again is updated when it has grown or finished since.
 void merge_run_parts(connection& db, const fs::path& output, const fs::path& source) {
-  const std::string now = now_iso8601();
+  const std::string now = core::now_iso8601();
   db.prepare(R"sql(
 INSERT INTO main.run_parts (run_id, shard, created_at, status, command_line, source_file, evaluations, merged_at)
 SELECT r.id, coalesce(json_extract(r.config_json, '$.shard'), ''), r.created_at, r.status, r.command_line, ?1,

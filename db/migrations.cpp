@@ -2,6 +2,7 @@
 // transaction.
 #include "db/migrations.hpp"
 
+#include "core/hashing.hpp"
 #include "db/schema_sql_early.hpp"
 #include "db/schema_sql_late.hpp"
 #include "db/store.hpp"
@@ -97,7 +98,7 @@ void migrate(sqlite::connection& db, std::span<const migration> steps) {
     db.exec(step.sql, fmt::format("migrate to schema version {} ({})", step.version, step.description));
     db.prepare("INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
                "record a migration")
-        .bind_all(step.version, step.description, now_iso8601())
+        .bind_all(step.version, step.description, core::now_iso8601())
         .run();
   }
   if (db.prepare("PRAGMA foreign_key_check", "check foreign keys after the migration").step())

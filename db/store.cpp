@@ -2,6 +2,7 @@
 // helpers.
 #include "db/store.hpp"
 
+#include "core/hashing.hpp"
 #include "db/lock_wait.hpp"
 #include "db/migrations.hpp"
 #include "db/store_impl.hpp"
@@ -10,7 +11,6 @@
 #include <chrono>
 #include <ctime>
 #include <fmt/format.h>
-#include <openssl/evp.h>
 #include <system_error>
 #include <thread>
 #include <unistd.h>
@@ -176,7 +176,7 @@ std::int64_t store::upsert_stack(const stack_record& stack) {
              "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (stack_hash) DO NOTHING",
              fmt::format("insert stack {}", stack.stack_hash))
       .bind_all(stack.stack_hash, stack.python, stack.torch, stack.device_name, stack.fingerprint_json,
-                now_iso8601())
+                core::now_iso8601())
       .run();
   auto find = db.prepare("SELECT id FROM stacks WHERE stack_hash = ?", "find stack");
   find.bind_all(stack.stack_hash);
@@ -186,7 +186,8 @@ std::int64_t store::upsert_stack(const stack_record& stack) {
 
 std::int64_t store::upsert_problem(const problem_record& problem) {
   connection& db = m_impl->m_db;
-  const std::string hash = problem.source_hash.empty() ? sha256_hex(problem.source) : problem.source_hash;
+  const std::string hash =
+      problem.source_hash.empty() ? core::sha256_hex(problem.source) : problem.source_hash;
   const std::string what = fmt::format("upsert problem {}/{}/level {}/{}", problem.suite, problem.kb_version,
                                        problem.level, problem.file_name);
   db.prepare(
@@ -195,7 +196,8 @@ std::int64_t store::upsert_problem(const problem_record& problem) {
         "ON CONFLICT (suite, kb_version, level, file_name, source_hash) DO NOTHING",
         what)
       .bind_all(problem.suite, problem.kb_version, problem.level, problem.number, problem.name,
-                problem.file_name, problem.path, problem.source, hash, problem.source_commit, now_iso8601())
+                problem.file_name, problem.path, problem.source, hash, problem.source_commit,
+                core::now_iso8601())
       .run();
   auto find = db.prepare("SELECT id FROM problems WHERE suite = ? AND kb_version = ? AND level = ? "
                          "AND file_name = ? AND source_hash = ?",
@@ -208,8 +210,8 @@ std::int64_t store::upsert_problem(const problem_record& problem) {
 std::int64_t store::upsert_candidate(const candidate_record& candidate) {
   connection& db = m_impl->m_db;
   const std::string hash = !candidate.source_hash.empty()   ? candidate.source_hash
-                           : candidate.source_bytes.empty() ? sha256_hex(candidate.source)
-                                                            : sha256_hex(candidate.source_bytes);
+                           : candidate.source_bytes.empty() ? core::sha256_hex(candidate.source)
+                                                            : core::sha256_hex(candidate.source_bytes);
   const std::string what = fmt::format("upsert candidate (problem {}, producer '{}', sample {})",
                                        candidate.problem_id, candidate.producer, candidate.sample);
   db.prepare("INSERT INTO candidates (problem_id, producer, sample, path, source, source_hash, created_at, "
@@ -217,7 +219,7 @@ std::int64_t store::upsert_candidate(const candidate_record& candidate) {
              "ON CONFLICT (problem_id, producer, sample, source_hash) DO NOTHING",
              what)
       .bind_all(candidate.problem_id, candidate.producer, candidate.sample, candidate.path, candidate.source,
-                hash, now_iso8601(), sqlite::blob{candidate.source_bytes})
+                hash, core::now_iso8601(), sqlite::blob{candidate.source_bytes})
       .run();
   auto find = db.prepare(
       "SELECT id FROM candidates WHERE problem_id = ? AND producer = ? AND sample = ? AND source_hash = ?",
@@ -234,9 +236,9 @@ std::int64_t store::create_run(const run_record& run) {
   db.prepare("INSERT INTO runs (run_uid, created_at, status, device, command_line, kj_version, config_json, "
              "stack_id, producer, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
              what)
-      .bind_all(run.run_uid, run.created_at.empty() ? now_iso8601() : run.created_at, run.status, run.device,
-                run.command_line, run.kj_version, run.config_json, id_or_null(run.stack_id), run.producer,
-                run.detail)
+      .bind_all(run.run_uid, run.created_at.empty() ? core::now_iso8601() : run.created_at, run.status,
+                run.device, run.command_line, run.kj_version, run.config_json, id_or_null(run.stack_id),
+                run.producer, run.detail)
       .run();
   return db.last_insert_rowid();
 }
@@ -301,30 +303,6 @@ std::vector<run_part_record> store::run_parts(std::int64_t run_id) const {
     parts.push_back({rows.column_text(0), rows.column_text(1), rows.column_text(2), rows.column_text(3),
                      rows.column_text(4), rows.column_int64(5), rows.column_text(6)});
   return parts;
-}
-
-std::string sha256_hex(const std::string& text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr) != 1)
-    throw db_error("sha256: EVP_Digest failed");
-  std::string hex;
-  hex.reserve(2 * length);
-  for (unsigned int i = 0; i < length; ++i)
-    hex += fmt::format("{:02x}", digest[i]);
-  return hex;
-}
-
-std::string now_iso8601() {
-  using namespace std::chrono;
-  const auto now = system_clock::now();
-  const auto seconds = floor<std::chrono::seconds>(now);
-  const auto millis = duration_cast<milliseconds>(now - seconds).count();
-  const std::time_t t = system_clock::to_time_t(seconds);
-  std::tm utc{};
-  ::gmtime_r(&t, &utc);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", utc.tm_year + 1900, utc.tm_mon + 1,
-                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, millis);
 }
 
 } // namespace kj::db

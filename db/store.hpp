@@ -140,7 +140,7 @@ struct evaluation_record {
   std::string device;
   std::string overrides_json; // module-constant overrides applied, e.g. {"batch_size": 4}
   std::string protocol;       // e.g. "kernelbench-main"
-  std::string verdict;        // see harness/verdict.hpp
+  std::string verdict;        // see core/verdict.hpp
   std::string error;          // message or traceback, "" when none
   std::string started_at, finished_at;
   double duration_s = 0;
@@ -251,7 +251,8 @@ public:
   const std::filesystem::path& path() const;
 
   // Rows are deduplicated by their natural key; the existing id is returned when the row is already there
-  // (its other fields are kept as first written). An empty source_hash is filled with sha256_hex(source).
+  // (its other fields are kept as first written). An empty source_hash is filled with
+  // core::sha256_hex(source).
   std::int64_t upsert_stack(const stack_record& stack); // key: stack_hash
   // key: suite, kb_version, level, file_name, source_hash
   std::int64_t upsert_problem(const problem_record& problem);
@@ -360,10 +361,5 @@ private:
   explicit store(std::unique_ptr<impl> impl);
   std::unique_ptr<impl> m_impl;
 };
-
-// Lower-case hex SHA-256 of a text (source hashes, stack ids).
-std::string sha256_hex(const std::string& text);
-// The current time as ISO-8601 UTC with milliseconds.
-std::string now_iso8601();
 
 } // namespace kj::db

@@ -1,4 +1,5 @@
 // The built-in agent's rows (schema v7): trajectories, turns and tool calls.
+#include "core/hashing.hpp"
 #include "db/store_impl.hpp"
 
 #include <fmt/format.h>
@@ -122,7 +123,7 @@ void bind_trajectory_fields(sqlite::statement& s, const trajectory_record& t, in
   next(t.speedup_baseline);
   next(t.inloop_speedup);
   next(t.remeasured_speedup);
-  next(t.started_at.empty() ? now_iso8601() : t.started_at);
+  next(t.started_at.empty() ? core::now_iso8601() : t.started_at);
   next(t.finished_at);
 }
 
@@ -173,8 +174,8 @@ std::int64_t store::insert_turn(const turn_record& t, const std::vector<tool_cal
       .bind_all(t.trajectory_id, t.turn, id_or_null(t.exchange_id), t.user_note, t.context_note,
                 t.context_tokens, t.text, t.thinking, t.stop_reason, t.input_tokens, t.cache_read_tokens,
                 t.cache_write_tokens, t.output_tokens, t.cost_usd, t.latency_ms,
-                t.started_at.empty() ? now_iso8601() : t.started_at,
-                t.finished_at.empty() ? now_iso8601() : t.finished_at)
+                t.started_at.empty() ? core::now_iso8601() : t.started_at,
+                t.finished_at.empty() ? core::now_iso8601() : t.finished_at)
       .run();
   const std::int64_t turn_id = db.last_insert_rowid();
   auto insert =

@@ -1,4 +1,5 @@
 // Schema v10: the problem audit's rows (kj audit), written one per audited problem and read newest first.
+#include "core/hashing.hpp"
 #include "db/store_impl.hpp"
 
 #include <fmt/format.h>
@@ -15,8 +16,9 @@ std::int64_t store::insert_problem_audit(const problem_audit_record& a) {
         "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         fmt::format("record the audit of problem {}", a.problem_id))
       .bind_all(a.problem_id, a.stack_id, a.device, a.protocol,
-                a.created_at.empty() ? now_iso8601() : a.created_at, a.unsound ? 1 : 0, a.stochastic ? 1 : 0,
-                a.constant_reference ? 1 : 0, a.tolerance_use, a.reasons, a.notes, a.nulls_json, a.error)
+                a.created_at.empty() ? core::now_iso8601() : a.created_at, a.unsound ? 1 : 0,
+                a.stochastic ? 1 : 0, a.constant_reference ? 1 : 0, a.tolerance_use, a.reasons, a.notes,
+                a.nulls_json, a.error)
       .run();
   return db.last_insert_rowid();
 }

@@ -1,4 +1,5 @@
 // Baselines (schema v3): measured and imported rows with their samples, the cache lookup, the listing.
+#include "core/hashing.hpp"
 #include "db/store.hpp"
 #include "db/store_impl.hpp"
 
@@ -80,7 +81,7 @@ std::int64_t store::insert_baseline(const baseline_record& b) {
                 b.file_name, b.mode, b.device, b.precision, b.overrides_json, b.status, b.error, b.compile_s,
                 b.warm_compile_s, b.method, b.clock, b.params_json, b.median_ms, b.mean_ms, b.min_ms,
                 b.max_ms, b.stdev_ms, b.hardware, b.imported_from,
-                b.created_at.empty() ? now_iso8601() : b.created_at)
+                b.created_at.empty() ? core::now_iso8601() : b.created_at)
       .run();
   const std::int64_t id = db.last_insert_rowid();
   auto sample =

@@ -1,4 +1,5 @@
 // The builds table (schema v5): a candidate's content-addressed builds and their compiler logs.
+#include "core/hashing.hpp"
 #include "db/store_impl.hpp"
 
 #include <fmt/core.h>
@@ -14,7 +15,7 @@ std::int64_t store::upsert_build(const build_row& build) {
              "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (candidate_id, build_key) DO NOTHING",
              what)
       .bind_all(build.candidate_id, build.build_key, build.device, build.status, build.seconds, build.log,
-                build.created_at.empty() ? now_iso8601() : build.created_at)
+                build.created_at.empty() ? core::now_iso8601() : build.created_at)
       .run();
   auto find = db.prepare("SELECT id FROM builds WHERE candidate_id = ? AND build_key = ?", what);
   find.bind_all(build.candidate_id, build.build_key);

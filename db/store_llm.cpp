@@ -1,4 +1,5 @@
 // The LLM adapters' rows (schema v4): exchanges for record and replay, candidate origins, cost totals.
+#include "core/hashing.hpp"
 #include "db/store.hpp"
 #include "db/store_impl.hpp"
 
@@ -73,8 +74,8 @@ std::int64_t store::insert_llm_exchange(const llm_exchange_record& x) {
                 x.http_status, x.response_body, x.ok ? 1 : 0, x.error_kind, x.error, x.request_id,
                 x.stop_reason, x.input_tokens, x.cache_read_tokens, x.cache_write_tokens, x.output_tokens,
                 x.cost_usd, x.latency_ms, x.total_ms, x.attempts, x.attempts_json,
-                x.started_at.empty() ? now_iso8601() : x.started_at,
-                x.finished_at.empty() ? now_iso8601() : x.finished_at)
+                x.started_at.empty() ? core::now_iso8601() : x.started_at,
+                x.finished_at.empty() ? core::now_iso8601() : x.finished_at)
       .run();
   return db.last_insert_rowid();
 }
@@ -109,7 +110,7 @@ void store::upsert_candidate_origin(const candidate_origin_record& o) {
              "detail = excluded.detail",
              fmt::format("record the origin of candidate {} in run {}", o.candidate_id, o.run_id))
       .bind_all(o.candidate_id, o.run_id, id_or_null(o.exchange_id), o.adapter, o.model, o.prompt_hash,
-                o.sample, o.request_id, o.extraction, o.detail, now_iso8601())
+                o.sample, o.request_id, o.extraction, o.detail, core::now_iso8601())
       .run();
 }
 
@@ -136,7 +137,8 @@ void store::upsert_llm_generation(const llm_generation_record& g) {
           "model = excluded.model, replayed_from = excluded.replayed_from, "
           "settings_json = excluded.settings_json",
           fmt::format("record the generation settings of run {}", g.run_id))
-      .bind_all(g.run_id, g.adapter, g.model, id_or_null(g.replayed_from), g.settings_json, now_iso8601())
+      .bind_all(g.run_id, g.adapter, g.model, id_or_null(g.replayed_from), g.settings_json,
+                core::now_iso8601())
       .run();
 }
 

@@ -44,7 +44,7 @@ struct source_options {
   std::vector<std::filesystem::path> files; // single problem files
   bool builtin = false;                     // the built-in suite
   // CUDA-Agent-Ops-6K's parquet file; empty: not used. Reading it needs Python (pyarrow), so load_problems
-  // ignores it: harness/orchestrator/problem_sources.hpp loads it in a worker, with `ids` as row numbers.
+  // ignores it: planning/orchestrator/problem_sources.hpp loads it in a worker, with `ids` as row numbers.
   std::filesystem::path ops6k_path;
   // "verified": only the problems the verified set (kernelbench/verified.hpp) calls sound at `precision`;
   // "all": every selected problem. Applied by orchestrator::load_all_problems.

@@ -1,7 +1,8 @@
 // Implements the derived metrics of an evaluation (see metrics.hpp; docs/reports.md defines each).
 #include "reports/metrics.hpp"
 
-#include "harness/timing/statistics.hpp"
+#include "core/verdict.hpp"
+#include "timing/statistics.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -282,7 +283,7 @@ stats::interval result_row::speedup_ci_vs(const std::string& mode) const {
 }
 
 bool result_row::counted_correct() const {
-  return verdict == "correct" && strict_verdict != "fail";
+  return kj::counted_correct(verdict, strict_verdict);
 }
 
 std::string result_row::problem_key() const {

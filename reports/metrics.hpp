@@ -122,7 +122,7 @@ struct result_row {
 result_row derive(const db::evaluation_row& row, const metric_options& options = {});
 
 // A host-speed change (the host probe, across the candidate's and the reference's rounds) above which a
-// speedup is marked as noise; above 10% it is not credited at all (harness/worker/judge_timing.cpp).
+// speedup is marked as noise; above 10% it is not credited at all (engine/worker/judge_timing.cpp).
 inline constexpr double k_host_moved = 0.05;
 
 // result_row::noise of a row whose speedups are derived, from its candidate timing's params.

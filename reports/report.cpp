@@ -1,6 +1,7 @@
 // `kj report`: selects the rows, derives every number once, and writes the folder (see report.hpp).
 #include "reports/report.hpp"
 
+#include "core/hashing.hpp"
 #include "reports/html.hpp"
 #include "reports/producer_labels.hpp"
 
@@ -69,7 +70,7 @@ std::string joined(const std::set<std::string>& items, F&& label) {
 report_data build_report(const db::store& store, const report_options& options) {
   report_data data;
   data.db_path = fs::absolute(store.path());
-  data.generated_at = db::now_iso8601();
+  data.generated_at = core::now_iso8601();
   data.kj_version = options.kj_version;
   data.usage = options.usage;
   const auto runs = chosen_runs(store, options);

@@ -211,7 +211,7 @@ json report_json(const report_data& data) {
 void write_csvs(const report_data& data, const fs::path& dir, std::vector<fs::path>& written) {
   write_file(dir / "leaderboard.csv", leaderboard_csv(data), written);
   std::ostringstream problems;
-  write_results(data.rows, results_format::csv, problems);
+  write_results(data.rows, "csv", problems);
   write_file(dir / "problems.csv", problems.str(), written);
   write_file(dir / "table1.csv", table1_csv(data), written);
   write_file(dir / "fast_p.csv", fast_p_csv(data), written);

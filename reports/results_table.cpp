@@ -101,75 +101,6 @@ std::string cut(const std::string& text, std::size_t width) {
   return width ? text.substr(0, width) : text;
 }
 
-void write_table(const std::vector<result_row>& rows, std::ostream& out, bool wide) {
-  const bool llm = std::any_of(rows.begin(), rows.end(), [](const result_row& r) { return r.output_tokens; });
-  // The wide form sizes every column to its longest value and cuts nothing.
-  std::size_t producer_w = 16, candidate_w = 40, strict_w = 26, problem_w = 30;
-  if (wide)
-    for (const auto& r : rows) {
-      producer_w = std::max(producer_w, r.producer.size());
-      candidate_w = std::max(candidate_w, candidate_label(r).size());
-      strict_w = std::max(strict_w, r.strict_failed.size() + 6);
-      problem_w = std::max(problem_w, r.problem_name.size());
-    }
-  const std::size_t note_w = wide ? 0 : 60;
-  out << fmt::format("{:>2} {:>4} {:<{}} {:<{}} {:<{}} {:<28} {:<{}} {:>9} {:>9} {:>8} {:<24}  {}\n", "L",
-                     "id", "problem", problem_w, "producer", producer_w, "candidate", candidate_w, "verdict",
-                     "strict", strict_w, "cand ms", "ref ms", "speedup", "vs best baseline",
-                     llm ? fmt::format("{:>13} {:>8}  error / findings", "tokens in/out", "cost $")
-                         : "error / findings");
-  for (const auto& r : rows) {
-    std::string strict = r.strict_verdict == "fail" ? "fail: " + r.strict_failed : r.strict_verdict;
-    if (!r.degenerate.empty()) strict += " (degenerate)";
-    std::string note = note_of(r, note_w);
-    if (llm)
-      note = fmt::format("{:>13} {:>8}  {}", tokens_text(r),
-                         r.cost_usd ? fmt::format("{:.4f}", *r.cost_usd) : "", note);
-    out << fmt::format(
-        "{:>2} {:>4} {:<{}} {:<{}} {:<{}} {:<28} {:<{}} {:>9} {:>9} {:>8} {:<24}  {}\n", r.level, r.number,
-        cut(r.problem_name, problem_w), problem_w, cut(r.producer, producer_w), producer_w,
-        cut(candidate_label(r), candidate_w), candidate_w, verdict_text(r), cut(strict, strict_w), strict_w,
-        ms(r.candidate_median_ms), ms(r.reference_median_ms), speedup_text(r), best_text(r), note);
-  }
-  const bool marked = std::any_of(rows.begin(), rows.end(), [](const result_row& r) {
-    return (speedup_text(r) + best_text(r)).find('~') != std::string::npos;
-  });
-  if (marked)
-    out << "~ marks a speedup that may be noise: its 95% interval includes 1, or the host's speed moved by "
-           "more "
-           "than 5% while it was timed (--verbose says which)\n";
-}
-
-// One block per evaluation with every field a person reads, the whole error text included.
-void write_verbose(const std::vector<result_row>& rows, std::ostream& out) {
-  for (const auto& r : rows) {
-    out << fmt::format("== evaluation {}: L{} {} ({}), {} sample {}\n", r.evaluation_id, r.level,
-                       r.problem_name, r.problem_file, r.producer, r.sample);
-    out << fmt::format("   run {}  device {}  protocol {}  stack {}\n", r.run_uid, r.device, r.protocol,
-                       r.stack_hash);
-    if (!r.candidate_path.empty()) out << fmt::format("   candidate {}\n", r.candidate_path);
-    out << fmt::format("   verdict {}  strict {}{}\n", verdict_text(r),
-                       r.strict_verdict.empty() ? "-" : r.strict_verdict,
-                       r.strict_failed.empty() ? "" : " (failed: " + r.strict_failed + ")");
-    if (r.candidate_median_ms)
-      out << fmt::format("   candidate {} ms, reference {} ms, speedup {}, best baseline {}\n",
-                         ms(r.candidate_median_ms), ms(r.reference_median_ms),
-                         r.speedup ? speedup_text(r) : "-", best_text(r).empty() ? "-" : best_text(r));
-    if (!r.noise.empty()) out << fmt::format("   speedup may be noise: {}\n", r.noise);
-    if (!r.findings.empty()) out << fmt::format("   findings {}\n", r.findings);
-    if (!r.untrusted.empty()) out << fmt::format("   time not trusted: {}\n", r.untrusted);
-    if (!r.error.empty()) {
-      out << "   error:\n";
-      std::size_t start = 0;
-      while (start < r.error.size()) {
-        const std::size_t end = std::min(r.error.find('\n', start), r.error.size());
-        out << "     " << r.error.substr(start, end - start) << "\n";
-        start = end + 1;
-      }
-    }
-  }
-}
-
 json optional_json(const std::optional<double>& v) {
   return v ? json(*v) : json();
 }
@@ -279,6 +210,114 @@ std::string measured_csv(const std::optional<measured>& m) {
   return fmt::format("{},{},{}", m->samples_ms.size(), bound(m->ci_ms, false), bound(m->ci_ms, true));
 }
 
+} // namespace
+
+bool verdict_matches(const result_row& row, const std::string& verdicts) {
+  for (std::size_t start = 0; start <= verdicts.size();) {
+    const std::size_t end = std::min(verdicts.find(',', start), verdicts.size());
+    const std::string name = verdicts.substr(start, end - start);
+    if (name == row.verdict || (name == "failed" && !row.counted_correct()) ||
+        (name == "passed" && row.counted_correct()) ||
+        (name == "strict-fail" && row.strict_verdict == "fail"))
+      return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text)
+    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+namespace {
+
+void write_aligned(const std::vector<result_row>& rows, std::ostream& out, bool wide) {
+  const bool llm = std::any_of(rows.begin(), rows.end(), [](const result_row& r) { return r.output_tokens; });
+  // The wide form sizes every column to its longest value and cuts nothing.
+  std::size_t producer_w = 16, candidate_w = 40, strict_w = 26, problem_w = 30;
+  if (wide)
+    for (const auto& r : rows) {
+      producer_w = std::max(producer_w, r.producer.size());
+      candidate_w = std::max(candidate_w, candidate_label(r).size());
+      strict_w = std::max(strict_w, r.strict_failed.size() + 6);
+      problem_w = std::max(problem_w, r.problem_name.size());
+    }
+  const std::size_t note_w = wide ? 0 : 60;
+  out << fmt::format("{:>2} {:>4} {:<{}} {:<{}} {:<{}} {:<28} {:<{}} {:>9} {:>9} {:>8} {:<24}  {}\n", "L",
+                     "id", "problem", problem_w, "producer", producer_w, "candidate", candidate_w, "verdict",
+                     "strict", strict_w, "cand ms", "ref ms", "speedup", "vs best baseline",
+                     llm ? fmt::format("{:>13} {:>8}  error / findings", "tokens in/out", "cost $")
+                         : "error / findings");
+  for (const auto& r : rows) {
+    std::string strict = r.strict_verdict == "fail" ? "fail: " + r.strict_failed : r.strict_verdict;
+    if (!r.degenerate.empty()) strict += " (degenerate)";
+    std::string note = note_of(r, note_w);
+    if (llm)
+      note = fmt::format("{:>13} {:>8}  {}", tokens_text(r),
+                         r.cost_usd ? fmt::format("{:.4f}", *r.cost_usd) : "", note);
+    out << fmt::format(
+        "{:>2} {:>4} {:<{}} {:<{}} {:<{}} {:<28} {:<{}} {:>9} {:>9} {:>8} {:<24}  {}\n", r.level, r.number,
+        cut(r.problem_name, problem_w), problem_w, cut(r.producer, producer_w), producer_w,
+        cut(candidate_label(r), candidate_w), candidate_w, verdict_text(r), cut(strict, strict_w), strict_w,
+        ms(r.candidate_median_ms), ms(r.reference_median_ms), speedup_text(r), best_text(r), note);
+  }
+  const bool marked = std::any_of(rows.begin(), rows.end(), [](const result_row& r) {
+    return (speedup_text(r) + best_text(r)).find('~') != std::string::npos;
+  });
+  if (marked)
+    out << "~ marks a speedup that may be noise: its 95% interval includes 1, or the host's speed moved by "
+           "more "
+           "than 5% while it was timed (--verbose says which)\n";
+}
+
+// The writers results_writers.cpp lists: the table cut to fit, the wide table, a block per evaluation
+// (below), CSV and JSON.
+
+// One block per evaluation with every field a person reads, the whole error text included.
+
+} // namespace
+
+void write_verbose(const std::vector<result_row>& rows, std::ostream& out) {
+  for (const auto& r : rows) {
+    out << fmt::format("== evaluation {}: L{} {} ({}), {} sample {}\n", r.evaluation_id, r.level,
+                       r.problem_name, r.problem_file, r.producer, r.sample);
+    out << fmt::format("   run {}  device {}  protocol {}  stack {}\n", r.run_uid, r.device, r.protocol,
+                       r.stack_hash);
+    if (!r.candidate_path.empty()) out << fmt::format("   candidate {}\n", r.candidate_path);
+    out << fmt::format("   verdict {}  strict {}{}\n", verdict_text(r),
+                       r.strict_verdict.empty() ? "-" : r.strict_verdict,
+                       r.strict_failed.empty() ? "" : " (failed: " + r.strict_failed + ")");
+    if (r.candidate_median_ms)
+      out << fmt::format("   candidate {} ms, reference {} ms, speedup {}, best baseline {}\n",
+                         ms(r.candidate_median_ms), ms(r.reference_median_ms),
+                         r.speedup ? speedup_text(r) : "-", best_text(r).empty() ? "-" : best_text(r));
+    if (!r.noise.empty()) out << fmt::format("   speedup may be noise: {}\n", r.noise);
+    if (!r.findings.empty()) out << fmt::format("   findings {}\n", r.findings);
+    if (!r.untrusted.empty()) out << fmt::format("   time not trusted: {}\n", r.untrusted);
+    if (!r.error.empty()) {
+      out << "   error:\n";
+      std::size_t start = 0;
+      while (start < r.error.size()) {
+        const std::size_t end = std::min(r.error.find('\n', start), r.error.size());
+        out << "     " << r.error.substr(start, end - start) << "\n";
+        start = end + 1;
+      }
+    }
+  }
+}
+
+void write_table(const std::vector<result_row>& rows, std::ostream& out) {
+  write_aligned(rows, out, false);
+}
+
+void write_wide(const std::vector<result_row>& rows, std::ostream& out) {
+  write_aligned(rows, out, true);
+}
+
 void write_csv(const std::vector<result_row>& rows, std::ostream& out) {
   out << "evaluation_id,run,suite,level,problem_id,problem,candidate,producer,sample,device,verdict,error,"
          "candidate_median_ms,reference_median_ms,speedup,strict_verdict,strict_failed,findings,degenerate,"
@@ -317,43 +356,7 @@ void write_csv(const std::vector<result_row>& rows, std::ostream& out) {
   }
 }
 
-} // namespace
-
-results_format parse_results_format(const std::string& name) {
-  if (name == "table") return results_format::table;
-  if (name == "wide") return results_format::wide;
-  if (name == "verbose") return results_format::verbose;
-  if (name == "json") return results_format::json;
-  if (name == "csv") return results_format::csv;
-  throw std::invalid_argument("unknown format '" + name + "' (expected table, wide, verbose, json or csv)");
-}
-
-bool verdict_matches(const result_row& row, const std::string& verdicts) {
-  for (std::size_t start = 0; start <= verdicts.size();) {
-    const std::size_t end = std::min(verdicts.find(',', start), verdicts.size());
-    const std::string name = verdicts.substr(start, end - start);
-    if (name == row.verdict || (name == "failed" && !row.counted_correct()) ||
-        (name == "passed" && row.counted_correct()) ||
-        (name == "strict-fail" && row.strict_verdict == "fail"))
-      return true;
-    start = end + 1;
-  }
-  return false;
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text)
-    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-void write_results(const std::vector<result_row>& rows, results_format format, std::ostream& out) {
-  if (format == results_format::table) return write_table(rows, out, false);
-  if (format == results_format::wide) return write_table(rows, out, true);
-  if (format == results_format::verbose) return write_verbose(rows, out);
-  if (format == results_format::csv) return write_csv(rows, out);
+void write_json(const std::vector<result_row>& rows, std::ostream& out) {
   auto array = json::array();
   for (const auto& r : rows)
     array.push_back(result_json(r));

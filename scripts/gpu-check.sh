@@ -16,7 +16,7 @@ stages=${*:-build tests suite kb-identity}
 t0=$(date +%s) # the call's start: stages with a budget (baselines) end before KJ_CALL_S seconds have passed
 mkdir -p "$OUT"
 export KJ_CACHE_DIR=/tmp/kj-cache
-kj="$BUILD/harness/kj"
+kj="$BUILD/app/kj"
 [[ -f $CARRY/kj.sqlite && ! -f $OUT/kj.sqlite ]] && cp "$CARRY/kj.sqlite" "$OUT/kj.sqlite"
 # The timing acceptance set: >= 30 KernelBench problems over the three levels (LEVEL:IDS).
 KB_SELECT=${KB_SELECT:-"1:1-12 2:1-12 3:1-10"}

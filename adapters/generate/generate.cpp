@@ -5,6 +5,7 @@
 #include "adapters/generate/one_shot_prompt.hpp"
 #include "adapters/generate/settings.hpp"
 #include "adapters/llm/client.hpp"
+#include "core/hashing.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -220,7 +221,7 @@ generation_result generate_candidates(db::store& store, std::int64_t run_id,
     const extraction ex = extract_code(t.reply.text(), t.reply.stop_raw);
     candidate c{t.problem, result.producer, t.sample, {}, ex.found ? ex.code : t.reply.text(), ex.reason};
     const std::int64_t id = store.upsert_candidate(
-        {problem_ids[t.problem], c.producer, c.sample, "", c.source, db::sha256_hex(c.source)});
+        {problem_ids[t.problem], c.producer, c.sample, "", c.source, core::sha256_hex(c.source)});
     store.upsert_candidate_origin({id, run_id, t.reply.exchange_id, replay ? "replay" : settings.adapter,
                                    settings.model, prompts[t.problem].hash, t.sample, t.reply.request_id,
                                    ex.found ? "code" : "no_code", ex.reason});

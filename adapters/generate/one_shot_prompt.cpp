@@ -1,6 +1,7 @@
 // The one-shot prompt's text (ours), for CPU (C++ extensions) and CUDA (CUDA extensions).
 #include "adapters/generate/one_shot_prompt.hpp"
 
+#include "core/hashing.hpp"
 #include "db/store.hpp"
 
 #include <fmt/core.h>
@@ -142,7 +143,7 @@ prompt one_shot_prompt(const kb::problem& problem, const std::string& device) {
       "```python\n{}\n```\n",
       example_reference, cuda ? example_cuda : example_cpu, rules_common, cuda ? rules_cuda : rules_cpu,
       problem.level, problem.number, problem.file_name, problem.source);
-  p.hash = db::sha256_hex(p.system + "\n\n" + p.user);
+  p.hash = core::sha256_hex(p.system + "\n\n" + p.user);
   return p;
 }
 

@@ -1,6 +1,8 @@
 // Implements the client: one attempt at a time, retries per the policy, every outcome recorded.
 #include "adapters/llm/client.hpp"
 
+#include "core/hashing.hpp"
+
 #include <algorithm>
 #include <fmt/core.h>
 #include <memory>
@@ -204,7 +206,7 @@ struct client::exchange_draft {
     x.request_id = request_id;
     x.total_ms = ms_since(start);
     x.attempts_json = failed_attempts.dump();
-    x.finished_at = db::now_iso8601();
+    x.finished_at = core::now_iso8601();
   }
 };
 
@@ -279,7 +281,7 @@ reply client::complete(const request& r, const call_context& context) {
              .seq = context.seq,
              .purpose = context.purpose,
              .request_json = m_provider->redact(body)};
-  draft.x.started_at = db::now_iso8601();
+  draft.x.started_at = core::now_iso8601();
   int answered = 0; // 2xx answers that could not be read: each was generated, and billed
   for (int number = 1;; ++number) {
     attempt_result a = attempt(wire, body, streamed);

@@ -1,6 +1,8 @@
 // Implements the DB-backed exchange log and the request hash.
 #include "adapters/llm/recording.hpp"
 
+#include "core/hashing.hpp"
+
 namespace kj::llm {
 
 store_exchange_log store_exchange_log::live(db::store& store, std::mutex& lock, std::int64_t run_id) {
@@ -25,7 +27,7 @@ std::int64_t store_exchange_log::record(db::llm_exchange_record exchange) {
 }
 
 std::string request_hash(const std::string& provider, const std::string& model, const std::string& body) {
-  return db::sha256_hex(provider + "\n" + model + "\n" + body);
+  return core::sha256_hex(provider + "\n" + model + "\n" + body);
 }
 
 } // namespace kj::llm

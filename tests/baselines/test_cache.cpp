@@ -1,5 +1,5 @@
-// The baseline cache key, the mode list and the reuse rule (baselines/cache.cpp).
-#include "baselines/baselines.hpp"
+// The baseline cache key, the mode list and the reuse rule (planning/baselines/cache.cpp).
+#include "planning/baselines/baselines.hpp"
 #include "tests/support/catch_compat.hpp"
 
 #include <string>

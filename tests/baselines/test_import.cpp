@@ -1,7 +1,7 @@
 // Importing KernelBench's results/timing JSONs (tests/fixtures/baselines/kb_timing, made-up numbers in their
 // layout): rows marked imported with the hardware label, attached to known problems, never duplicated, and
 // bad files named with the field at fault.
-#include "baselines/baselines.hpp"
+#include "planning/baselines/baselines.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 

@@ -1,5 +1,6 @@
 // Schema v9: candidate bytes kept losslessly, a run's producer and detail, its verdict counts, removing a run
 // with everything under it, and reading a DB whose WAL lies beside it without its index.
+#include "core/hashing.hpp"
 #include "tests/db/db_fixtures.hpp"
 #include "tests/support/catch_compat.hpp"
 
@@ -20,7 +21,7 @@ TEST_CASE("a candidate that is not UTF-8 keeps its bytes, is keyed by them, and 
   const auto back = store.get_candidate(id).value();
   CHECK(back.source_bytes == bytes);
   CHECK(back.source == c.source);
-  CHECK(back.source_hash == kj::db::sha256_hex(bytes));
+  CHECK(back.source_hash == kj::core::sha256_hex(bytes));
   // Another file whose bytes differ but read as the same text is another candidate.
   auto other = c;
   other.source_bytes = std::string("# caf\xE8\0\xFF\nclass ModelNew: pass\n", 28);

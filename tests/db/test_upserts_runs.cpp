@@ -1,4 +1,5 @@
 // Tests the deduplicating upserts, the run rows, and the hash and time helpers.
+#include "core/hashing.hpp"
 #include "tests/db/db_fixtures.hpp"
 #include "tests/support/catch_compat.hpp"
 
@@ -8,9 +9,9 @@ using kj::db::store;
 using namespace kj::test::db;
 
 TEST_CASE("sha256_hex and now_iso8601") {
-  CHECK(kj::db::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  CHECK(kj::db::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  const std::string now = kj::db::now_iso8601(); // e.g. 2026-11-20T23:59:59.123Z
+  CHECK(kj::core::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(kj::core::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  const std::string now = kj::core::now_iso8601(); // e.g. 2026-11-20T23:59:59.123Z
   REQUIRE(now.size() == 24);
   CHECK(now[4] == '-');
   CHECK(now[10] == 'T');
@@ -38,7 +39,7 @@ TEST_CASE("upserts return the existing row for the same natural key") {
     moved.path = "/elsewhere/7_Problem_7.py"; // not part of the key: the first row is kept
     CHECK(db.upsert_problem(moved) == p);
     auto hashed = make_problem(1, 7);
-    hashed.source_hash = kj::db::sha256_hex(hashed.source); // an empty hash is the sha256 of the source
+    hashed.source_hash = kj::core::sha256_hex(hashed.source); // an empty hash is the sha256 of the source
     CHECK(db.upsert_problem(hashed) == p);
 
     auto edited = make_problem(1, 7, "class Model: x = 1");

@@ -4,8 +4,8 @@
 
 #if defined(KJ_HAVE_CUDA_LOADER)
 
-#include "harness/cuda/plugin_loader.hpp"
-#include "harness/timing/trace_summary.hpp"
+#include "cuda/plugin_loader.hpp"
+#include "timing/trace_summary.hpp"
 
 #if defined(KJ_TEST_CUDA_HEADERS)
 #include <cuda.h>

@@ -1,6 +1,6 @@
 // What the candidates' sandbox exposes read-only must hold no results, candidates or cache of kj's: `kj run`
 // refuses them there with exit code 2, naming both paths, before it opens anything.
-#include "harness/exec/sandbox.hpp"
+#include "engine/exec/sandbox.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/corpus.hpp"
 #include "tests/support/paths.hpp"

@@ -1,8 +1,8 @@
 // CUDA-Agent-Ops-6K as a problem source (--ops6k): with pyarrow in the project's Python, a parquet fixture
 // written here loads as a suite in `kj problems` and `kj run`; without it, the clear "needs pyarrow" error. A
 // missing file is exit code 2 either way.
-#include "harness/orchestrator/problem_sources.hpp"
-#include "harness/worker/python_env.hpp"
+#include "engine/worker/python_env.hpp"
+#include "planning/orchestrator/problem_sources.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 

@@ -1,6 +1,6 @@
 // The compatible-verdict protocols carry exactly the rules of the harness they reproduce (REFERENCE §3, §4).
-#include "harness/exec/messages.hpp"
-#include "harness/orchestrator/judgement.hpp"
+#include "engine/exec/messages.hpp"
+#include "planning/orchestrator/judgement.hpp"
 #include "tests/support/catch_compat.hpp"
 
 #include <stdexcept>

@@ -1,10 +1,10 @@
 // The pieces of `kj run`'s setup: the producer label, the options a resume compares, the per-run lock, the
 // heartbeat's line and the did-you-mean suggestions.
-#include "harness/cli/suggest.hpp"
-#include "harness/orchestrator/run_config.hpp"
-#include "harness/orchestrator/run_lock.hpp"
-#include "harness/scheduler/heartbeat.hpp"
+#include "app/cli/suggest.hpp"
+#include "engine/scheduler/heartbeat.hpp"
 #include "kernelbench/problems.hpp"
+#include "planning/orchestrator/run_config.hpp"
+#include "planning/orchestrator/run_lock.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 

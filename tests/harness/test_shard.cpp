@@ -2,7 +2,7 @@
 // the other jobs), and the real `kj` refusing bad shard values and a bad merge by name.
 #include "db/migrations.hpp"
 #include "db/sqlite.hpp"
-#include "harness/orchestrator/shard.hpp"
+#include "planning/orchestrator/shard.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 

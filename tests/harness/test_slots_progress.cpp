@@ -1,8 +1,8 @@
 // Device slots (one per listed GPU, each with its CUDA_VISIBLE_DEVICES), --gpus and --jobs checks, and the
 // progress line (counts, verdict tallies, throughput, ETA).
-#include "harness/orchestrator/run.hpp"
-#include "harness/scheduler/scheduler.hpp"
-#include "harness/scheduler/sinks.hpp"
+#include "engine/scheduler/scheduler.hpp"
+#include "engine/scheduler/sinks.hpp"
+#include "planning/orchestrator/run.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 

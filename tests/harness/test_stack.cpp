@@ -1,5 +1,5 @@
 // The stack fingerprint: its id hashes what can change a verdict or a timing, and nothing else.
-#include "harness/orchestrator/run.hpp"
+#include "planning/orchestrator/run.hpp"
 #include "tests/support/catch_compat.hpp"
 
 using kj::orchestrator::stack_from;

@@ -1,5 +1,5 @@
 // The static scan of candidate sources: each kind of finding, with its line, and none on plain code.
-#include "harness/verify/static_scan.hpp"
+#include "planning/verify/static_scan.hpp"
 #include "tests/support/catch_compat.hpp"
 
 #include <set>

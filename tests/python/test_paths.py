@@ -5,7 +5,7 @@ import sys
 
 import kj_paths
 
-WORKER = os.path.join(os.path.dirname(__file__), "..", "..", "harness", "worker")
+WORKER = os.path.join(os.path.dirname(__file__), "..", "..", "engine", "worker")
 
 
 def test_sandbox_paths_hold_python_and_torch():

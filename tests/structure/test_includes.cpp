@@ -92,8 +92,11 @@ const std::vector<std::pair<std::string, std::string>> k_names = {
     {"cerr", "iostream"}};
 
 // Folders whose sources the project builds (not build trees, virtual environments or carried files).
-const std::vector<std::string> k_folders = {"harness",   "db",    "kernelbench", "adapters", "reports",
-                                            "baselines", "agent", "tests",       "bench"};
+const std::vector<std::string> k_folders = [] {
+  auto folders = k_source_folders;
+  folders.insert(folders.end(), {"tests", "bench"});
+  return folders;
+}();
 
 struct source {
   std::set<std::string> std_headers;        // <header> included directly

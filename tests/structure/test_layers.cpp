@@ -92,7 +92,7 @@ TEST_CASE("no layer includes a header of a layer that docs/design.md does not le
   static const std::regex include("#include \"([^\"]+)\"");
   std::string broken;
   std::size_t checked = 0;
-  for (const char* folder : {"harness", "db", "kernelbench", "adapters", "reports", "baselines", "agent"})
+  for (const auto& folder : k_source_folders)
     for (const auto& entry : fs::recursive_directory_iterator(source_dir() / folder)) {
       const auto ext = entry.path().extension();
       if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".h")) continue;

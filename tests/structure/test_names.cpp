@@ -49,8 +49,9 @@ TEST_CASE("no test name holds a character that would split or rename its ctest e
 
 TEST_CASE("no two source files share a name, whatever their folders") {
   std::map<std::string, std::vector<std::string>> by_name;
-  for (const char* folder : {"harness", "db", "kernelbench", "adapters", "reports", "baselines", "agent",
-                             "tests", "bench", "scripts"})
+  std::vector<std::string> folders = k_source_folders;
+  folders.insert(folders.end(), {"tests", "bench", "scripts"});
+  for (const auto& folder : folders)
     for (const auto& entry : fs::recursive_directory_iterator(source_dir() / folder)) {
       const auto ext = entry.path().extension();
       if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".h" && ext != ".py"))

@@ -51,7 +51,7 @@ corpus_counts check_corpus_results(const std::filesystem::path& root, const std:
                                    const std::string& device = "");
 
 // Whether a failed `kj run --device cuda` failed only because torch in kj's embedded Python sees no CUDA
-// device (kj's own test of "is there a GPU", harness/orchestrator/run.cpp).
+// device (kj's own test of "is there a GPU", planning/orchestrator/run.cpp).
 bool no_cuda_device(const command_result& run);
 
 // Ends the current test as skipped: Catch2's SKIP where it has one (v3.3 and later), and in any case a line

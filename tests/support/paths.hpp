@@ -12,6 +12,10 @@ namespace kj::test {
 std::filesystem::path source_dir();
 std::filesystem::path kj_binary();
 std::filesystem::path fixtures_dir();
+// The top-level folders of kj's own sources, from the base up (docs/design.md, "Layers").
+inline const std::vector<std::string> k_source_folders = {"core",     "timing", "db",       "kernelbench",
+                                                          "cuda",     "engine", "adapters", "reports",
+                                                          "planning", "agent",  "app"};
 
 // A fresh, empty directory under the system temp dir, removed when the object goes out of scope.
 class scratch_dir {

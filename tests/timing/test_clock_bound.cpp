@@ -1,6 +1,6 @@
 // The judge's clock bounds what a timer in the candidate's process claims (timing/clock_bound.hpp).
-#include "harness/timing/clock_bound.hpp"
 #include "tests/support/catch_compat.hpp"
+#include "timing/clock_bound.hpp"
 
 using kj::timing::check_against_wall;
 using kj::timing::round_clock;

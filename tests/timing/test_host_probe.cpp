@@ -1,6 +1,6 @@
 // Tests the host probe (behaviour only: no assertions on measured times) and host_change.
-#include "harness/timing/host_probe.hpp"
 #include "tests/support/catch_compat.hpp"
+#include "timing/host_probe.hpp"
 
 #include <functional>
 #include <stdexcept>

@@ -1,7 +1,7 @@
 // Tests the host cache flusher and the host subject (behaviour only: no assertions on measured times).
-#include "harness/timing/cache_flush.hpp"
-#include "harness/timing/measure.hpp"
 #include "tests/support/catch_compat.hpp"
+#include "timing/cache_flush.hpp"
+#include "timing/measure.hpp"
 
 #include <algorithm>
 #include <stdexcept>

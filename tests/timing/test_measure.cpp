@@ -1,6 +1,6 @@
 // Tests the cold measurement loop's steps with a scripted subject: call order, warmup, trials, summary.
-#include "harness/timing/measure.hpp"
 #include "tests/support/catch_compat.hpp"
+#include "timing/measure.hpp"
 
 #include <chrono>
 #include <stdexcept>

@@ -1,6 +1,6 @@
 // Checks by simulation that the median's confidence interval covers the true median at its stated rate.
-#include "harness/timing/statistics.hpp"
 #include "tests/support/catch_compat.hpp"
+#include "timing/statistics.hpp"
 
 #include <cmath>
 #include <random>

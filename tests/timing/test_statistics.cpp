@@ -1,7 +1,7 @@
 // Tests summarize(), quantile_sorted() and median_ci_ranks() against values computed with numpy and exact
 // binomials.
-#include "harness/timing/statistics.hpp"
 #include "tests/support/catch_compat.hpp"
+#include "timing/statistics.hpp"
 
 #include <cmath>
 #include <limits>

@@ -1,7 +1,7 @@
 // Tests the adaptive stopping rule on synthetic samples: convergence, both caps, and the minimums.
-#include "harness/timing/statistics.hpp"
-#include "harness/timing/stopping_rule.hpp"
 #include "tests/support/catch_compat.hpp"
+#include "timing/statistics.hpp"
+#include "timing/stopping_rule.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -1,6 +1,6 @@
 // Tests the kernel-trace summaries (pure logic, no GPU): busy-time union, library share, side-stream flag.
-#include "harness/timing/trace_summary.hpp"
 #include "tests/support/catch_compat.hpp"
+#include "timing/trace_summary.hpp"
 
 #include <limits>
 #include <stdexcept>

@@ -1,0 +1,111 @@
+// `kj merge`: combine databases (the shards of a run, runs from several machines) into one; `kj db migrate`.
+#include "app/cli/commands.hpp"
+#include "app/cli/common.hpp"
+#include "db/merge.hpp"
+#include "db/store.hpp"
+#include "planning/orchestrator/shard.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+#include <map>
+#include <memory>
+#include <set>
+
+namespace kj::cli {
+namespace {
+
+// "12 evaluations, 3 problems, ..." for the tables that gained rows, the main ones first.
+std::string added_text(const db::merge_report& report) {
+  std::vector<std::string> parts;
+  for (const auto& [table, n] : report.added)
+    if (n > 0) parts.push_back(fmt::format("{} {}", n, table));
+  return parts.empty() ? "nothing new" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// The shard counts the parts of one run name, each with the shard numbers present.
+std::map<int, std::set<int>> shards_of(const std::vector<db::run_part_record>& parts) {
+  std::map<int, std::set<int>> seen;
+  for (const auto& p : parts) {
+    if (p.shard.empty()) continue;
+    try {
+      const auto part = orchestrator::parse_shard(p.shard);
+      seen[part.count].insert(part.index);
+    } catch (const kb::source_error&) { // not written by kj run: nothing to check
+    }
+  }
+  return seen;
+}
+
+void print_run(const db::store& out, const std::string& run_uid) {
+  const auto id = out.find_run(run_uid);
+  if (!id) return;
+  const auto run = out.get_run(*id);
+  const auto parts = out.run_parts(*id);
+  std::vector<std::string> described;
+  for (const auto& p : parts)
+    described.push_back(fmt::format("{} ({}, {} evaluations)",
+                                    p.shard.empty() ? "whole run" : "shard " + p.shard, p.status,
+                                    p.evaluations));
+  fmt::print("run {}: {}, {} evaluations; parts: {}\n", run_uid, run ? run->status : "?",
+             out.evaluation_count(*id), fmt::join(described, ", "));
+  const auto shards = shards_of(parts);
+  if (shards.size() > 1)
+    fmt::print(stderr, "kj: warning: run {} holds shards of {} different counts: were they one plan?\n",
+               run_uid, shards.size());
+  std::vector<std::string> missing;
+  for (const auto& [count, present] : shards)
+    for (int i = 1; i <= count; ++i)
+      if (!present.count(i)) missing.push_back(fmt::format("{}/{}", i, count));
+  if (!missing.empty())
+    fmt::print(stderr, "kj: warning: run {} lacks shard{} {} (merge them when they are done)\n", run_uid,
+               missing.size() == 1 ? "" : "s", fmt::join(missing, ", "));
+}
+
+} // namespace
+
+action add_merge_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "merge",
+      "Merge databases (the shards of a run, runs from other machines) into one: runs with the same id "
+      "become one run, every evaluation keeps its own stack; inputs need this kj's schema version (kj "
+      "db migrate); merging a file again adds nothing");
+  struct state {
+    std::vector<std::string> inputs;
+    std::string output;
+  };
+  auto s = std::make_shared<state>();
+  cmd->add_option("inputs", s->inputs, "the databases to merge, e.g. shard-*.sqlite")->required();
+  cmd->add_option("-o,--output", s->output,
+                  "the database to merge into: created when missing, else added to (kept rows win)")
+      ->required();
+  return [s] {
+    std::vector<std::string> runs;
+    // A merge that fails leaves an output it created behind as nothing at all (not an empty database).
+    std::error_code ec;
+    const bool existed = std::filesystem::exists(s->output, ec);
+    try {
+      for (const std::string& input : s->inputs) {
+        const db::merge_report report = db::merge_database(s->output, input);
+        fmt::print("merged {}: {}{}\n", input, added_text(report),
+                   report.evaluations_present ? fmt::format(" ({} evaluations were already in {})",
+                                                            report.evaluations_present, s->output)
+                                              : "");
+        for (const auto& uid : report.run_uids)
+          if (std::find(runs.begin(), runs.end(), uid) == runs.end()) runs.push_back(uid);
+      }
+    } catch (...) {
+      if (!existed)
+        for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+          std::filesystem::remove(s->output + suffix, ec);
+      throw;
+    }
+    const db::store out = db::store::open(s->output);
+    for (const auto& uid : runs)
+      print_run(out, uid);
+    return 0;
+  };
+}
+
+} // namespace kj::cli

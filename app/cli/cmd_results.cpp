@@ -1,0 +1,135 @@
+// `kj results` and `kj db info`: read the DB back, for people (table) and scripts (JSON, CSV).
+#include "app/cli/commands.hpp"
+#include "app/cli/common.hpp"
+#include "app/cli/verified_flags.hpp"
+#include "core/verdict.hpp"
+#include "db/store.hpp"
+#include "reports/results_table.hpp"
+
+#include <algorithm>
+#include <fmt/core.h>
+#include <iostream>
+#include <memory>
+
+namespace kj::cli {
+
+namespace {
+
+// --verdict: each name a verdict kj writes or failed, passed, strict-fail.
+void check_verdict_names(const std::string& verdicts) {
+  for (std::size_t start = 0; start <= verdicts.size();) {
+    const std::size_t end = std::min(verdicts.find(',', start), verdicts.size());
+    const std::string name = verdicts.substr(start, end - start);
+    if (!parse_verdict(name) && name != "failed" && name != "passed" && name != "strict-fail")
+      throw usage_error(
+          fmt::format("--verdict {}: '{}' is not a verdict (correct, incorrect, compile_error, "
+                      "load_error, runtime_error, timeout, crashed, problem_error, harness_error, "
+                      "oom, needs_weights, no_code) nor failed, passed or strict-fail",
+                      verdicts, name));
+    start = end + 1;
+  }
+}
+
+} // namespace
+
+action add_results_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("results", "Show one record per evaluation of a run");
+  struct state {
+    std::string db = default_db_path();
+    std::string run;
+    std::string format = "table";
+    bool wide = false;
+    bool verbose = false;
+    std::string verdicts;
+    verified_flags verified;
+  };
+  auto s = std::make_shared<state>();
+  cmd->add_option("--db", s->db, "SQLite file to read")->capture_default_str();
+  cmd->add_option("--run", s->run, "run id (default: the latest run)");
+  std::vector<std::string> formats;
+  std::string format_help;
+  for (const auto& w : reports::results_writers()) {
+    formats.emplace_back(w.name);
+    format_help += fmt::format("{}{} ({})", format_help.empty() ? "" : ", ", w.name, w.help);
+  }
+  cmd->add_option("--format", s->format, format_help)->check(CLI::IsMember(formats))->capture_default_str();
+  cmd->add_flag("-w,--wide", s->wide, "the table with nothing cut (--format wide)");
+  cmd->add_flag("-v,--verbose", s->verbose, "a block per evaluation with its whole error (--format verbose)");
+  cmd->add_option("--verdict", s->verdicts,
+                  "only these verdicts, comma-separated, e.g. incorrect,timeout; also failed (not counted "
+                  "correct), passed, strict-fail");
+  s->verified.add_to(*cmd);
+  return [s] {
+    if (!s->verdicts.empty()) check_verdict_names(s->verdicts);
+    db::store store = db::store::open_read_only(s->db);
+    std::string run = s->run;
+    if (run.empty()) {
+      auto latest = store.latest_run_uid();
+      if (!latest) throw usage_error("no runs in " + s->db);
+      run = *latest;
+    } else if (!store.find_run(run)) {
+      throw usage_error(fmt::format("no run '{}' in {} (kj runs --db {} lists them)", run, s->db, s->db));
+    }
+    auto rows = reports::results(store, run);
+    const std::size_t evaluations = rows.size();
+    if (const auto adjust = s->verified.adjuster()) adjust(rows);
+    const bool none_verified = rows.empty() && evaluations > 0; // --problems verified left nothing
+    if (none_verified)
+      fmt::print(stderr, "kj: run {} has {} evaluations, none of a problem the verified set calls sound\n",
+                 run, evaluations);
+    if (!s->verdicts.empty())
+      std::erase_if(rows,
+                    [&](const reports::result_row& r) { return !reports::verdict_matches(r, s->verdicts); });
+    const std::string format = s->verbose ? "verbose" : s->wide ? "wide" : s->format;
+    const reports::results_writer& writer = reports::results_writer_named(format);
+    writer.write(rows, std::cout);
+    if (rows.empty() && !none_verified && !writer.for_scripts)
+      fmt::print(stderr, "kj: run {} has no evaluations{}\n", run,
+                 s->verdicts.empty() ? "" : " with these verdicts");
+    return 0;
+  };
+}
+
+action add_db_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "db", "Inspect the database (info), bring it to this kj's schema (migrate), copy it safely (copy)");
+  cmd->require_subcommand(1);
+  auto* info = cmd->add_subcommand("info", "Schema version and row counts");
+  auto db_path = std::make_shared<std::string>(default_db_path());
+  info->add_option("--db", *db_path, "SQLite file to read")->capture_default_str();
+  auto* migrate = cmd->add_subcommand(
+      "migrate",
+      "Bring a database to this kj's schema version (any writing command also does; kj merge needs "
+      "its inputs migrated)");
+  migrate->add_option("--db", *db_path, "SQLite file to migrate")->capture_default_str();
+  auto* copy = cmd->add_subcommand(
+      "copy", "Write a consistent single-file copy of a database, also while kj writes it (e.g. to save a "
+              "shard's local DB to shared storage)");
+  copy->add_option("--db", *db_path, "SQLite file to copy")->capture_default_str();
+  auto copy_to = std::make_shared<std::string>();
+  copy->add_option("--to", *copy_to, "the copy (replaced when it exists)")->required();
+  return [db_path, info, migrate, copy, copy_to] {
+    if (copy->parsed()) {
+      db::store::open_read_only(*db_path).copy_to(*copy_to);
+      fmt::print("{}: copied to {}\n", *db_path, *copy_to);
+      return 0;
+    }
+    if (migrate->parsed()) {
+      const int before = db::store::file_version(*db_path);
+      const db::store store = db::store::open(*db_path);
+      fmt::print("{}: schema version {} -> {}\n", *db_path, before, store.user_version());
+      return 0;
+    }
+    if (!info->parsed()) return 0;
+    const db::store store = db::store::open_read_only(*db_path);
+    const db::db_info i = store.info();
+    fmt::print(
+        "database        {}\nschema version  {} (this kj writes {})\nruns            {}\nstacks          {}\n"
+        "problems        {}\ncandidates      {}\nevaluations     {}\ntiming samples  {}\n",
+        i.path.string(), i.schema_version, db::schema_version, i.runs, i.stacks, i.problems, i.candidates,
+        i.evaluations, i.timing_samples);
+    return 0;
+  };
+}
+
+} // namespace kj::cli

@@ -1,0 +1,59 @@
+// Options shared by several `kj` subcommands, and the error type that maps to exit code 2.
+#pragma once
+
+#include "engine/exec/messages.hpp"
+#include "kernelbench/problems.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kj::cli {
+
+// Bad user input: printed as "kj: <message>" with exit code 2.
+class usage_error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// The raw text of the problem-source options, resolved after parsing by resolve().
+struct source_flags {
+  std::string kernelbench;
+  std::string kb_version = "main";
+  std::string levels;
+  std::string ids;
+  std::vector<std::string> files;
+  std::string ops6k;
+  bool builtin = false;
+  std::vector<std::string> sets;
+  std::string problem_set = "all";
+  std::string verified_file;
+
+  void add_to(CLI::App& app);
+  // Applies KERNELBENCH_DIR and the default (the built-in suite when no source is named).
+  kb::source_options resolve() const;
+  std::map<std::string, std::int64_t> overrides() const;
+};
+
+// Number checks whose messages read as a person writes a range ("--jobs: must be a whole number of at least
+// 1, not '0'"), unlike CLI11's PositiveNumber, which prints the largest double in full.
+CLI::Validator at_least(double minimum, bool whole = false); // >= minimum
+CLI::Validator above(double bound);                          // > bound
+CLI::Validator seconds();                                    // a duration in seconds, > 0, no unit
+CLI::Validator within(double low, double high, bool whole = false);
+
+// Fails with exit code 2 when KJ_PYTHON names no executable file (before any worker tries to start it).
+void check_python_override();
+
+// The timing method and the robust stopping rule's options (--timing-method, --min-samples, ...).
+void add_timing_options(CLI::App& app, exec::timing_spec& timing);
+
+std::string default_db_path();
+
+// Writes text to path (replacing it); a usage_error naming the option (`what`) and the file when it cannot.
+void write_text_file(const std::string& path, const std::string& text, const std::string& what);
+
+} // namespace kj::cli

@@ -1,0 +1,141 @@
+// Implements the LLM adapter options and their checks.
+#include "app/cli/generation_flags.hpp"
+
+#include "adapters/llm/provider.hpp"
+#include "app/cli/common.hpp"
+
+#include <fmt/core.h>
+
+namespace kj::cli {
+
+void generation_flags::add_to(CLI::App& app, generation_use use) {
+  adapters::generation_options& o = m_options;
+  const bool agent = use == generation_use::agent;
+  auto* adapter =
+      agent ? app.add_option(
+                     "--adapter", o.adapter,
+                     "the agent's model provider: anthropic (Messages API, ANTHROPIC_API_KEY), gemini "
+                     "(generateContent, GEMINI_API_KEY or GOOGLE_API_KEY) or openai (chat completions of "
+                     "OpenAI or any compatible server such as vLLM/SGLang, OPENAI_API_KEY if it needs one)")
+                  ->check(CLI::IsMember({"anthropic", "gemini", "openai"}))
+            : app.add_option(
+                     "--adapter", o.adapter,
+                     "generate candidates with an LLM: anthropic (Messages API, ANTHROPIC_API_KEY), gemini "
+                     "(generateContent, GEMINI_API_KEY or GOOGLE_API_KEY), openai (chat completions of "
+                     "OpenAI or any compatible server such as vLLM/SGLang, OPENAI_API_KEY if it needs "
+                     "one), or replay (the recorded exchanges of --from RUN_ID, offline)")
+                  ->check(CLI::IsMember({"anthropic", "gemini", "openai", "replay"}));
+  if (use != generation_use::run) adapter->required();
+  m_settings = {
+      app.add_option("--model", o.model,
+                     "the model to ask, e.g. claude-opus-4-5, gemini-3-pro-preview, or the name "
+                     "a vLLM server serves"),
+      app.add_option(
+          "--base-url", o.base_url,
+          "the provider's URL (default: its public API); for vLLM/SGLang e.g. http://localhost:8000/v1"),
+      m_temperature_option = app.add_option("--temperature", m_temperature,
+                                            "sampling temperature (default: the "
+                                            "model's own; not sent)")
+                                 ->check(CLI::Range(0.0, 2.0)),
+      m_max_tokens_option =
+          app.add_option("--max-tokens", m_max_tokens,
+                         "output token limit per answer (default: the provider's; Anthropic 16384)")
+              ->check(CLI::Range(1, 10'000'000)),
+      m_thinking_option =
+          app.add_option("--thinking-tokens", m_thinking,
+                         "extended thinking budget in tokens (Anthropic, Gemini; default: the model's)")
+              ->check(CLI::Range(0, 10'000'000)),
+      m_effort_option = app.add_option(
+          "--effort", m_effort,
+          "how hard the model thinks, as a level: Anthropic low|medium|high|xhigh|max (adaptive thinking, "
+          "Claude 4.6 and later), Gemini 3 minimal|low|medium|high (thinkingLevel), OpenAI "
+          "none|minimal|low|medium|high|xhigh (reasoning_effort); default: the model's"),
+  };
+  m_live = {
+      m_budget_option =
+          app.add_option(
+                 "--budget-usd", m_budget,
+                 agent ? "stop once the run's calls have cost this much (each trajectory stops before "
+                         "its next call; what it wrote is still re-measured)"
+                       : "stop asking once the run's calls have cost this much (calls in flight finish; "
+                         "what was generated is judged)")
+              ->check(CLI::NonNegativeNumber),
+      app.add_option("--prices", m_prices, "price table (default: adapters/prices.json, or $KJ_PRICES)"),
+      app.add_option("--connect-timeout", o.connect_timeout_s, "seconds to wait for a connection")
+          ->check(seconds())
+          ->capture_default_str(),
+      app.add_option("--stream", o.stream,
+                     "answers as server-sent events: auto (long generations: no or a large --max-tokens, or "
+                     "thinking), always or never")
+          ->check(CLI::IsMember({"auto", "always", "never"}))
+          ->capture_default_str(),
+      app.add_option("--request-timeout", o.request_timeout_s,
+                     "seconds one attempt may take, the answer included (a streamed answer: the longest "
+                     "silence)")
+          ->check(seconds())
+          ->capture_default_str(),
+      app.add_option("--max-retries", o.max_retries,
+                     "retries of a call on 408/409/429/5xx/529, timeouts and broken responses")
+          ->check(CLI::Range(0, 100))
+          ->capture_default_str(),
+      app.add_option(
+             "--retry-base", o.retry_base_s,
+             "seconds of the first backoff when the server names no delay (doubles each retry, with jitter)")
+          ->check(CLI::NonNegativeNumber)
+          ->capture_default_str(),
+      app.add_option(
+             "--max-retry-wait", o.max_retry_wait_s,
+             "the longest delay a server may ask for (retry-after, RetryInfo) before kj gives up instead")
+          ->check(CLI::NonNegativeNumber)
+          ->capture_default_str(),
+  };
+  if (agent) return; // every turn of a trajectory is live, and one answer is one turn
+  m_settings.push_back(
+      app.add_option("--samples", o.samples, "answers asked for per problem (each is a candidate)")
+          ->check(CLI::Range(1, 1000))
+          ->capture_default_str());
+  m_live.push_back(app.add_option("--concurrency", o.concurrency, "calls in flight at once to the provider")
+                       ->check(CLI::Range(1, 256))
+                       ->capture_default_str());
+  m_from_option =
+      app.add_option("--from", o.replay_from, "with --adapter replay: the run whose recording answers");
+}
+
+adapters::generation_options generation_flags::resolve() const {
+  adapters::generation_options o = m_options;
+  const auto given = [](const CLI::Option* option) { return option && option->count() > 0; };
+  if (o.adapter.empty()) {
+    for (const auto* list : {&m_settings, &m_live})
+      for (const CLI::Option* option : *list)
+        if (given(option)) throw usage_error(fmt::format("{} needs --adapter", option->get_name()));
+    if (given(m_from_option)) throw usage_error("--from needs --adapter replay");
+    return o;
+  }
+  if (o.adapter == "replay") {
+    for (const CLI::Option* option : m_settings)
+      if (given(option))
+        throw usage_error(fmt::format(
+            "{} cannot be used with --adapter replay: the recorded run's settings are", option->get_name()));
+  } else if (given(m_from_option)) {
+    throw usage_error("--from is for --adapter replay");
+  }
+  if (given(m_temperature_option)) o.temperature = m_temperature;
+  if (given(m_max_tokens_option)) o.max_tokens = m_max_tokens;
+  if (given(m_thinking_option)) o.thinking_budget = m_thinking;
+  if (given(m_effort_option)) o.effort = m_effort;
+  if (given(m_budget_option)) o.budget_usd = m_budget;
+  o.prices_path = m_prices;
+  return o;
+}
+
+void require_credentials(const adapters::generation_options& o) {
+  if (o.adapter.empty() || o.adapter == "replay") return;
+  try { // a missing key or an unknown adapter is found now: before a run is recorded or a call is made
+    llm::require_api_key(o.adapter, o.base_url);
+    (void)llm::make_provider(o.adapter, o.base_url, llm::api_key_from_environment(o.adapter));
+  } catch (const llm::llm_error& e) {
+    throw usage_error(e.what());
+  }
+}
+
+} // namespace kj::cli

@@ -1,0 +1,147 @@
+// Implements the did-you-mean suggestions and the rewording of CLI11's parse errors.
+#include "app/cli/suggest.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fmt/core.h>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kj::cli {
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<std::string> subcommand_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (sub->get_group() != "") names.push_back(sub->get_name()); // hidden ones (worker, runner) left out
+  return names;
+}
+
+// The deepest subcommand the user named (kj db info -> info), whose options an unexpected one is compared to.
+const CLI::App* parsed_command(const CLI::App& app) {
+  const CLI::App* current = &app;
+  for (bool deeper = true; deeper;) {
+    deeper = false;
+    for (const CLI::App* sub : current->get_subcommands())
+      if (sub->parsed()) {
+        current = sub, deeper = true;
+        break;
+      }
+  }
+  return current;
+}
+
+std::vector<std::string> option_names(const CLI::App& command) {
+  std::vector<std::string> names;
+  for (const CLI::Option* option : command.get_options()) {
+    for (const auto& l : option->get_lnames())
+      names.push_back("--" + l);
+    for (const auto& s : option->get_snames())
+      names.push_back("-" + s);
+  }
+  return names;
+}
+
+} // namespace
+
+std::optional<std::string> nearest(const std::string& word, const std::vector<std::string>& names) {
+  std::optional<std::string> best;
+  std::size_t best_distance = std::max<std::size_t>(1, word.size() / 3) + 1;
+  for (const auto& name : names) {
+    const std::size_t d = edit_distance(word, name);
+    const bool prefix = name.size() > word.size() && name.starts_with(word) && word.size() >= 2;
+    if (d < best_distance || (prefix && !best)) {
+      best = name;
+      best_distance = prefix ? std::min(best_distance, d) : d;
+    }
+  }
+  return best;
+}
+
+std::optional<std::string> unknown_command(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
+  const std::string word = argv[1];
+  const std::vector<std::string> names = subcommand_names(app);
+  if (word == "worker" || word == "runner" || std::find(names.begin(), names.end(), word) != names.end())
+    return std::nullopt;
+  const auto guess = nearest(word, names);
+  return fmt::format("unknown command '{}'{}; `kj --help` lists the commands", word,
+                     guess ? fmt::format(" (did you mean '{}'?)", *guess) : "");
+}
+
+std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& error) {
+  std::string message = error.what();
+  // CLI11's PositiveNumber/NonNegativeNumber print the largest double in full (309 digits).
+  static const std::regex unbounded(R"(Value (-?[0-9.eE+-]+) not in range [0-9.]+ to [0-9]{100,}\.[0-9]+)");
+  std::smatch m;
+  if (std::regex_search(message, m, unbounded)) {
+    const bool zero = std::atof(m[1].str().c_str()) == 0;
+    message = std::string(m.prefix()) +
+              fmt::format("must be {}, not {}", zero ? "greater than 0" : "0 or more", m[1].str()) +
+              std::string(m.suffix());
+  }
+  // An unknown key of kj.toml (CLI11 says "INI was not able to parse run.devise"): the file, the key, and a
+  // guess among that command's options.
+  static const std::regex config_key(R"(INI was not able to parse ([A-Za-z0-9_.-]+))");
+  if (std::regex_search(message, m, config_key)) {
+    const std::string key = m[1].str(), name = key.substr(key.rfind('.') + 1);
+    if (name.empty()) // "[bogus]" with keys: CLI11 names the section only
+      return fmt::format(
+          "{}: unknown section [{}]: sections are named after kj's commands (run, report, ...)",
+          app.get_config_ptr() ? app.get_config_ptr()->as<std::string>() : "kj.toml",
+          key.substr(0, key.size() - 1));
+    message = fmt::format("{}: unknown key '{}' (keys are a command's long options without the dashes, in "
+                          "a section named after the command, e.g. [run] device = \"cpu\")",
+                          app.get_config_ptr() ? app.get_config_ptr()->as<std::string>() : "kj.toml", key);
+    const std::string section = key.find('.') == std::string::npos ? "" : key.substr(0, key.find('.'));
+    const auto commands =
+        app.get_subcommands([&](const CLI::App* c) { return section.empty() || c->get_name() == section; });
+    if (const CLI::App* command = section.empty() ? &app : commands.empty() ? nullptr : commands.front())
+      if (const auto guess = nearest("--" + name, option_names(*command)))
+        message += fmt::format("; did you mean {}?", guess->substr(2));
+  }
+  // CLI11's "what is required" (a missing positional) and "--run: At Most 1 required but received 2".
+  const CLI::App* command = parsed_command(app);
+  static const std::regex positional(R"(^(\w+) is required$)");
+  if (std::regex_search(message, m, positional))
+    for (const CLI::Option* option : command->get_options())
+      if (option->get_name() == m[1].str())
+        message =
+            fmt::format("kj {} needs {}: {}", command->get_name(), m[1].str(), option->get_description());
+  static const std::regex at_most(R"(^(\S+): At Most 1 required but received (\d+))");
+  if (std::regex_search(message, m, at_most))
+    message =
+        fmt::format("{} is given once here (it was given {} times){}", m[1].str(), m[2].str(),
+                    m[1].str() == "--run" ? "; kj report takes several --run, kj compare two runs" : "");
+  static const std::regex missing(R"(^(\S+) ?(\d+) required (\w+) missing)");
+  if (std::regex_search(message, m, missing))
+    message = fmt::format("{}needs a value ({})", m[1].str().empty() ? "" : m[1].str() + " ", m[3].str());
+  if (dynamic_cast<const CLI::ExtrasError*>(&error)) {
+    const auto options = option_names(*command);
+    for (const auto& extra : command->remaining())
+      if (extra.starts_with("-"))
+        if (const auto guess = nearest(extra.substr(0, extra.find('=')), options))
+          message += fmt::format("\n{}: did you mean {}?", extra, *guess);
+  }
+  return message;
+}
+
+} // namespace kj::cli

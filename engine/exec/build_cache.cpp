@@ -1,0 +1,126 @@
+// Implements the content-addressed build cache: keys, folders, the per-key lock and status.json.
+#include "engine/exec/build_cache.hpp"
+
+#include "core/hashing.hpp"
+#include "engine/exec/process.hpp"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kj::exec {
+namespace {
+
+constexpr std::size_t k_log_bytes = 64 * 1024;
+
+// An flock held for the life of the object; released (and the descriptor closed) on every path.
+class key_lock {
+public:
+  explicit key_lock(const fs::path& file) : m_fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (m_fd < 0) throw std::runtime_error("cannot open the build lock " + file.string());
+    while (::flock(m_fd, LOCK_EX) != 0)
+      if (errno != EINTR) throw std::runtime_error("cannot lock " + file.string());
+  }
+  ~key_lock() { ::close(m_fd); }
+  key_lock(const key_lock&) = delete;
+  key_lock& operator=(const key_lock&) = delete;
+
+private:
+  int m_fd;
+};
+
+} // namespace
+
+std::string build_key(const build_key_fields& f) {
+  const json fields{{"source", core::sha256_hex(f.source)},
+                    {"overrides", f.overrides},
+                    {"device", f.device},
+                    {"python", f.python},
+                    {"torch", f.torch},
+                    {"torch_cuda", f.torch_cuda},
+                    {"cuda_arch", f.cuda_arch},
+                    {"nvcc", f.nvcc},
+                    {"cxx", f.cxx},
+                    {"flags", f.flags},
+                    {"recipe", f.recipe}};
+  return core::sha256_hex(fields.dump());
+}
+
+bool build_status_is_final(const std::string& status) {
+  return status == "ok" || status == "deferred" || status == "compile_error" || status == "load_error";
+}
+
+build_cache::build_cache(fs::path root) : m_root(std::move(root)) {}
+
+fs::path build_cache::dir(const std::string& key) const {
+  if (key.size() < 16 || key.find_first_not_of("0123456789abcdef") != std::string::npos)
+    throw std::invalid_argument("build key '" + key + "' is not a lower-case hex hash");
+  return m_root / key.substr(0, 2) / key;
+}
+
+std::optional<build_record> build_cache::lookup(const std::string& key) const {
+  std::ifstream in(dir(key) / "status.json");
+  if (!in) return std::nullopt;
+  try {
+    const json j = json::parse(in);
+    build_record r{key, j.at("status"), j.value("log", ""), j.value("seconds", 0.0),
+                   j.value("created_at", "")};
+    if (!build_status_is_final(r.status)) return std::nullopt;
+    r.cached = true;
+    return r;
+  } catch (const json::exception&) {
+    return std::nullopt; // a torn or foreign file: build again
+  }
+}
+
+void build_cache::store(const build_record& r) const {
+  if (!build_status_is_final(r.status)) return;
+  const fs::path folder = dir(r.key);
+  fs::create_directories(folder);
+  const fs::path tmp = folder / fmt::format("status.json.{}", ::getpid());
+  {
+    std::ofstream out(tmp);
+    out << json{{"status", r.status}, {"log", r.log}, {"seconds", r.seconds}, {"created_at", r.created_at}}
+               .dump(1);
+  }
+  fs::rename(tmp, folder / "status.json"); // readers see the old file or the new one, never half of it
+}
+
+build_record build_cache::build(const job_runner& runner, const std::string& key, const job& message,
+                                launch_spec launch) const {
+  const fs::path folder = dir(key);
+  fs::create_directories(folder);
+  const key_lock lock(folder / "lock");
+  if (auto cached = lookup(key)) return *cached;
+  // No final status: an earlier build of this key was cut short (Ctrl-C, kj killed). What it left goes, above
+  // all torch's lock file (FileBaton), on which this build would otherwise wait until its timeout.
+  std::error_code ec;
+  fs::remove_all(folder / "ext", ec);
+  launch.build_dir = folder;
+  launch.log_tail_bytes = k_log_bytes;
+  std::string tail;
+  const worker_outcome outcome = runner.run(message, launch, &tail);
+  build_record r{key, "ok", "", outcome.wall_s, core::now_iso8601()};
+  if (const json* built = find_event(outcome, "built"); built && built->contains("deferred")) {
+    r.status = "deferred"; // its import needs the GPU: the runner imports (and compiles) it there
+    r.log = built->value("deferred", "") + "\n";
+  } else if (!built) {
+    const json* verdict = find_event(outcome, "verdict");
+    r.status = verdict && !outcome.timed_out ? verdict->value("verdict", "crashed")
+                                             : (outcome.timed_out ? "timeout" : "crashed");
+    r.log = verdict ? verdict->value("error", "") + "\n" : "";
+    if (!verdict) r.log = "build worker " + describe_exit(outcome) + "\n";
+  }
+  r.log += "--- worker output ---\n" + tail;
+  r.interrupted = outcome.interrupted;
+  if (!outcome.interrupted) store(r);
+  return r;
+}
+
+} // namespace kj::exec

@@ -1,0 +1,65 @@
+// Content-addressed builds: each distinct candidate source compiles in a folder of its own, named by a hash
+// of everything the compiled code depends on, whatever extension `name` the candidate passes to load_inline.
+#pragma once
+
+#include "engine/exec/job_runner.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace kj::exec {
+
+// What a candidate's compiled extensions depend on; build_key() hashes exactly these fields.
+struct build_key_fields {
+  std::string source;                            // the candidate file as given
+  std::map<std::string, std::int64_t> overrides; // module constants rewritten before import
+  std::string device;                            // cpu or cuda
+  std::string python, torch, torch_cuda;         // versions
+  std::string cuda_arch;                         // e.g. "9.0" (TORCH_CUDA_ARCH_LIST, else the GPU's)
+  std::string nvcc, cxx;                         // compiler versions
+  std::string flags;                             // CFLAGS/CXXFLAGS/... that torch's builds read
+  int recipe = 1; // bumped when kj changes how it builds, so old folders are not reused
+};
+std::string build_key(const build_key_fields& fields);
+
+// A build's result as the cache keeps it (status.json beside the compiled extensions).
+struct build_record {
+  std::string key;
+  std::string
+      status;      // "ok", "deferred" (imported on the device), "compile_error", "load_error", "timeout", ...
+  std::string log; // the end of the compiler's and the import's output
+  double seconds = 0;
+  std::string created_at;
+  bool cached = false;      // found in the cache, not built now
+  bool interrupted = false; // cut by Ctrl-C: says nothing of the source (never cached, never a verdict)
+};
+
+// Statuses a source always gets again (the next build would only repeat them): they are cached.
+bool build_status_is_final(const std::string& status);
+
+class build_cache {
+public:
+  explicit build_cache(std::filesystem::path root); // usually <cache dir>/builds
+  const std::filesystem::path& root() const { return m_root; }
+
+  // root/<first two hex digits>/<key>
+  std::filesystem::path dir(const std::string& key) const;
+  // The cached result of a final build of `key`, if any.
+  std::optional<build_record> lookup(const std::string& key) const;
+  // Records a build's result; only final statuses are kept.
+  void store(const build_record& record) const;
+
+  // Builds `key` with `message` unless a final result is cached: an exclusive lock on the key's folder
+  // (flock, so other kj processes on the same cache wait too) is held while the worker compiles. Two jobs of
+  // the same key run one build; jobs of other keys never share a folder.
+  build_record build(const job_runner& runner, const std::string& key, const job& message,
+                     launch_spec launch) const;
+
+private:
+  std::filesystem::path m_root;
+};
+
+} // namespace kj::exec

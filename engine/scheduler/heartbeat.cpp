@@ -1,0 +1,94 @@
+// Implements the heartbeat: a thread that prints what is in flight when kj has been silent for a while.
+#include "engine/scheduler/heartbeat.hpp"
+
+#include <cstdlib>
+#include <fmt/core.h>
+#include <string>
+#include <vector>
+
+namespace kj::scheduler {
+
+heartbeat::heartbeat(bool quiet, std::chrono::milliseconds interval) : m_quiet(quiet), m_interval(interval) {
+  if (!m_quiet) m_thread = std::thread([this] { loop(); });
+}
+
+heartbeat::~heartbeat() {
+  {
+    std::lock_guard lock(m_mutex);
+    m_stop = true;
+  }
+  m_wake.notify_all();
+  if (m_thread.joinable()) m_thread.join();
+}
+
+std::chrono::milliseconds heartbeat::default_interval() {
+  if (const char* env = std::getenv("KJ_HEARTBEAT_S"); env && *env) {
+    const double s = std::atof(env);
+    if (s > 0) return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+  }
+  return std::chrono::seconds(30);
+}
+
+void heartbeat::started(bool build, const std::string& label, const std::string& slot) {
+  std::lock_guard lock(m_mutex);
+  const auto now = clock::now();
+  m_running.emplace(now, job{build, label, slot, now});
+}
+
+void heartbeat::finished(bool build, const std::string& label, const std::string& slot) {
+  std::lock_guard lock(m_mutex);
+  for (auto it = m_running.begin(); it != m_running.end(); ++it)
+    if (it->second.build == build && it->second.label == label && it->second.slot == slot) {
+      m_running.erase(it);
+      break;
+    }
+  if (build) ++m_builds_done;
+}
+
+void heartbeat::expect_builds(std::size_t planned) {
+  std::lock_guard lock(m_mutex);
+  m_builds_planned = planned;
+}
+
+void heartbeat::touch() {
+  std::lock_guard lock(m_mutex);
+  m_last_line = clock::now();
+}
+
+std::string heartbeat::line() const {
+  std::lock_guard lock(m_mutex);
+  const auto now = clock::now();
+  std::vector<std::string> builds, judging;
+  for (const auto& [since, j] : m_running) {
+    const std::string age = clock_text(std::chrono::duration<double>(now - since).count());
+    if (j.build)
+      builds.push_back(fmt::format("{} ({})", j.label, age));
+    else
+      judging.push_back(fmt::format("judging {} on {}: {} so far", j.label, j.slot, age));
+  }
+  std::string text;
+  if (!builds.empty()) {
+    text = fmt::format("compiling: {} of {} done; running", m_builds_done, m_builds_planned);
+    for (std::size_t i = 0; i < builds.size(); ++i)
+      text += (i ? ", " : " ") + builds[i];
+  }
+  for (const auto& j : judging)
+    text += (text.empty() ? "" : " | ") + j;
+  return text;
+}
+
+void heartbeat::loop() {
+  std::unique_lock lock(m_mutex);
+  while (!m_stop) {
+    const auto due = m_last_line + m_interval;
+    if (m_wake.wait_until(lock, due, [this] { return m_stop; })) break;
+    if (clock::now() < m_last_line + m_interval) continue; // a line was printed meanwhile
+    lock.unlock();
+    const std::string text = line();
+    if (!text.empty()) fmt::print(stderr, "kj: {}\n", text);
+    lock.lock();
+    m_last_line = clock::now();
+  }
+}
+
+} // namespace kj::scheduler

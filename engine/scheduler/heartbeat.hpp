@@ -1,0 +1,61 @@
+// The heartbeat: while builds or judgments run and nothing finishes, a line on stderr now and then saying
+// what runs and for how long, so a long compile or a slow candidate is never silence.
+#pragma once
+
+#include "engine/scheduler/scheduler.hpp"
+#include "engine/scheduler/sinks.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace kj::scheduler {
+
+// Lines like
+//   kj: compiling: 3 of 14 done; running L1 2_GELU examples s0 (0:45), L1 3_Sum_Reduction examples s1 (0:40)
+//   kj: judging L2 3_Gemm_Scale_Softmax identity s0 on cpu: 2:10 so far
+// after `interval` without a line from kj (touch() says one was printed), then every `interval`.
+class heartbeat final : public job_observer, public result_sink {
+public:
+  // quiet: never print (--progress never, or auto off a terminal). interval: $KJ_HEARTBEAT_S when set.
+  heartbeat(bool quiet, std::chrono::milliseconds interval = default_interval());
+  ~heartbeat() override;
+  heartbeat(const heartbeat&) = delete;
+  heartbeat& operator=(const heartbeat&) = delete;
+
+  void started(bool build, const std::string& label, const std::string& slot) override;
+  void finished(bool build, const std::string& label, const std::string& slot) override;
+  void expect_builds(std::size_t planned);
+  void touch(); // a line was printed: the next beat waits a whole interval
+  void evaluation(evaluation_result& /*result*/) override { touch(); } // its progress line was printed
+
+  // 30 s, or $KJ_HEARTBEAT_S seconds.
+  static std::chrono::milliseconds default_interval();
+  // The line for the jobs in flight now ("" when none).
+  std::string line() const;
+
+private:
+  using clock = std::chrono::steady_clock;
+  struct job {
+    bool build = false;
+    std::string label;
+    std::string slot;
+    clock::time_point since;
+  };
+  void loop();
+
+  bool m_quiet;
+  std::chrono::milliseconds m_interval;
+  mutable std::mutex m_mutex;
+  std::condition_variable m_wake;
+  std::multimap<clock::time_point, job> m_running;
+  std::size_t m_builds_planned = 0, m_builds_done = 0;
+  clock::time_point m_last_line = clock::now();
+  bool m_stop = false;
+  std::thread m_thread;
+};
+
+} // namespace kj::scheduler

@@ -1,0 +1,25 @@
+// One evaluation inside the worker: load, build, correctness trials, timing; every step reported as an event.
+#pragma once
+
+#include "engine/exec/messages.hpp"
+#include "engine/worker/channel.hpp"
+#include "engine/worker/runner_link.hpp"
+
+#include <memory>
+#include <pybind11/embed.h>
+#include <pybind11/stl.h>
+#include <string>
+
+namespace kj::worker {
+
+// Imports problem and candidate only, so that the candidate's extensions are compiled into the build cache.
+void build(const exec::build_job& job, pybind11::module_& runtime, result_channel& channel);
+
+// The runner of an evaluation, started before the judge imports torch (python_sandbox_paths()): the two
+// processes' start-ups overlap. evaluate() connects to it and loads problem and candidate.
+std::unique_ptr<runner_link> launch_runner(const exec::evaluate_job& job);
+
+void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> runner, pybind11::module_& runtime,
+              result_channel& channel);
+
+} // namespace kj::worker

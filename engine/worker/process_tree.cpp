@@ -1,0 +1,106 @@
+// The processes below the judge: listing them from /proc, their resident memory, killing them all, and how a
+// process ended (bubblewrap's 128 + N exit codes included).
+#include "engine/worker/process_tree.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fmt/core.h>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace kj::worker {
+namespace {
+
+// pid -> parent pid of every process, from /proc/<pid>/stat.
+std::map<int, int> parents() {
+  std::map<int, int> out;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return out;
+  while (dirent* e = ::readdir(proc)) {
+    const int pid = std::atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const auto close = text.rfind(')'); // the command name may hold spaces and parentheses
+    if (close == std::string::npos || close + 4 >= text.size()) continue;
+    int ppid = 0;
+    std::sscanf(text.c_str() + close + 2, "%*c %d", &ppid);
+    out[pid] = ppid;
+  }
+  ::closedir(proc);
+  return out;
+}
+
+} // namespace
+
+std::uint64_t resident_bytes(int pid) {
+  std::ifstream statm(fmt::format("/proc/{}/statm", pid));
+  std::uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// bubblewrap passes its child's end on as an exit code: the code itself, or 128 + the signal that killed it.
+std::string describe_status(int status, bool sandboxed) {
+  int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  if (sandboxed && WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + NSIG)
+    signal = WEXITSTATUS(status) - 128;
+  if (signal != 0) return fmt::format("was killed by signal {} ({})", signal, ::strsignal(signal));
+  if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
+  return "ended";
+}
+
+// The process that closed its socket is usually ending: its own status says how, where a kill would hide it.
+int wait_briefly_then_kill(pid_t pid) {
+  int status = 0;
+  for (int i = 0; i < 40; ++i) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) return status;
+    ::usleep(50'000);
+  }
+  ::kill(-pid, SIGKILL);
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+std::vector<int> descendants(int root) {
+  const auto parent = parents();
+  std::multimap<int, int> children;
+  for (const auto& [pid, ppid] : parent)
+    children.emplace(ppid, pid);
+  std::vector<int> out, queue{root};
+  while (!queue.empty()) {
+    const int p = queue.back();
+    queue.pop_back();
+    for (auto [it, end] = children.equal_range(p); it != end; ++it) {
+      out.push_back(it->second);
+      queue.push_back(it->second);
+    }
+  }
+  return out;
+}
+
+void kill_descendants(int root) {
+  for (int round = 0; round < 50; ++round) {
+    const auto all = descendants(root);
+    if (all.empty()) break;
+    for (int pid : all)
+      ::kill(pid, SIGKILL);
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    ::usleep(2000);
+  }
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+}
+
+} // namespace kj::worker

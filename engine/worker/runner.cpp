@@ -1,0 +1,366 @@
+// The runner's loop: start Python and torch, capture what must not be patched, then answer requests one by
+// one.
+#include "engine/worker/runner.hpp"
+
+#include "engine/exec/messages.hpp"
+#include "engine/exec/sandbox.hpp"
+#include "engine/worker/line_socket.hpp"
+#include "engine/worker/output_export.hpp"
+#include "engine/worker/python_env.hpp"
+#include "engine/worker/support.hpp"
+#include "engine/worker/timing_bridge.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <map>
+#include <optional>
+#include <pybind11/stl.h>
+#include <random>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace py = pybind11;
+using nlohmann::json;
+
+namespace kj::worker {
+namespace {
+
+// The fastest of kj's draws: what the draw itself costs (a busy host only adds to some of them).
+double fastest(const std::vector<double>& v) {
+  return v.empty() ? 0 : *std::min_element(v.begin(), v.end());
+}
+
+json failure(const std::string& kind, const std::string& error) {
+  return {{"ok", false}, {"kind", kind}, {"error", error}};
+}
+
+class runner {
+public:
+  runner(py::module_ runtime, device_kind device, line_socket& socket)
+      : m_runtime(std::move(runtime)), m_device(device), m_socket(&socket) {
+    m_arena.cuda = device == device_kind::cuda;
+    m_trusted = capture_trusted();
+    // kj's own input draws, taken before the candidate can replace sys.modules' entry
+    m_timing_inputs = py::module_::import("kj_recipes").attr("TimingInputs");
+    if (m_arena.cuda) m_device_sync = py::module_::import("torch").attr("_C").attr("_cuda_synchronize");
+    if (m_arena.cuda) {
+      std::string error;
+      m_plugin = shared_cuda_plugin(error);
+      if (!m_plugin) throw std::runtime_error("the CUDA plugin cannot be loaded: " + error);
+    }
+  }
+  ~runner() { close_arena(); }
+
+  json handle(const json& request) {
+    const std::string op = request.value("op", "");
+    if (op != "deliver" && op != "arena") m_pending.reset(); // outputs wait only for the arena they asked for
+    if (op == "load") return load(request);
+    if (op == "arena") return open_arena(request);
+    if (!m_session) return failure("harness_error", "request '" + op + "' before load");
+    if (op == "forward") return forward(request);
+    if (op == "deliver") return deliver_pending();
+    if (op == "release") return release();
+    if (op == "memory") return {{"ok", true}, {"peaks", to_json(m_session.attr("memory_peaks")())}};
+    if (op == "time") return time(request);
+    if (op == "trace") return trace(request);
+    if (op == "findings") return findings(request);
+    return failure("harness_error", "unknown request '" + op + "'");
+  }
+
+private:
+  json load(const json& r) {
+    const json protocol = r.value("protocol", json::object());
+    m_session =
+        py::module_::import("kj_runner")
+            .attr("RunnerSession")(py_device(m_device), to_python(protocol), r.value("prebuilt", true));
+    m_session.attr("load")(r["problem"].value("path", ""), r["problem"].value("source", ""),
+                           r["candidate"].value("path", ""), r["candidate"].value("source", ""),
+                           to_python(r.value("overrides", json::object())), protocol.value("seed", 42));
+    m_model = m_session.attr("model_for")(py::dict());
+    return {{"ok", true}};
+  }
+
+  json open_arena(const json& r) {
+    close_arena();
+    m_arena.bytes = r.value("bytes", std::uint64_t{0});
+    m_arena.cuda = r.value("kind", "") == "cuda";
+    m_arena_id = r.value("id", 0);
+    if (m_arena.cuda) {
+      const std::string hex = r.value("handle", "");
+      std::string handle(64, '\0');
+      for (std::size_t i = 0; i < 64 && 2 * i + 1 < hex.size(); ++i)
+        handle[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+      m_arena.ptr = m_plugin->ipc_open(handle);
+    } else {
+      const int fd = r.value("fd", false) ? m_socket->take_fd()
+                                          : ::open(r.value("path", "").c_str(), O_RDWR | O_CLOEXEC);
+      if (fd < 0) throw std::runtime_error("the arena's descriptor did not arrive");
+      m_arena_fd = fd;
+      map_arena();
+    }
+    return {{"ok", true}};
+  }
+
+  // A host arena arrives as a descriptor and is mapped when outputs first go into it.
+  void map_arena() {
+    if (m_arena.cuda || m_arena.ptr != 0 || m_arena_fd < 0) return;
+    void* p = ::mmap(nullptr, m_arena.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m_arena_fd, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("cannot map the arena");
+    m_arena.ptr = reinterpret_cast<std::uint64_t>(p);
+    ::close(m_arena_fd); // the mapping is all this process needs: no descriptor for the candidate to find
+    m_arena_fd = -1;
+  }
+
+  void close_arena() {
+    if (m_arena.ptr != 0) {
+      if (m_arena.cuda)
+        m_plugin->ipc_close(m_arena.ptr);
+      else
+        ::munmap(reinterpret_cast<void*>(m_arena.ptr), m_arena.bytes);
+      m_arena.ptr = 0; // still the device's kind of arena: the next outputs ask for one of that kind
+    }
+    if (m_arena_fd >= 0) ::close(m_arena_fd);
+    m_arena_fd = -1;
+    m_arena.bytes = 0;
+  }
+
+  // The judge has taken the last outputs: drop them, unmap a large arena (the judge frees it) and return the
+  // cached device memory, so that the next case starts with nothing of this one held.
+  json release() {
+    m_last = py::none();
+    m_pending.reset();
+    close_arena();
+    m_session.attr("empty_cache")();
+    return {{"ok", true}};
+  }
+
+  // The outputs in the arena, with the request's own fields (`extra`). When the arena is too small the reply
+  // asks for `need_bytes`; the same outputs and fields then go out on the judge's `deliver`, after it grew.
+  json deliver(const py::object& output, const json& extra = json::object()) {
+    map_arena();
+    json reply = export_outputs(m_trusted, output, m_arena, m_plugin);
+    reply["ok"] = true;
+    reply["arena_id"] = m_arena_id;
+    if (reply.contains("need_bytes")) {
+      m_pending = pending_delivery{output, extra};
+      return reply;
+    }
+    m_pending.reset();
+    reply.update(extra);
+    return reply;
+  }
+
+  json deliver_pending() {
+    if (!m_pending) return failure("harness_error", "'deliver' with no outputs waiting for a larger arena");
+    const pending_delivery p = *m_pending;
+    return deliver(p.output, p.extra);
+  }
+
+  json forward(const json& r) {
+    py::tuple result =
+        m_session.attr("forward")(to_python(r["recipe"]), to_python(r.value("sizes", json::object())),
+                                  r.value("check_inputs", false), r.value("phase", "case"));
+    m_last = result[0];
+    return deliver(m_last, {{"inputs_changed", result[1].is_none() ? json::array() : to_json(result[1])},
+                            {"overlap", result[2].cast<bool>()}});
+  }
+
+  // One timing round. With `slots`, a timed call's output waits only until the next call is prepared (or the
+  // round ends): then, before anything else runs (kj's own input draw, or a finalizer of the candidate's on
+  // the inputs or outputs it drops), it is snapshotted into a slot of the arena when chosen, and dropped. The
+  // last call takes the last slot; the other slots hold a uniform sample of the calls before it (a reservoir,
+  // each choice drawn from the OS after the call), so no call can tell in advance whether it will be checked,
+  // nor that no later one will be. Nothing in the request tells calls apart.
+  json time(const json& r) {
+    const exec::timing_spec spec = r.at("spec").get<exec::timing_spec>();
+    const std::string subject = r.value("subject", "candidate");
+    const bool fresh = subject == "candidate" && r.value("fresh", false);
+    const long slots = subject == "candidate" ? r.value("slots", 0L) : 0L;
+    const std::uint64_t slot_bytes = r.value("slot_bytes", std::uint64_t{0});
+    map_arena();
+    if (slots > 0 && static_cast<std::uint64_t>(slots) * slot_bytes > m_arena.bytes)
+      return failure("harness_error", "the arena is smaller than the snapshots the judge asked for");
+    {
+      const candidate_modes_off off(m_trusted);
+      // The floor and the trace only need inputs of the right shapes: drawn on the device, never the host's
+      // KernelBench draw (seconds for a multi-GB input); the candidate's fixed set stays the judge's recipe.
+      const char* rng = subject == "candidate" ? "host" : "device";
+      m_timing = m_timing_inputs(m_session.attr("problem"), m_session.attr("device"),
+                                 r.value("base", std::uint64_t{42}), fresh, rng);
+    }
+    long calls = 0;
+    py::object model = m_model, timing = m_timing, current = py::none();
+    std::vector<json> snapshots(static_cast<std::size_t>(std::max(0L, slots)));
+    const auto finish = [&](bool last) { // the output of call `calls - 1`
+      if (current.is_none()) return;
+      const long k = calls - 1;
+      long slot = last ? slots - 1 : -1;
+      if (!last && fresh && slots > 1) {
+        std::random_device os;
+        const std::uint64_t j =
+            ((static_cast<std::uint64_t>(os()) << 32) ^ os()) % static_cast<std::uint64_t>(k + 1);
+        if (k < slots - 1)
+          slot = k;
+        else if (j < static_cast<std::uint64_t>(slots - 1))
+          slot = static_cast<long>(j);
+      }
+      if (slot >= 0) {
+        const std::uint64_t at = static_cast<std::uint64_t>(slot) * slot_bytes;
+        json taken =
+            snapshot_outputs(m_trusted, current, {m_arena.ptr + at, slot_bytes, m_arena.cuda}, at, m_plugin);
+        taken["call"] = k;
+        taken["slot"] = slot;
+        hand_over(taken);
+        snapshots[static_cast<std::size_t>(slot)] = std::move(taken);
+      }
+      current = py::none();
+    };
+    std::function<void()> call;
+    if (subject == "empty") {
+      py::object empty = m_session.attr("empty_forward");
+      call = [empty, &timing] { empty(timing.attr("current")); };
+    } else if (subject == "graph") {
+      py::object replay = m_session.attr("graph_of")(timing.attr("current"));
+      call = [replay] { replay(); };
+    } else {
+      call = [&] {
+        current = model(*timing.attr("current"));
+        ++calls;
+      };
+    }
+    py::object prepare_call = timing.attr("prepare");
+    std::vector<double> draws_ms; // kj's draw per call, synchronized: the judge compares it with its own
+    const std::function<void()> prepare = [&] {
+      finish(false);
+      const candidate_modes_off off(m_trusted); // a mode left entered cannot watch kj draw the next inputs
+      const auto start = std::chrono::steady_clock::now();
+      prepare_call();
+      if (m_device_sync) m_device_sync();
+      draws_ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    };
+    timing_result t;
+    {
+      const gc_paused no_gc;
+      t = time_callable(call, session_device(m_device, m_session), spec, fresh ? prepare : nullptr);
+      finish(true);
+    }
+    timing.attr("drop")(); // the inputs go; `trace` draws its own
+    m_session.attr("empty_cache")();
+    json taken = json::array();
+    for (auto& s : snapshots)
+      if (!s.is_null()) taken.push_back(std::move(s));
+    return {{"ok", true},
+            {"timing",
+             {{"method", t.method},
+              {"clock", t.clock},
+              {"stop_reason", t.stop_reason},
+              {"params", t.params},
+              {"samples_ms", t.samples_ms}}},
+            {"calls", calls},
+            {"draw_ms", fastest(draws_ms)},
+            {"snapshots", taken},
+            {"arena_id", m_arena_id}};
+  }
+
+  // A snapshot goes to the judge at once, which copies its slot into memory of its own before it answers: the
+  // arena is mapped in this process, and the candidate's code runs again once the output is dropped.
+  void hand_over(const json& snapshot) {
+    std::string line;
+    if (!m_socket->send({{"interim", "snapshot"}, {"snapshot", snapshot}}) ||
+        m_socket->receive(line, std::chrono::minutes(10)) != line_socket::status::line)
+      throw std::runtime_error("the judge did not take a timed output's snapshot");
+  }
+
+  json trace(const json& r) {
+    py::object model = m_model;
+    py::object timing = m_timing;
+    timing.attr("ensure")();
+    const std::function<void()> call = [&] { model(*timing.attr("current")); };
+    json reply{
+        {"ok", true},
+        {"trace", trace_callable(call, session_device(m_device, m_session), r.value("event_ms", 0.0))}};
+    timing.attr("drop")();
+    m_session.attr("empty_cache")();
+    return reply;
+  }
+
+  json findings(const json& r) {
+    json reply{{"ok", true}, {"flags", to_json(m_session.attr("flag_changes")())}};
+    try {
+      const json seen = to_json(m_session.attr("torch_ops")(to_python(r["recipe"])));
+      reply["torch_ops"] = seen.value("ops", json::object());
+      reply["dtypes"] = seen.value("dtypes", json::object());
+    } catch (py::error_already_set&) { // the forward raised here: the trials report that, not this probe
+      reply["torch_ops"] = json::object();
+    }
+    return reply;
+  }
+
+  py::object to_python(const json& value) { return py::module_::import("json").attr("loads")(value.dump()); }
+
+  py::module_ m_runtime;
+  device_kind m_device;
+  line_socket* m_socket; // the arena's descriptor arrives with its message
+  trusted_handles m_trusted;
+  const cuda::plugin* m_plugin = nullptr;
+  arena_view m_arena;
+  int m_arena_fd = -1; // a host arena's memfd (kept while the judge keeps the arena)
+  int m_arena_id = 0;
+  py::object m_session, m_model, m_last, m_timing, m_timing_inputs, m_device_sync;
+  struct pending_delivery {
+    py::object output;
+    json extra;
+  };
+  std::optional<pending_delivery> m_pending; // outputs that asked for a larger arena
+};
+
+} // namespace
+
+int run_runner(const runner_options& options) {
+  const int fd = ::fcntl(options.socket_fd, F_DUPFD_CLOEXEC, 200);
+  if (fd < 0) return 2;
+  ::close(options.socket_fd);
+  line_socket socket(fd);
+  auto interpreter = start_interpreter();
+  std::optional<runner> serve;
+  try {
+    py::module_ runtime = import_modules(python_role::runner);
+    py::module_::import("torch").attr("set_grad_enabled")(false); // the runner never needs autograd
+    if (options.device == device_kind::cuda) py::module_::import("torch").attr("cuda").attr("init")();
+    serve.emplace(runtime, options.device, socket);
+  } catch (const std::exception& e) {
+    socket.send(
+        failure("crashed", fmt::format("the runner could not start Python with torch: {}", e.what())));
+    return 2;
+  }
+  // From here on the candidate's code may run: the filter goes on first (engine/exec/sandbox.hpp).
+  std::string seccomp_error;
+  const bool filtered = exec::install_candidate_seccomp(seccomp_error);
+  socket.send({{"ok", true},
+               {"ready", true},
+               {"pid", ::getpid()},
+               {"seccomp", filtered},
+               {"seccomp_error", seccomp_error}});
+  std::string line;
+  while (socket.receive(line, std::chrono::hours(24)) == line_socket::status::line) {
+    json reply;
+    try {
+      const json request = json::parse(line);
+      if (request.value("op", "") == "quit") break;
+      reply = serve->handle(request);
+    } catch (py::error_already_set& e) {
+      py::module_ runtime = py::module_::import("kj_common");
+      reply = failure(verdict_of(runtime, e), python_error_text(runtime, e));
+      if (const std::string reason = reason_of(runtime, e); !reason.empty()) reply["reason"] = reason;
+    } catch (const std::exception& e) {
+      reply = failure("runtime_error", e.what());
+    }
+    if (!socket.send(reply)) break;
+  }
+  return 0;
+}
+
+} // namespace kj::worker

@@ -1,0 +1,447 @@
+// Implements runner_link: the runner's process (fork/exec of this binary), requests, the arena and the
+// watchdog.
+#include "engine/worker/runner_link.hpp"
+
+#include "engine/exec/process.hpp"
+#include "engine/exec/sandbox.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <fstream>
+#include <map>
+#include <poll.h>
+#include <set>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kj::worker {
+namespace {
+
+constexpr std::uint64_t k_first_arena = 64ull << 20;
+
+std::uint64_t half_the_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) / 2;
+}
+
+std::string hex(const std::string& bytes) {
+  std::string out;
+  for (unsigned char c : bytes)
+    out += fmt::format("{:02x}", c);
+  return out;
+}
+
+// The runner speaks for the candidate: it may say its forward raised or could not load, never that kj failed
+// (harness_error) or that the job timed out; an unknown kind is the candidate's runtime_error.
+json sanitized(json reply) {
+  if (reply.value("ok", true)) return reply;
+  static const std::set<std::string> kinds{"runtime_error", "incorrect", "load_error", "compile_error",
+                                           "problem_error"};
+  const auto kind = reply.value("kind", std::string());
+  if (!kinds.contains(kind)) reply["kind"] = "runtime_error";
+  if (reply.value("reason", std::string()) != "out_of_memory") reply.erase("reason");
+  return reply;
+}
+
+// Device memory (through the plugin) or a host memfd of the judge's: freed, and the handles zeroed.
+void free_memory(const cuda::plugin* plugin, std::uint64_t& ptr, int& fd) noexcept {
+  if (ptr && plugin) {
+    try {
+      plugin->mem_free(ptr);
+    } catch (const std::exception&) { // the context may be gone with a crash; nothing to do
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+  ptr = 0;
+}
+
+} // namespace
+
+void runner_link::freeze(bool stopped) {
+  if (m_pid <= 0 || m_dead) return;
+  // Twice: a process that forked between the listing and its signal has its child listed the second time.
+  for (int pass = 0; pass < 2; ++pass)
+    for (int pid : descendants(::getpid()))
+      ::kill(pid, stopped ? SIGSTOP : SIGCONT);
+}
+
+runner_link::runner_link(runner_spec spec, const cuda::plugin* plugin) : runner_link(std::move(spec)) {
+  connect(plugin);
+}
+
+runner_link::runner_link(runner_spec spec) : m_spec(std::move(spec)), m_plugin(nullptr) {
+  if (m_spec.limits.memory_bytes == 0) m_spec.limits.memory_bytes = half_the_memory();
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1); // what the candidate leaves behind becomes ours to kill
+  launch();
+}
+
+void runner_link::connect(const cuda::plugin* plugin) {
+  m_plugin = plugin;
+  handshake();
+}
+
+void runner_link::start() {
+  launch();
+  handshake();
+}
+
+runner_link::~runner_link() {
+  stop();
+  free_arena();
+  free_vault();
+}
+
+void runner_link::free_arena() noexcept {
+  free_memory(m_plugin, m_arena_ptr, m_arena_fd);
+  m_arena_bytes = 0;
+  m_arena_path.clear();
+}
+
+void runner_link::release_arena() {
+  if (m_arena_bytes <= k_first_arena) return; // small: kept for the next outputs
+  // A large arena goes (the runner unmaps it first): the judge's own copy and the next case's inputs need the
+  // room. The host does as the device does, so that every large output takes the same way through the arena's
+  // growth on both (the CPU tests cover the GPU's protocol).
+  if (!m_dead) exchange({{"op", "release"}});
+  free_arena();
+  free_vault();
+  m_arena_spec = json(); // never described again: the next outputs need a new one
+}
+
+void runner_link::launch() {
+  fs::create_directories(m_spec.scratch / "tmp");
+  int sv[2], out[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("runner: socketpair/pipe: ") + std::strerror(errno));
+  // Everything the child needs is built before fork: after it only async-signal-safe calls.
+  std::map<std::string, std::string> env = exec::scrubbed_environment();
+  env.erase("KJ_TEST_FAULT"); // the judge's fault injection (tests) is none of the candidate's business
+  env["HOME"] = m_spec.scratch.string();
+  env["TMPDIR"] = (m_spec.scratch / "tmp").string();
+  env["KJ_SCRATCH_DIR"] = m_spec.scratch.string();
+  env["TRITON_CACHE_DIR"] = (m_spec.scratch / "triton").string();
+  env["TORCHINDUCTOR_CACHE_DIR"] = (m_spec.scratch / "inductor").string();
+  std::vector<std::string> env_text;
+  for (const auto& [k, v] : env)
+    env_text.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& e : env_text)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const bool cuda = m_spec.device == device_kind::cuda;
+  const std::string dir = m_spec.scratch.string();
+  exec::sandbox_policy policy{.scratch = m_spec.scratch, .read_only = m_spec.read_only, .gpu = cuda};
+  const std::string exe = fs::read_symlink("/proc/self/exe").string();
+  // Only what the runner runs of kj: its executable and, on CUDA, the timing plugin; never kj's folder (a
+  // results DB or other candidates beside it would be readable from the sandbox).
+  policy.read_only.push_back(exe);
+  if (cuda) policy.read_only.emplace_back(cuda::plugin::default_path());
+  if (const auto it = env.find("TORCH_EXTENSIONS_DIR"); it != env.end())
+    (m_spec.import_on_device ? policy.writable : policy.read_only).emplace_back(it->second);
+  std::vector<std::string> args = exec::plan_sandbox(policy).argv_prefix;
+  m_sandboxed = !args.empty();
+  const std::string program = args.empty() ? "/proc/self/exe" : args.front();
+  args.push_back(args.empty() ? "kj" : exe);
+  for (const char* a : {"runner", "--socket", "3", "--device"})
+    args.emplace_back(a);
+  args.push_back(to_string(m_spec.device));
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // On the CPU each process of the candidate also gets the memory limit as RLIMIT_DATA, so that an allocation
+  // past it fails at once rather than between two samples of the watchdog. Not on CUDA: the driver maps host
+  // memory in ways a data limit would break; the watchdog's sum over the processes holds there.
+  const rlim_t data_limit = cuda ? RLIM_INFINITY : static_cast<rlim_t>(m_spec.limits.memory_bytes);
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("runner: fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::setsid(); // its own session and group: signals to kj's group do not reach it, and it cannot take over
+                // ours
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(122);
+    if (::dup2(null_fd, 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(out[1], 2) < 0 || ::dup2(sv[1], 3) < 0)
+      ::_exit(120);
+    ::close_range(4, ~0U, 0);
+    if (::chdir(dir.c_str()) != 0) ::_exit(123);
+    const rlimit core{0, 0}, files{4096, 4096}, fsize{8ull << 30, 8ull << 30}, data{data_limit, data_limit};
+    ::setrlimit(RLIMIT_CORE, &core);
+    ::setrlimit(RLIMIT_DATA, &data);
+    ::setrlimit(RLIMIT_NOFILE, &files);
+    ::setrlimit(RLIMIT_FSIZE, &fsize);
+    ::execve(program.c_str(), argv.data(), envp.data());
+    ::_exit(121);
+  }
+  ::close(null_fd);
+  ::close(sv[1]);
+  ::close(out[1]);
+  m_pid = pid;
+  m_dead = false;
+  m_death_reason.clear();
+  m_socket = std::make_unique<line_socket>(sv[0]);
+  m_stop_threads = false;
+  m_reader = std::thread(&runner_link::capture, this, out[0]);
+  m_watchdog = std::thread(&runner_link::watch, this);
+}
+
+void runner_link::handshake() {
+  json ready = exchange(json());   // the runner speaks first
+  if (!ready.value("ok", false)) { // before the candidate is loaded, only kj's code has run: kj's failure
+    m_load = ready;
+    m_load["kind"] = "harness_error";
+    m_load.erase("reason");
+    m_load["error"] = "kj's runner failed to start, before the candidate's code was loaded (a --timeout or "
+                      "--memory-limit too small for kj itself?): " +
+                      ready.value("error", std::string());
+    return;
+  }
+  m_load = exchange({{"op", "load"},
+                     {"problem", m_spec.problem},
+                     {"candidate", m_spec.candidate},
+                     {"overrides", m_spec.overrides},
+                     {"protocol", m_spec.protocol},
+                     {"prebuilt", !m_spec.import_on_device}});
+  if (m_load.value("ok", false)) {
+    const json arena = grow_arena(k_first_arena);
+    if (!arena.value("ok", false)) m_load = arena;
+  }
+}
+
+void runner_link::stop() {
+  if (m_pid > 0) {
+    if (!m_dead && m_socket) m_socket->send({{"op", "quit"}});
+    ::kill(-m_pid, SIGKILL);
+    ::kill(m_pid, SIGKILL);
+    kill_descendants(::getpid());
+    m_pid = -1;
+  }
+  m_stop_threads = true;
+  if (m_watchdog.joinable()) m_watchdog.join();
+  if (m_reader.joinable()) m_reader.join();
+  m_socket.reset();
+}
+
+bool runner_link::restart() {
+  stop();
+  m_limit_broken.clear();
+  free_arena();
+  start();
+  return m_load.value("ok", false);
+}
+
+json runner_link::request(const json& message) {
+  return request(message, {});
+}
+
+json runner_link::request(const json& message, const interim_handler& on_interim) {
+  json reply = exchange(message, -1, on_interim);
+  if (reply.value("ok", false) && reply.contains("need_bytes")) {
+    const std::uint64_t need = reply.value("need_bytes", std::uint64_t{0});
+    // The runner's word: more than the limit, or than the whole device, is its own failure, never kj's.
+    const bool past_device = m_plugin != nullptr && need > m_plugin->mem_info().second;
+    if (need > m_spec.limits.memory_bytes || past_device)
+      return {{"ok", false},
+              {"kind", "runtime_error"},
+              {"reason", "out_of_memory"},
+              {"error", fmt::format("the candidate's outputs take {} bytes, more than the limit", need)}};
+    json grown;
+    try {
+      grown = grow_arena(need);         // released after the judge takes the outputs: no headroom needed
+    } catch (const std::exception& e) { // kj's own allocation: never the candidate's failure
+      return {{"ok", false},
+              {"kind", "harness_error"},
+              {"reason", "out_of_memory"},
+              {"error",
+               fmt::format("allocating {} bytes for the candidate's outputs failed: {}", need, e.what())}};
+    }
+    if (!grown.value("ok", false)) return grown;
+    reply = exchange({{"op", "deliver"}});
+  }
+  if (reply.value("ok", false) && (reply.contains("outputs") || reply.contains("snapshots"))) {
+    if (reply.value("arena_id", -1) != m_arena_id)
+      return {{"ok", false}, {"kind", "runtime_error"}, {"error", "the runner answered for another arena"}};
+    if (m_arena_bytes > 0) reply["arena"] = m_arena_spec; // a released arena is never described again
+  }
+  return reply;
+}
+
+json runner_link::reserve_arena(std::uint64_t bytes) {
+  try {
+    if (bytes > m_vault_bytes) {
+      free_vault();
+      if (m_spec.device == device_kind::cuda) {
+        m_vault_ptr = m_plugin->mem_alloc(bytes);
+      } else {
+        m_vault_fd = ::memfd_create("kj-vault", MFD_CLOEXEC);
+        if (m_vault_fd < 0 || ::ftruncate(m_vault_fd, static_cast<off_t>(bytes)) != 0)
+          throw std::runtime_error(
+              fmt::format("memfd_create/ftruncate of {} bytes: {}", bytes, std::strerror(errno)));
+      }
+      m_vault_bytes = bytes;
+    }
+    if (bytes <= m_arena_bytes) return {{"ok", true}};
+    return grow_arena(bytes);
+  } catch (const std::exception& e) { // kj's own allocation: never the candidate's failure
+    return {{"ok", false},
+            {"kind", "harness_error"},
+            {"reason", "out_of_memory"},
+            {"error", fmt::format("allocating {} bytes for the timed outputs' snapshots failed: {}", bytes,
+                                  e.what())}};
+  }
+}
+
+void runner_link::take_snapshot(std::uint64_t offset, std::uint64_t bytes) {
+  if (offset + bytes > m_arena_bytes || offset + bytes > m_vault_bytes)
+    throw std::runtime_error("a snapshot outside the arena or the vault");
+  if (m_spec.device == device_kind::cuda) {
+    m_plugin->copy_sync(m_vault_ptr + offset, m_arena_ptr + offset, bytes);
+    return;
+  }
+  std::vector<char> buffer(std::min<std::uint64_t>(bytes, 1 << 20));
+  for (std::uint64_t done = 0; done < bytes;) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), bytes - done));
+    const auto at = static_cast<off_t>(offset + done);
+    if (::pread(m_arena_fd, buffer.data(), n, at) != static_cast<ssize_t>(n) ||
+        ::pwrite(m_vault_fd, buffer.data(), n, at) != static_cast<ssize_t>(n))
+      throw std::runtime_error(fmt::format("copying a snapshot into the vault: {}", std::strerror(errno)));
+    done += n;
+  }
+}
+
+json runner_link::vault_spec() const {
+  json spec{{"kind", m_spec.device == device_kind::cuda ? "cuda" : "file"}, {"bytes", m_vault_bytes}};
+  if (m_spec.device == device_kind::cuda)
+    spec["ptr"] = m_vault_ptr;
+  else
+    spec["path"] = fmt::format("/proc/self/fd/{}", m_vault_fd);
+  return spec;
+}
+
+void runner_link::free_vault() noexcept {
+  free_memory(m_plugin, m_vault_ptr, m_vault_fd);
+  m_vault_bytes = 0;
+}
+
+json runner_link::grow_arena(std::uint64_t bytes) {
+  bytes = std::max(bytes, k_first_arena);
+  json message{{"op", "arena"}, {"id", m_arena_id + 1}, {"bytes", bytes}};
+  const bool cuda = m_spec.device == device_kind::cuda;
+  std::uint64_t ptr = 0;
+  int fd = -1;
+  fs::path path;
+  if (cuda) {
+    ptr = m_plugin->mem_alloc(bytes);
+    message["kind"] = "cuda";
+    message["handle"] = hex(m_plugin->ipc_handle(ptr));
+  } else { // shared memory with no path (never written back to a disk), handed over with the message
+    fd = ::memfd_create("kj-arena", MFD_CLOEXEC);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+      const std::string error = std::strerror(errno);
+      if (fd >= 0) ::close(fd);
+      throw std::runtime_error(fmt::format("memfd_create/ftruncate of {} bytes: {}", bytes, error));
+    }
+    message["kind"] = "file";
+    message["fd"] = true;
+    path = fmt::format("/proc/self/fd/{}", fd); // the judge's own way in
+  }
+  const json reply = exchange(message, fd);
+  if (!reply.value("ok", false)) {
+    if (cuda) m_plugin->mem_free(ptr);
+    if (fd >= 0) ::close(fd);
+    return reply;
+  }
+  free_arena();
+  m_arena_fd = fd;
+  m_arena_ptr = ptr;
+  m_arena_path = path;
+  m_arena_bytes = bytes;
+  ++m_arena_id;
+  m_arena_spec = {{"id", m_arena_id}, {"kind", cuda ? "cuda" : "file"}, {"bytes", bytes}};
+  if (cuda)
+    m_arena_spec["ptr"] = ptr;
+  else
+    m_arena_spec["path"] = path.string();
+  return reply;
+}
+
+json runner_link::exchange(const json& message, int pass_fd, const interim_handler& on_interim) {
+  if (m_dead) return death();
+  const std::string op = message.is_null() ? "start" : message.value("op", "?");
+  if (!message.is_null() && !m_socket->send(message, pass_fd)) return died(op);
+  std::string line;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(m_spec.deadline -
+                                                                            std::chrono::steady_clock::now());
+    const line_socket::status status = m_socket->receive(line, std::max(left, std::chrono::milliseconds(1)));
+    if (status == line_socket::status::closed) return died(op);
+    if (status == line_socket::status::timed_out) {
+      m_death_kind = "timeout";
+      m_death_text =
+          fmt::format("the candidate's process did not finish '{}' before the job's time limit", op);
+      break;
+    }
+    json reply;
+    try {
+      reply = json::parse(line);
+    } catch (const json::exception&) {
+    }
+    if (reply.is_object() && reply.contains("interim") && on_interim) {
+      if (!m_socket->send(on_interim(reply))) return died(op);
+      continue;
+    }
+    if (reply.is_object() && reply.contains("ok")) return sanitized(std::move(reply));
+    m_death_kind = "crashed";
+    m_death_text = "the candidate's process answered '" + op + "' with something that is not a reply";
+    break;
+  }
+  m_dead = true;
+  ::kill(-m_pid, SIGKILL);
+  kill_descendants(::getpid());
+  m_death_text += "\n--- its output ---\n" + output();
+  return death();
+}
+
+json runner_link::died(const std::string& during) {
+  const int status = wait_briefly_then_kill(m_pid);
+  ::kill(-m_pid, SIGKILL); // what it started in its group goes with it
+  kill_descendants(::getpid());
+  m_dead = true;
+  std::string limit;
+  {
+    std::lock_guard lock(m_limit_mutex);
+    limit = m_limit_broken;
+  }
+  // Past its memory limit the candidate failed at run time, as an allocation that fails in-process does.
+  m_death_kind = limit.rfind("oom", 0) == 0 ? "runtime_error" : "crashed";
+  m_death_reason = limit.rfind("oom", 0) == 0 ? "out_of_memory" : "";
+  m_death_text = limit.empty()
+                     ? fmt::format("the candidate's process {} during '{}'",
+                                   describe_status(status, m_sandboxed), during)
+                     : fmt::format("the candidate's process was killed during '{}': {}", during, limit);
+  m_death_text += "\n--- its output ---\n" + output();
+  return death();
+}
+
+json runner_link::death() const {
+  json reply{{"ok", false}, {"kind", m_death_kind}, {"error", m_death_text}};
+  if (!m_death_reason.empty()) reply["reason"] = m_death_reason;
+  return reply;
+}
+
+} // namespace kj::worker

@@ -1,0 +1,156 @@
+// The judge's side of the runner: starts the candidate's process, sends it requests with a deadline, owns the
+// arena the outputs come back in, watches its memory and process count, and kills it and everything it
+// started.
+#pragma once
+
+#include "cuda/plugin_loader.hpp"
+#include "engine/exec/messages.hpp"
+#include "engine/worker/line_socket.hpp"
+#include "engine/worker/process_tree.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+namespace kj::worker {
+
+// A failure of the runner (the candidate's process), with the verdict it means.
+struct runner_failure : std::runtime_error {
+  runner_failure(std::string verdict, const std::string& error, std::string why = "")
+      : std::runtime_error(error), kind(std::move(verdict)), reason(std::move(why)) {}
+  std::string kind;
+  std::string reason; // out_of_memory, or ""
+};
+
+struct runner_limits {
+  std::uint64_t memory_bytes = 0;     // resident memory of the runner and its children; 0: half the machine's
+  int processes = 256;                // the runner and its descendants
+  std::size_t output_bytes = 1 << 20; // of its stdout/stderr kept (head and tail); the rest is counted only
+};
+
+struct runner_spec {
+  device_kind device = device_kind::cpu;
+  exec::source_file problem;
+  exec::source_file candidate;
+  std::map<std::string, std::int64_t> overrides;
+  exec::protocol_spec protocol;
+  std::filesystem::path scratch; // the runner's own folder (its working directory, HOME and TMPDIR)
+  std::chrono::steady_clock::time_point deadline; // the job's: no request waits past it
+  runner_limits limits;
+  std::vector<std::filesystem::path> read_only; // what the sandbox exposes besides the system folders
+  bool import_on_device =
+      false; // the build step deferred the import: the runner may compile (build folder rw)
+};
+
+class runner_link {
+public:
+  // Starts the runner and loads problem and candidate; load() tells how that went.
+  runner_link(runner_spec spec, const cuda::plugin* plugin);
+  // Starts only the runner's process, which imports torch meanwhile (the judge starts it before importing
+  // torch itself: the two start-ups overlap); connect() then loads problem and candidate.
+  explicit runner_link(runner_spec spec);
+  // After the launch-only constructor, once: the runner's hello and the load (load() tells how it went);
+  // `plugin` owns the device arena on CUDA (null on the CPU).
+  void connect(const cuda::plugin* plugin);
+  ~runner_link();
+  runner_link(const runner_link&) = delete;
+  runner_link& operator=(const runner_link&) = delete;
+
+  // The reply of the load request ({"ok": false, "kind": ..., "error": ...} when it failed).
+  const nlohmann::json& load() const { return m_load; }
+
+  // One request. The reply is {"ok": true, ...} or {"ok": false, "kind", "error"}; when the runner died,
+  // timed out or broke a limit, every later request gets that failure (kind crashed, timeout or oom) with the
+  // end of its output. Replies with outputs carry "arena": the judge's view of the memory they are in.
+  nlohmann::json request(const nlohmann::json& message);
+  // The same, answering the runner's interim lines ({"interim": ...}, a timing round's snapshots) with
+  // `on_interim`'s reply while the request is under way.
+  using interim_handler = std::function<nlohmann::json(const nlohmann::json&)>;
+  nlohmann::json request(const nlohmann::json& message, const interim_handler& on_interim);
+
+  bool alive() const { return !m_dead; }
+  // The job's deadline: no request waits past it.
+  std::chrono::steady_clock::time_point deadline() const { return m_spec.deadline; }
+  // Stops (SIGSTOP) or resumes the runner and everything it started, so that nothing of the candidate's runs
+  // while the judge times the reference: a thread or process it left behind cannot slow the reference down.
+  void freeze(bool stopped);
+  // Starts a fresh runner (after a crash), loading the same problem and candidate; false when that fails.
+  bool restart();
+  // What the runner printed: its first and last bytes.
+  std::string output() const;
+  // After the judge has taken a reply's outputs: a large arena is unmapped by the runner (which also drops
+  // its copy and returns its cached device memory) and freed, so that no case starts with the last one's
+  // held.
+  void release_arena();
+  // Makes the arena at least `bytes` large before a request whose outputs go into it (a timing round's
+  // snapshots); the reply fields of a kj's own failure to allocate ({"ok": false, "kind": "harness_error"}),
+  // else {"ok": true}.
+  nlohmann::json reserve_arena(std::uint64_t bytes);
+  // Copies `bytes` of the arena at `offset` into the judge's vault (memory of the same size the runner never
+  // sees, made by reserve_arena): a snapshot is the judge's before the candidate's code runs again.
+  void take_snapshot(std::uint64_t offset, std::uint64_t bytes);
+  // The vault as the judge's Python reads it ({"kind": "cuda", "ptr"} or {"kind": "file", "path"}, "bytes").
+  nlohmann::json vault_spec() const;
+  // The largest resident memory of the runner and its descendants seen by the watchdog [bytes].
+  std::uint64_t peak_rss() const { return m_peak_rss; }
+
+private:
+  void start();
+  void launch();
+  void handshake();
+  void stop();
+  nlohmann::json exchange(const nlohmann::json& message, int pass_fd = -1,
+                          const interim_handler& on_interim = {});
+  void free_vault() noexcept;
+  nlohmann::json grow_arena(std::uint64_t bytes);
+  void free_arena() noexcept;
+  nlohmann::json died(const std::string& during);
+  nlohmann::json death() const;
+  void watch();
+  void capture(int fd);
+
+  runner_spec m_spec;
+  const cuda::plugin* m_plugin;
+  nlohmann::json m_load;
+  std::unique_ptr<line_socket> m_socket;
+  int m_pid = -1;
+  std::atomic<bool> m_dead{false};
+  std::string m_death_kind, m_death_text, m_death_reason;
+  bool m_sandboxed = false; // started through bubblewrap, which reports a signal as 128 + its number
+  std::atomic<bool> m_stop_threads{false};
+  std::thread m_watchdog, m_reader;
+  mutable std::mutex m_output_mutex;
+  std::string m_head, m_tail;
+  std::uint64_t m_output_total = 0;
+  std::mutex m_limit_mutex;
+  std::string m_limit_broken; // set by the watchdog: "oom: ..." or "processes: ..."
+  std::atomic<std::uint64_t> m_peak_rss{0};
+  // the arena; its ids grow over the judge's life, restarts included, so that no view of an old one is reused
+  int m_arena_id = 0;
+  std::uint64_t m_arena_bytes = 0, m_arena_ptr = 0;
+  std::filesystem::path m_arena_path; // the judge's view: /proc/self/fd/N of the CPU arena
+  int m_arena_fd = -1;                // the CPU arena's memfd
+  nlohmann::json m_arena_spec;
+  std::uint64_t m_vault_bytes = 0, m_vault_ptr = 0; // the judge's own copy of the snapshot slots
+  int m_vault_fd = -1;
+};
+
+// While it lives, the runner is frozen (runner_link::freeze).
+class frozen_runner {
+public:
+  explicit frozen_runner(runner_link& runner) : m_runner(runner) { m_runner.freeze(true); }
+  ~frozen_runner() { m_runner.freeze(false); }
+  frozen_runner(const frozen_runner&) = delete;
+  frozen_runner& operator=(const frozen_runner&) = delete;
+
+private:
+  runner_link& m_runner;
+};
+
+} // namespace kj::worker

@@ -1,0 +1,79 @@
+// The runner's watchdog (its processes' memory and count against the limits) and the capture of what it
+// prints (head and tail kept, the rest counted): the parts of runner_link that run on threads of their own.
+#include "engine/worker/runner_link.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <fmt/core.h>
+#include <poll.h>
+#include <string_view>
+#include <unistd.h>
+
+namespace kj::worker {
+
+void runner_link::watch() {
+  while (!m_stop_threads) {
+    ::usleep(
+        200'000); // a fork bomb makes a few hundred processes in this time; RLIMITs and cgroups cap the rest
+    if (m_dead || m_pid <= 0) continue;
+    // Everything below the judge: the runner, its children, and orphans reparented to us (the subreaper).
+    const auto tree = descendants(::getpid());
+    std::uint64_t rss = 0;
+    for (int pid : tree)
+      rss += resident_bytes(pid);
+    if (rss > m_peak_rss) m_peak_rss = rss;
+    std::string broken;
+    if (rss > m_spec.limits.memory_bytes)
+      broken = fmt::format("oom: its processes held {} MiB of host memory, over the limit of {} MiB",
+                           rss >> 20, m_spec.limits.memory_bytes >> 20);
+    else if (static_cast<int>(tree.size()) > m_spec.limits.processes)
+      broken = fmt::format("processes: it started more than {} processes", m_spec.limits.processes);
+    if (broken.empty()) continue;
+    {
+      std::lock_guard lock(m_limit_mutex);
+      m_limit_broken = broken;
+    }
+    ::kill(-m_pid, SIGKILL);
+    ::kill(m_pid, SIGKILL);
+    for (int pid : tree)
+      ::kill(pid, SIGKILL);
+  }
+}
+
+void runner_link::capture(int fd) {
+  char buffer[65536];
+  const std::size_t half = m_spec.limits.output_bytes / 2;
+  while (true) {
+    pollfd pfd{fd, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, 100);
+    if (ready == 0) {
+      if (m_stop_threads) break; // a descendant that escaped the kill may hold the pipe: do not wait for it
+      continue;
+    }
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    std::lock_guard lock(m_output_mutex);
+    m_output_total += static_cast<std::uint64_t>(n);
+    std::string_view chunk(buffer, static_cast<std::size_t>(n));
+    if (m_head.size() < half) {
+      const std::size_t take = std::min(half - m_head.size(), chunk.size());
+      m_head.append(chunk.substr(0, take));
+      chunk.remove_prefix(take);
+    }
+    m_tail.append(chunk);
+    if (m_tail.size() > 2 * half) m_tail.erase(0, m_tail.size() - half);
+  }
+  ::close(fd);
+}
+
+std::string runner_link::output() const {
+  std::lock_guard lock(m_output_mutex);
+  const std::size_t half = m_spec.limits.output_bytes / 2;
+  std::string tail = m_tail.size() > half ? m_tail.substr(m_tail.size() - half) : m_tail;
+  const std::uint64_t shown = m_head.size() + tail.size();
+  if (shown >= m_output_total) return m_head + tail;
+  return m_head + fmt::format("\n[... {} bytes of output not kept ...]\n", m_output_total - shown) + tail;
+}
+
+} // namespace kj::worker

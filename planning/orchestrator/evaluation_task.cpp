@@ -1,0 +1,147 @@
+// Implements the evaluation task: build step (skipped when the cache has the source), evaluate step, record.
+#include "planning/orchestrator/evaluation_task.hpp"
+
+#include "core/hashing.hpp"
+
+#include <cstdlib>
+#include <fmt/core.h>
+
+using nlohmann::json;
+
+namespace kj::orchestrator {
+namespace {
+
+std::string env_value(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+std::chrono::milliseconds milliseconds(double seconds) {
+  return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+}
+
+scheduler::problem_label label_of(const kb::problem& p) {
+  return {p.level, p.number, p.name, p.file_name};
+}
+
+scheduler::candidate_label label_of(const adapters::candidate& c) {
+  return {c.producer, c.sample, c.path.string()};
+}
+
+} // namespace
+
+exec::evaluate_job evaluate_message(const evaluation_context& ctx, const kb::problem& p,
+                                    const adapters::candidate& c) {
+  exec::evaluate_job job;
+  job.device = ctx.device;
+  job.problem = {p.path.string(), p.source};
+  job.candidate = {c.path.empty() ? "<" + c.producer + " " + p.file_name + ">" : c.path.string(), c.source};
+  const judging_settings& j = ctx.judging;
+  job.overrides = p.overrides_for(to_string(ctx.device), j.overrides);
+  job.protocol = exec::make_protocol(j.protocol, p.kb_version.empty() ? "main" : p.kb_version, j.precision);
+  job.protocol.input_rng = j.input_rng;
+  if (j.trials > 0 && j.trials != job.protocol.trials) { // no longer the original protocol
+    job.protocol.trials = j.trials;
+    job.protocol.name += fmt::format("+trials={}", j.trials);
+  }
+  job.timing = j.timing;
+  job.strict = j.strict;
+  job.timeout_s = j.timeout_s;
+  job.limits = j.limits;
+  return job;
+}
+
+evaluation_context context_of(const judging_settings& judging, const json& env, device_kind device,
+                              const exec::build_cache& builds) {
+  return {.judging = judging, .device = device, .env = env, .builds = &builds, .wrapper = {}};
+}
+
+std::string candidate_build_key(const evaluation_context& ctx, const std::string& source,
+                                const std::map<std::string, std::int64_t>& overrides) {
+  std::string arch = env_value("TORCH_CUDA_ARCH_LIST");
+  const bool cuda = ctx.device == device_kind::cuda;
+  if (arch.empty() && cuda) arch = ctx.env.value("compute_capability", "");
+  std::string flags;
+  for (const char* f : {"CFLAGS", "CXXFLAGS", "LDFLAGS", "CC", "CXX", "NVCC_FLAGS", "TORCH_NVCC_FLAGS"})
+    flags += fmt::format("{}={};", f, env_value(f));
+  return exec::build_key({.source = source,
+                          .overrides = overrides,
+                          .device = to_string(ctx.device),
+                          .python = ctx.env.value("python", ""),
+                          .torch = ctx.env.value("torch", ""),
+                          .torch_cuda = ctx.env.value("torch_cuda", ""),
+                          .cuda_arch = arch,
+                          .nvcc = cuda ? ctx.env.value("nvcc", "") : "",
+                          .cxx = ctx.env.value("cxx", ""),
+                          .flags = flags});
+}
+
+exec::launch_spec build_launch(const evaluation_context& ctx, const std::string& name) {
+  // The build runs the candidate's module code: sandboxed, at a lower priority when it runs beside timing.
+  exec::launch_spec launch{.name = name, .timeout = milliseconds(ctx.judging.build_timeout_s)};
+  launch.sandbox = exec::sandbox_policy{};
+  for (const auto& path : ctx.env.value("python_paths", std::vector<std::string>{}))
+    launch.sandbox->read_only.emplace_back(path);
+  if (ctx.device == device_kind::cuda) launch.nice = 10;
+  return launch;
+}
+
+scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem& p,
+                                const adapters::candidate& c, db::evaluation_record record,
+                                std::function<void(scheduler::evaluation_result&)> on_result) {
+  auto job = std::make_shared<exec::evaluate_job>(evaluate_message(ctx, p, c));
+  auto result = std::make_shared<scheduler::evaluation_result>();
+  result->problem = label_of(p);
+  result->candidate = label_of(c);
+  result->record = std::move(record);
+  auto applied = std::make_shared<json>(json::object());
+  const std::string name = fmt::format("L{}-{}-s{}", p.level, p.number, c.sample);
+
+  scheduler::task task;
+  task.name = name;
+  task.label = fmt::format("L{} {}_{} {} s{}", p.level, p.number, p.name, c.producer, c.sample);
+  if (ctx.builds && scheduler::needs_build(c.source)) {
+    const std::string key = candidate_build_key(ctx, c.source, job->overrides);
+    result->record.build_key = key;
+    if (auto cached = ctx.builds->lookup(key)) {
+      result->build = *cached; // re-judging an unchanged source never compiles it again
+      ++task.reused_builds;
+    } else {
+      task.builds.push_back({exec::build_job{job->problem, job->candidate, job->overrides, job->device},
+                             build_launch(ctx, "build-" + name), key});
+    }
+  }
+  task.plan_device =
+      [=, &ctx](const std::vector<scheduler::build_done>& builds) -> std::optional<scheduler::device_step> {
+    if (!builds.empty()) result->build = builds.front().record;
+    result->record.started_at = core::now_iso8601();
+    const bool deferred = result->build && result->build->status == "deferred";
+    if (result->build && result->build->status != "ok" && !deferred) return std::nullopt;
+    exec::evaluate_job device_job = *job;
+    device_job.import_on_device = deferred;
+    if (deferred) device_job.timeout_s += ctx.judging.build_timeout_s; // its compile runs in this job now
+    exec::launch_spec launch{
+        .name = name, .timeout = milliseconds(device_job.timeout_s), .wrapper = ctx.wrapper};
+    if (result->build) launch.build_dir = ctx.builds->dir(result->build->key);
+    return scheduler::device_step{device_job, launch, [applied](const json& e) {
+                                    if (e.contains("applied_overrides")) *applied = e["applied_overrides"];
+                                  }};
+  };
+  task.finish = [=, &ctx](const std::vector<scheduler::build_done>&,
+                          const scheduler::device_done* device) -> std::vector<scheduler::task> {
+    if (device) {
+      fill_evaluation(device->outcome, device->log_tail, result->record, ctx.judging.trace);
+      result->record.overrides_json = applied->dump();
+      result->slot = device->slot;
+    } else {
+      fill_from_build(result->record, *result->build);
+    }
+    if (!ctx.judging.strict) without_strict(result->record);
+    result->record.finished_at = core::now_iso8601();
+    on_result(*result);
+    return {};
+  };
+  return task;
+}
+
+} // namespace kj::orchestrator

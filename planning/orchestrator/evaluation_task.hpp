@@ -1,0 +1,50 @@
+// The task that judges one candidate: its content-addressed build (when it compiles anything), then one
+// evaluate job on a device slot, then the finished record. Shared by `kj run` and evaluate().
+#pragma once
+
+#include "adapters/candidates.hpp"
+#include "engine/exec/messages.hpp"
+#include "engine/scheduler/scheduler.hpp"
+#include "engine/scheduler/sinks.hpp"
+#include "kernelbench/problems.hpp"
+#include "planning/orchestrator/judging_settings.hpp"
+
+#include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace kj::orchestrator {
+
+// What every evaluation of a run shares: the judging settings and what the run resolved.
+struct evaluation_context {
+  judging_settings judging;
+  device_kind device = device_kind::cpu;
+  nlohmann::json env; // the probe worker's environment (versions that key the builds)
+  const exec::build_cache* builds = nullptr;
+  std::vector<std::string> wrapper; // put before the evaluate job's worker command (a profiler); builds: none
+};
+
+evaluation_context context_of(const judging_settings& judging, const nlohmann::json& env, device_kind device,
+                              const exec::build_cache& builds);
+
+// The evaluate job of a candidate (protocol per the problem's KernelBench version, sizes per device).
+exec::evaluate_job evaluate_message(const evaluation_context& ctx, const kb::problem& problem,
+                                    const adapters::candidate& candidate);
+
+// The build key of a candidate's source under this context's stack.
+std::string candidate_build_key(const evaluation_context& ctx, const std::string& source,
+                                const std::map<std::string, std::int64_t>& overrides);
+
+// How a candidate's build job starts (kj run and the agent's compile tool alike): in the sandbox, with the
+// build timeout, at a lower priority on a GPU machine.
+exec::launch_spec build_launch(const evaluation_context& ctx, const std::string& name);
+
+// `record` comes with the ids, device, protocol, baselines and static findings filled in; the task fills
+// the rest and hands the result to `on_result` (called one at a time by the scheduler).
+scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem& problem,
+                                const adapters::candidate& candidate, db::evaluation_record record,
+                                std::function<void(scheduler::evaluation_result&)> on_result);
+
+} // namespace kj::orchestrator

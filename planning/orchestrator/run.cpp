@@ -1,0 +1,297 @@
+// Implements `kj run`: resolve sources and device, record problems and candidates, plan one task per
+// candidate, let the scheduler run them, summarize.
+#include "planning/orchestrator/run.hpp"
+
+#include "adapters/candidates.hpp"
+#include "adapters/generate/accounting.hpp"
+#include "core/hashing.hpp"
+#include "core/verdict.hpp"
+#include "engine/exec/sandbox.hpp"
+#include "engine/scheduler/heartbeat.hpp"
+#include "planning/baselines/baselines.hpp"
+#include "planning/orchestrator/evaluation_task.hpp"
+#include "planning/orchestrator/problem_sources.hpp"
+#include "planning/orchestrator/run_collect.hpp"
+#include "planning/orchestrator/run_config.hpp"
+#include "planning/orchestrator/run_lock.hpp"
+#include "planning/orchestrator/run_plan.hpp"
+#include "planning/orchestrator/run_setup.hpp"
+#include "planning/orchestrator/summary.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+#include <iostream>
+#include <optional>
+#include <set>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kj::orchestrator {
+
+namespace {
+
+// Prints each measured baseline as it is known (cached ones are only counted).
+class baseline_console final : public scheduler::result_sink {
+public:
+  void baseline(scheduler::baseline_result& r) override {
+    if (r.cached) return;
+    fmt::print(stderr, "  L{} {} {}: {}\n", r.problem.level, r.problem.file_name, r.mode,
+               r.record.status == "ok" ? fmt::format("{:.4g} ms", r.record.headline_ms().value_or(0))
+                                       : r.record.status);
+  }
+};
+
+// The cached (or, for a list of modes, freshly measured) compiled baselines of the problems that have
+// candidates, by problem index; eager is left out: the run times it paired with each candidate.
+std::map<std::size_t, std::vector<std::int64_t>>
+run_baselines(db::store& store, const scheduler::scheduler& runner, const run_options& options,
+              const std::vector<kb::problem>& problems, const std::vector<std::int64_t>& problem_ids,
+              const std::vector<adapters::candidate>& candidates, const baselines::stack_ref& stack,
+              device_kind device) {
+  std::map<std::size_t, std::vector<std::int64_t>> linked;
+  if (options.baselines == "none" || !options.judging.timing.enabled) return linked;
+  baselines::options opts = baselines::options_for(options.judging, device);
+  const bool cached_only = options.baselines == "cached";
+  opts.modes = cached_only ? baselines::all_modes : baselines::parse_modes(options.baselines);
+  std::erase(opts.modes, "eager");
+  if (opts.modes.empty()) return linked;
+  opts.measure_missing = !cached_only;
+  std::vector<baselines::problem_ref> refs;
+  std::map<const kb::problem*, std::size_t> index_of;
+  for (const auto& c : candidates)
+    if (index_of.emplace(&problems[c.problem_index], c.problem_index).second)
+      refs.push_back({&problems[c.problem_index], problem_ids[c.problem_index]});
+  if (!cached_only)
+    fmt::print(stderr, "kj: baselines {} for {} problems (cached where measured before)...\n",
+               fmt::join(opts.modes, ", "), refs.size());
+  scheduler::db_sink to_db(store);
+  baseline_console console;
+  scheduler::sink_set sinks({&to_db, &console});
+  for (const auto& r : baselines::ensure(store, runner, refs, stack, opts, sinks))
+    linked[index_of[r.problem]].push_back(r.record.id);
+  return linked;
+}
+
+// Stops the run after `limit` failed evaluations (--maxfail): as Ctrl-C does, so the run stays resumable.
+class maxfail_sink final : public scheduler::result_sink {
+public:
+  explicit maxfail_sink(int limit) : m_limit(limit) {}
+  void begin(std::size_t planned, std::size_t /*kept*/) override { m_planned = planned; }
+  void evaluation(scheduler::evaluation_result& r) override {
+    ++m_done;
+    const bool failed = !counted_correct(r.record.verdict, r.record.strict_verdict);
+    if (m_limit <= 0 || !failed || ++m_failed != m_limit || m_done >= m_planned) return; // nothing left: ends
+    fmt::print(stderr, "kj: {} failed evaluation{}: stopping (--maxfail {})\n", m_failed,
+               m_failed == 1 ? "" : "s", m_limit);
+    m_tripped = true;
+    exec::request_interrupt();
+  }
+  bool tripped() const { return m_tripped; }
+
+private:
+  int m_limit = 0;
+  int m_failed = 0;
+  std::size_t m_planned = 0, m_done = 0;
+  bool m_tripped = false;
+};
+
+// Ends the run after Ctrl-C or --maxfail: interrupted, resumable. Exit code 130, or 1 after --maxfail.
+int stopped(db::store& store, const run_handle& run, const fs::path& db_path, bool maxfail) {
+  store.set_run_status(run.id, "interrupted");
+  if (maxfail) store.set_run_detail(run.id, "stopped by --maxfail");
+  fmt::print(stderr, "\nkj: {}; finished evaluations are in {}. Resume with: kj run --run-id {} ...\n",
+             maxfail ? "stopped after --maxfail failures" : "interrupted", db_path.string(), run.uid);
+  return maxfail ? 1 : 130;
+}
+
+} // namespace
+
+std::vector<std::int64_t> record_problems(db::store& store, const std::vector<kb::problem>& problems) {
+  std::vector<std::int64_t> ids;
+  db::store::batch batch(store);
+  for (const auto& p : problems)
+    ids.push_back(
+        store.upsert_problem({p.suite, p.kb_version, p.level, p.number, p.name, p.file_name, p.path.string(),
+                              p.source, core::sha256_hex(p.source), p.source_commit}));
+  batch.commit();
+  return ids;
+}
+
+namespace {
+
+// What the rest of a run needs, once the run is recorded.
+struct run_state {
+  const run_options& options;
+  const fs::path& cache_dir;
+  const std::vector<kb::problem>& problems;
+  std::vector<adapters::candidate> candidates; // imported ones; an adapter's are generated under the run
+  const json& env;
+  device_kind device;
+  const std::vector<int>& gpus;
+  const db::stack_record& stack;
+  std::int64_t stack_id = 0;
+  std::optional<std::set<std::int64_t>> only; // --rerun-failed
+};
+
+// Says what the plan compiles and leaves out, and tells the heartbeat how many builds to expect.
+void announce(const run_plan& plan, const run_options& options, device_kind device,
+              scheduler::heartbeat& beat) {
+  std::size_t compiles = 0, reused = 0;
+  for (const auto& t : plan.tasks) {
+    compiles += t.builds.size();
+    reused += t.reused_builds;
+  }
+  if (reused)
+    fmt::print(stderr, "kj: {} candidates were built before (their cached builds are reused)\n", reused);
+  if (compiles)
+    fmt::print(stderr, "kj: compiling {} candidates ({} at a time){}...\n", compiles,
+               options.build_jobs > 0 ? options.build_jobs : scheduler::default_build_jobs(),
+               device == device_kind::cuda ? " while the device judges the others" : " before judging");
+  if (plan.not_failed)
+    fmt::print(stderr, "kj: --rerun-failed: {} candidates passed before and are left out\n", plan.not_failed);
+  beat.expect_builds(compiles);
+  beat.touch();
+}
+
+// Plans the run's tasks and judges them: returns the exit code (0, 130 after Ctrl-C, 1 after --maxfail).
+int judge(db::store& store, run_state& st, const run_handle& run, run_guard& guard) {
+  const run_options& options = st.options;
+  const std::vector<std::int64_t> problem_ids = record_problems(store, st.problems);
+  exec::install_interrupt_handlers();
+  if (options.generation.active()) { // an LLM adapter records its exchanges under the run
+    auto generated =
+        adapters::generate_candidates(store, run.id, st.problems, problem_ids, options.generation,
+                                      to_string(st.device), exec::interrupt_requested);
+    store.set_run_producer(run.id, generated.producer);
+    st.candidates = std::move(generated.candidates);             // -k chose the problems before
+    if (st.candidates.empty() && !exec::interrupt_requested()) { // every call failed: nothing to judge
+      guard.fail("the model answered none of the requests (their errors are above)");
+      fmt::print(stderr, "kj: {}/{} answered none of the requests: nothing to judge (exit 1)\n",
+                 options.generation.adapter, options.generation.model);
+      return 1;
+    }
+  }
+  auto candidates = select_shard(options.part, st.problems, std::move(st.candidates));
+  if (exec::interrupt_requested()) {
+    guard.release();
+    return stopped(store, run, options.db_path, false);
+  }
+  const exec::job_runner runner{st.cache_dir, options.keep_scratch};
+  const exec::build_cache builds(st.cache_dir / "builds");
+  const bool quiet = scheduler::progress_sink::quiet_for(options.progress);
+  scheduler::heartbeat beat(quiet);
+  // CPU timing must not share the machine with a compiler: there every build comes first. On a GPU the
+  // next candidates compile while the current one is timed.
+  const scheduler::scheduler runs(runner, builds,
+                                  {.build_jobs = options.build_jobs,
+                                   .observer = &beat,
+                                   .slots = scheduler::device_slots(st.device, st.gpus),
+                                   .overlap = st.device == device_kind::cuda});
+  const auto linked = run_baselines(store, runs, options, st.problems, problem_ids, candidates,
+                                    {st.stack_id, st.stack.stack_hash, st.stack.device_name}, st.device);
+  if (exec::interrupt_requested()) {
+    guard.release();
+    return stopped(store, run, options.db_path, false);
+  }
+
+  const evaluation_context ctx = context_of(options.judging, st.env, st.device, builds);
+  device_use use{.slots = std::max<std::size_t>(1, scheduler::device_slots(st.device, st.gpus).size())};
+  scheduler::db_sink to_db(store);
+  scheduler::progress_sink progress(quiet);
+  maxfail_sink maxfail(options.maxfail);
+  scheduler::sink_set sinks({&to_db, &progress, &beat, &maxfail});
+  run_plan plan = plan_run(store,
+                           {ctx, st.problems, problem_ids, run.id, st.stack_id, linked, st.only,
+                            [&sinks, &use](scheduler::evaluation_result& r) {
+                              if (!r.slot.empty()) // the scheduler calls this one result at a time
+                                use.busy_s += r.record.duration_s;
+                              sinks.evaluation(r);
+                            }},
+                           candidates);
+  announce(plan, options, st.device, beat);
+  sinks.begin(plan.tasks.size() + plan.no_code.size(), plan.kept);
+  for (auto& r : plan.no_code)
+    sinks.evaluation(r);
+  const auto started = std::chrono::steady_clock::now();
+  const bool finished = runs.run(std::move(plan.tasks));
+  use.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  sinks.end(!finished);
+  guard.release();
+  if (!finished) return stopped(store, run, options.db_path, maxfail.tripped());
+  store.set_run_status(run.id, "finished");
+  print_run_summary(store, run.uid, options.db_path, use);
+  if (options.generation.active()) adapters::write_cost_table(store.llm_costs(run.uid), std::cout);
+  return 0;
+}
+
+// --rerun-failed: the candidates that failed in the previous run of these options (empty: none failed); the
+// run's config names that run.
+std::set<std::int64_t> failed_before(const db::store& store, json& config, const std::string& run_uid) {
+  const run_handle previous = previous_run(store, config, run_uid);
+  const auto ids = store.failed_candidates(previous.id);
+  fmt::print(stderr, "kj: --rerun-failed: {} candidate{} failed in run {}\n", ids.size(),
+             ids.size() == 1 ? "" : "s", previous.uid);
+  config["rerun_failed_of"] = previous.uid;
+  return {ids.begin(), ids.end()};
+}
+
+} // namespace
+
+int execute_run(const run_options& options) {
+  // Bad input is found before anything runs: sources, candidates, DB path, cache folder.
+  const fs::path cache_dir = session_cache_dir(options.cache_dir);
+  refuse_exposed(options, cache_dir, exec::system_folders());
+  if (const std::string& c = options.candidates;
+      !c.empty() && c != "identity" && c != "examples" && !fs::exists(c))
+    throw kb::source_error(fmt::format("--candidates {}: no such folder or file", c));
+  std::vector<kb::problem> problems = load_all_problems(options.sources, cache_dir);
+  if (options.generation.active()) // the model is asked only for what -k keeps
+    problems = filter_problems(options.filter, std::move(problems),
+                               options.generation.adapter + "/" + options.generation.model);
+  if (options.baselines != "cached" && options.baselines != "none") baselines::parse_modes(options.baselines);
+
+  const run_session session =
+      open_session({options.device, options.gpus, options.judging, cache_dir, options.run_uid, "candidates"});
+  {
+    std::vector<fs::path> python;
+    for (const auto& p : session.env.value("python_paths", std::vector<std::string>{}))
+      python.emplace_back(p);
+    refuse_exposed(options, cache_dir, python);
+  }
+  const json& env = session.env;
+  const device_kind device = session.device;
+  if (options.collect_only) return collect_only(options, problems, device);
+  // Imported candidates are read before the database is opened: a mistyped folder leaves no file, no run.
+  const std::string producer = default_producer(options);
+  std::vector<adapters::candidate> imported;
+  if (!options.generation.active())
+    imported = filter_candidates(options.filter, problems,
+                                 import_candidates(options, problems, to_string(device), producer));
+  db::store store = db::store::open(options.db_path);
+  json config = run_config(options, to_string(device), producer);
+  const std::string& run_uid = session.run_uid;
+  const run_lock lock(options.db_path, run_uid);
+  run_state st{options, cache_dir, problems, {}, env, device, session.gpus, session.stack};
+  if (options.rerun_failed) {
+    st.only = failed_before(store, config, run_uid);
+    if (st.only->empty()) {
+      fmt::print(stderr, "kj: --rerun-failed: nothing to rerun\n");
+      return 0;
+    }
+  }
+  st.candidates = std::move(imported);
+  st.stack_id = store.upsert_stack(session.stack);
+  const run_handle run = open_run(store, options, run_uid, config, producer, to_string(device), st.stack_id);
+  run_guard guard(store, run);
+  try {
+    return judge(store, st, run, guard);
+  } catch (const std::exception& e) {
+    guard.fail(e.what());
+    throw;
+  }
+}
+
+} // namespace kj::orchestrator

@@ -1,0 +1,47 @@
+// `kj results --format markdown`: the rows as a GitHub-flavoured Markdown table, for a pull request or an
+// issue.
+#include "reports/results_table.hpp"
+
+#include <fmt/format.h>
+
+namespace kj::reports {
+namespace {
+
+// A cell's text: one line, its pipes escaped so they do not split the row.
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char c : text.substr(0, text.find('\n')))
+    out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+std::string ms(const std::optional<double>& v) {
+  return v ? fmt::format("{:.4f}", *v) : "";
+}
+
+std::string speedup(const result_row& r) {
+  if (!r.speedup) return "";
+  return fmt::format("{:.2f}x{}", *r.speedup, r.noise.empty() ? "" : " ~");
+}
+
+std::string note(const result_row& r) {
+  if (!r.untrusted.empty()) return "time not trusted: " + r.untrusted;
+  if (!r.error.empty()) return r.error;
+  if (!r.noise.empty()) return "may be noise: " + r.noise;
+  return r.findings;
+}
+
+} // namespace
+
+void write_markdown(const std::vector<result_row>& rows, std::ostream& out) {
+  out << "| L | id | problem | producer | sample | verdict | strict | cand ms | ref ms | speedup | note |\n"
+         "|--:|--:|---|---|--:|---|---|--:|--:|--:|---|\n";
+  for (const auto& r : rows) {
+    const std::string strict = r.strict_verdict == "fail" ? "fail: " + r.strict_failed : r.strict_verdict;
+    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.level, r.number,
+                       cell(r.problem_name), cell(r.producer), r.sample, cell(r.verdict), cell(strict),
+                       ms(r.candidate_median_ms), ms(r.reference_median_ms), speedup(r), cell(note(r)));
+  }
+}
+
+} // namespace kj::reports

@@ -1,0 +1,74 @@
+// kj results' formats are one table (reports/results_writers.cpp): every name there writes, an unknown name
+// is refused with the names there are, and the Markdown table keeps one row per evaluation whatever its texts
+// hold.
+#include "reports/results_table.hpp"
+#include "tests/support/catch_compat.hpp"
+
+#include <sstream>
+#include <stdexcept>
+
+using kj::reports::result_row;
+
+namespace {
+
+std::vector<result_row> two_rows() {
+  result_row fast;
+  fast.level = 1;
+  fast.number = 19;
+  fast.problem_name = "ReLU";
+  fast.producer = "claude";
+  fast.verdict = "correct";
+  fast.strict_verdict = "pass";
+  fast.candidate_median_ms = 0.5;
+  fast.reference_median_ms = 1.0;
+  fast.speedup = 2.0;
+  result_row broken = fast;
+  broken.number = 20;
+  broken.verdict = "runtime_error";
+  broken.strict_verdict = "";
+  broken.speedup.reset();
+  broken.candidate_median_ms.reset();
+  broken.error = "shape mismatch | got [2, 3]\nTraceback (most recent call last):";
+  return {fast, broken};
+}
+
+std::string written(const std::string& format) {
+  std::ostringstream out;
+  kj::reports::write_results(two_rows(), format, out);
+  return out.str();
+}
+
+} // namespace
+
+TEST_CASE("every format in the table writes the rows; an unknown one is refused by name") {
+  for (const auto& w : kj::reports::results_writers()) {
+    INFO(w.name);
+    CHECK_FALSE(written(std::string(w.name)).empty());
+    CHECK(&kj::reports::results_writer_named(std::string(w.name)) == &w);
+  }
+  std::string message;
+  try {
+    kj::reports::results_writer_named("yaml");
+  } catch (const std::invalid_argument& e) {
+    message = e.what();
+  }
+  CHECK(message.find("unknown format 'yaml'") != std::string::npos);
+  CHECK(message.find("markdown") != std::string::npos);
+  CHECK(kj::reports::results_writer_named("csv").for_scripts);
+  CHECK_FALSE(kj::reports::results_writer_named("markdown").for_scripts);
+}
+
+TEST_CASE("the Markdown table has a header, a rule and one row per evaluation, pipes escaped") {
+  const std::string md = written("markdown");
+  std::istringstream lines(md);
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);)
+    rows.push_back(line);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0].starts_with("| L | id | problem |"));
+  CHECK(rows[1].starts_with("|--:|"));
+  CHECK(rows[2] == "| 1 | 19 | ReLU | claude | 0 | correct | pass | 0.5000 | 1.0000 | 2.00x |  |");
+  // The error's pipe is escaped and only its first line is kept: the row still has its 11 cells.
+  CHECK(rows[3].find("shape mismatch \\| got [2, 3] |") != std::string::npos);
+  CHECK(rows[3].find("Traceback") == std::string::npos);
+}
