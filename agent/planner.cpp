@@ -3,6 +3,7 @@
 #include "agent/planner.hpp"
 
 #include "adapters/generate/accounting.hpp"
+#include "adapters/llm/provider.hpp"
 #include "agent/transcript.hpp"
 #include "core/version.hpp"
 #include "engine/exec/sandbox.hpp"
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -58,9 +60,11 @@ llm::price_table load_prices(const agent_options& o) {
 
 void check_model(const agent_options& o, const llm::price_table& prices) {
   const auto& g = o.generation;
-  if (g.adapter != "anthropic" && g.adapter != "gemini" && g.adapter != "openai")
-    throw kb::source_error("kj agent needs --adapter anthropic, gemini or openai (a local vLLM/SGLang "
-                           "server is openai with --base-url)");
+  if (!llm::provider_named(g.adapter))
+    throw kb::source_error(
+        fmt::format("kj agent needs --adapter {} (a local vLLM/SGLang server is openai with "
+                    "--base-url)",
+                    fmt::join(llm::provider_names(), ", ")));
   if (g.model.empty()) throw kb::source_error("kj agent needs --model NAME");
   if ((o.limits.max_usd || o.limits.run_usd) && !prices.find(g.adapter, g.model))
     throw kb::source_error(fmt::format("a dollar budget needs a price for {} model '{}' in {} (add an entry, "

@@ -209,10 +209,13 @@ std::string noise_of(const result_row& r, const nlohmann::json& params) {
     noise += fmt::format("{}the host's speed moved by {:.0f}% while it was timed", noise.empty() ? "" : "; ",
                          100 * moved);
   const auto clock = params.is_object() ? params.value("judge_clock", nlohmann::json()) : nlohmann::json();
-  const double charged = clock.is_object() ? clock.value("draw_charge_ms", 0.0) : 0.0;
-  if (charged > 0)
+  const auto charged = [&](const char* key) { return clock.is_object() ? clock.value(key, 0.0) : 0.0; };
+  if (const double ms = charged("wall_charge_ms"); ms > 0)
+    noise += fmt::format("{}{:.3f} ms a call charged: the judge's clock saw more than the candidate's timer",
+                         noise.empty() ? "" : "; ", ms);
+  if (const double ms = charged("draw_charge_ms"); ms > 0)
     noise += fmt::format("{}{:.3f} ms a call charged: kj's input draw was slower in the candidate's process",
-                         noise.empty() ? "" : "; ", charged);
+                         noise.empty() ? "" : "; ", ms);
   return noise;
 }
 

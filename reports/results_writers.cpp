@@ -20,8 +20,8 @@ const std::vector<results_writer>& results_writers() {
       {"table", "one line per evaluation, long texts cut", write_table},
       {"wide", "the table with nothing cut", write_wide},
       {"verbose", "a block per evaluation with its whole error", write_verbose},
-      {"json", "every field, versioned (format_version)", write_json, true},
-      {"csv", "every field, versioned (format_version)", write_csv, true},
+      {"json", "every field, for scripts, with format_version", write_json, true},
+      {"csv", "every field, for scripts, with format_version", write_csv, true},
       {"markdown", "a GitHub-flavoured table for a pull request or an issue", write_markdown},
   };
   return writers;

@@ -25,11 +25,14 @@ clock_check check_against_wall(const round_clock& candidate, const round_clock& 
   c.allowance_ms =
       std::max({2.0 * candidate_median_ms, 0.5 * reference_overhead, 0.25 * wall_per_call, 0.05});
   if (c.unaccounted_ms <= c.allowance_ms) return c;
-  c.credited = false;
+  c.charge_ms = c.unaccounted_ms - c.allowance_ms;
+  c.credited = c.charge_ms <= candidate_median_ms;
   c.reason = fmt::format(
       "the judge's clock saw {:.3f} ms per timed call more than the candidate's timer accounts for (its "
-      "median sample {:.3f} ms; noise allows {:.3f} ms): the timer in the candidate's process under-reported",
-      c.unaccounted_ms, candidate_median_ms, c.allowance_ms);
+      "median sample {:.3f} ms; noise allows {:.3f} ms): {}",
+      c.unaccounted_ms, candidate_median_ms, c.allowance_ms,
+      c.credited ? fmt::format("{:.3f} ms per call charged to the candidate", c.charge_ms)
+                 : std::string("the timer in the candidate's process under-reported"));
   return c;
 }
 

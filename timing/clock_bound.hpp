@@ -27,16 +27,20 @@ struct clock_check {
   bool credited = true;
   double unaccounted_ms = 0; // [ms] per call: the candidate's overhead beyond the reference's and its copies'
   double allowance_ms = 0;   // [ms] per call: what noise may account for
-  double charge_ms = 0; // [ms] per call: the time beyond the allowance (check_draws: charged, not refused)
-  std::string reason;   // when not credited
+  double charge_ms = 0;      // [ms] per call: the time beyond the allowance, charged to every timed call
+  std::string reason;        // when not credited, or charged
 };
 
 // Per call, the candidate round's time outside its samples, less the reference round's and less
 // `copies_ms` (kj's own snapshot copies in the candidate's round, spread over its calls), is noise only up to
 // twice the candidate's median sample, half the reference's overhead per call, a quarter of the candidate's
-// wall clock per call, or 0.05 ms, whichever is largest; beyond that the timer hid time and the round is not
-// credited. So a timer patched in native code cannot report less than about a third of what the calls took
-// (honest kernels on an H100 showed up to 1.7 x their median of such time, 2026-11-28).
+// wall clock per call, or 0.05 ms, whichever is largest. What lies beyond is `charge_ms`, which the caller
+// adds to every timed call; when it exceeds the candidate's median sample (the timer missed more than it
+// reported) the timer lied and the timing is not credited at all. So a timer patched in native code gains at
+// most the allowance, and one that hides most of each call loses its speedup; an honest kernel whose round a
+// loaded host slowed (an H200 beside eight compiles: 0.76 ms a call against a 0.70 ms allowance, 2026-11-28)
+// pays the excess instead of its speedup. Honest kernels on an H100 showed up to 1.7 x their median of such
+// time.
 clock_check check_against_wall(const round_clock& candidate, const round_clock& reference,
                                double candidate_median_ms, double copies_ms);
 

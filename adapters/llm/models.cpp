@@ -1,6 +1,8 @@
 // Implements the model table: versions read from model names.
 #include "adapters/llm/models.hpp"
 
+#include "adapters/llm/provider.hpp"
+
 #include <algorithm>
 #include <regex>
 #include <string>
@@ -49,14 +51,9 @@ bool openai_reasoning(const std::string& model) {
 }
 
 const std::vector<std::string>& effort_levels(const std::string& provider) {
-  static const std::vector<std::string> anthropic{"low", "medium", "high", "xhigh", "max"};
-  static const std::vector<std::string> gemini{"minimal", "low", "medium", "high"};
-  static const std::vector<std::string> openai{"none", "minimal", "low", "medium", "high", "xhigh"};
   static const std::vector<std::string> none;
-  if (provider == "anthropic") return anthropic;
-  if (provider == "gemini") return gemini;
-  if (provider == "openai") return openai;
-  return none;
+  const provider_entry* p = provider_named(provider);
+  return p ? p->effort_levels : none;
 }
 
 } // namespace kj::llm::models

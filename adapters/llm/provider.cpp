@@ -21,6 +21,13 @@ std::string string_field(const nlohmann::json& object, const char* key) {
   return it->is_string() ? it->get<std::string>() : (it->is_null() ? "" : it->dump());
 }
 
+// The host of a URL ("api.openai.com" of "https://api.openai.com/v1").
+std::string host_of(const std::string& url) {
+  const std::size_t scheme = url.find("://");
+  const std::size_t start = scheme == std::string::npos ? 0 : scheme + 3;
+  return url.substr(start, url.find('/', start) - start);
+}
+
 } // namespace
 
 provider::provider(std::string base_url, std::string api_key)
@@ -36,23 +43,58 @@ std::string provider::redact(std::string text) const {
   return text;
 }
 
+const std::vector<provider_entry>& providers() {
+  static const std::vector<provider_entry> table{
+      {"anthropic",
+       "Messages API, ANTHROPIC_API_KEY",
+       "https://api.anthropic.com",
+       {"ANTHROPIC_API_KEY"},
+       false,
+       {"low", "medium", "high", "xhigh", "max"},
+       make_anthropic},
+      {"gemini",
+       "generateContent, GEMINI_API_KEY or GOOGLE_API_KEY",
+       "https://generativelanguage.googleapis.com",
+       {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+       false,
+       {"minimal", "low", "medium", "high"},
+       make_gemini},
+      {"openai",
+       "chat completions of OpenAI or any compatible server such as vLLM/SGLang, OPENAI_API_KEY if it needs "
+       "one",
+       "https://api.openai.com/v1",
+       {"OPENAI_API_KEY"},
+       true,
+       {"none", "minimal", "low", "medium", "high", "xhigh"},
+       make_openai},
+  };
+  return table;
+}
+
+const provider_entry* provider_named(const std::string& name) {
+  for (const auto& p : providers())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
 const std::vector<std::string>& provider_names() {
-  static const std::vector<std::string> names{"anthropic", "gemini", "openai"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& p : providers())
+      out.push_back(p.name);
+    return out;
+  }();
   return names;
 }
 
 std::string default_base_url(const std::string& name) {
-  if (name == "anthropic") return "https://api.anthropic.com";
-  if (name == "gemini") return "https://generativelanguage.googleapis.com";
-  if (name == "openai") return "https://api.openai.com/v1";
-  return "";
+  const provider_entry* p = provider_named(name);
+  return p ? p->base_url : "";
 }
 
 std::vector<std::string> api_key_variables(const std::string& name) {
-  if (name == "anthropic") return {"ANTHROPIC_API_KEY"};
-  if (name == "gemini") return {"GEMINI_API_KEY", "GOOGLE_API_KEY"};
-  if (name == "openai") return {"OPENAI_API_KEY"};
-  return {};
+  const provider_entry* p = provider_named(name);
+  return p ? p->key_variables : std::vector<std::string>{};
 }
 
 std::string api_key_from_environment(const std::string& name) {
@@ -62,13 +104,14 @@ std::string api_key_from_environment(const std::string& name) {
 }
 
 void require_api_key(const std::string& name, const std::string& base_url) {
+  const provider_entry* p = provider_named(name);
   const std::string url = base_url.empty() ? default_base_url(name) : base_url;
-  const bool own_server = name == "openai" && url.find("api.openai.com") == std::string::npos;
+  const bool own_server = p && p->own_server_keyless && url.find(host_of(p->base_url)) == std::string::npos;
   if (own_server || !api_key_from_environment(name).empty() || api_key_variables(name).empty()) return;
   throw llm_error(name, error_kind::config,
                   fmt::format("{}: no API key: set {} in the environment{}", name,
                               fmt::join(api_key_variables(name), " or "),
-                              name == "openai"
+                              p && p->own_server_keyless
                                   ? " (a compatible server of your own, such as vLLM, is named by "
                                     "--base-url and needs a key only if it asks for one)"
                                   : ""));
@@ -76,17 +119,18 @@ void require_api_key(const std::string& name, const std::string& base_url) {
 
 std::unique_ptr<provider> make_provider(const std::string& name, const std::string& base_url,
                                         const std::string& api_key, bool key_optional) {
-  const std::string url = base_url.empty() ? default_base_url(name) : base_url;
+  const provider_entry* p = provider_named(name);
+  if (!p)
+    throw llm_error(
+        name, error_kind::config,
+        fmt::format("unknown adapter '{}' (expected {})", name, fmt::join(provider_names(), ", ")));
+  const std::string url = base_url.empty() ? p->base_url : base_url;
   // An OpenAI-compatible server of one's own (vLLM, SGLang) usually needs no key; the hosted APIs do.
-  if (api_key.empty() && !key_optional && name != "openai")
-    throw llm_error(name, error_kind::config,
-                    fmt::format("{}: no API key: set {} in the environment", name,
-                                fmt::join(api_key_variables(name), " or ")));
-  if (name == "anthropic") return make_anthropic(url, api_key);
-  if (name == "gemini") return make_gemini(url, api_key);
-  if (name == "openai") return make_openai(url, api_key);
-  throw llm_error(name, error_kind::config,
-                  fmt::format("unknown adapter '{}' (expected {})", name, fmt::join(provider_names(), ", ")));
+  if (api_key.empty() && !key_optional && !p->own_server_keyless)
+    throw llm_error(
+        name, error_kind::config,
+        fmt::format("{}: no API key: set {} in the environment", name, fmt::join(p->key_variables, " or ")));
+  return p->make(url, api_key);
 }
 
 failure generic_failure(const provider& p, const http_response& response, nlohmann::json* error_object) {

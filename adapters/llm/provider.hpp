@@ -70,7 +70,26 @@ private:
   std::string m_api_key;
 };
 
-// The adapters: "anthropic", "gemini", "openai".
+// One provider in the table (provider.cpp): its adapter name, one line for --adapter's help, its documented
+// default base URL, the environment variables its key is read from (in order), whether a server of one's own
+// (another --base-url) may go without a key, its effort levels, and the function that builds it from its
+// wire format's file. A new provider is its wire format's file and a line in the table.
+struct provider_entry {
+  std::string name;
+  std::string help;
+  std::string base_url;
+  std::vector<std::string> key_variables;
+  bool own_server_keyless = false;
+  std::vector<std::string> effort_levels;
+  std::unique_ptr<provider> (*make)(const std::string& base_url, const std::string& api_key) = nullptr;
+};
+
+// Every provider, in the order --adapter's help lists them.
+const std::vector<provider_entry>& providers();
+// The provider named `name`, or nullptr.
+const provider_entry* provider_named(const std::string& name);
+
+// The adapters' names: "anthropic", "gemini", "openai".
 const std::vector<std::string>& provider_names();
 // The documented default base URL of a provider (overridden by --base-url).
 std::string default_base_url(const std::string& name);

@@ -1,6 +1,8 @@
 // Implements the shared source options (--kernelbench, --level, --ids, --problem, --ops6k, --builtin, --set).
 #include "app/cli/common.hpp"
 
+#include "engine/exec/timing_methods.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -151,11 +153,11 @@ void check_python_override() {
 }
 
 void add_timing_options(CLI::App& app, exec::timing_spec& t) {
-  app.add_option("--timing-method", t.method,
-                 "robust (L2 flush, events, device sync, adaptive stop, median), kernelbench (KernelBench "
-                 "main's cuda_event protocol, mean of 100) or cuda-agent (summed kernel time of 10 traced "
-                 "calls after 5 warmups, no flush, mean)")
-      ->check(CLI::IsMember({"robust", "kernelbench", "cuda-agent"}))
+  std::string methods;
+  for (const auto& m : exec::timing_methods())
+    methods += fmt::format("{}{} ({})", methods.empty() ? "" : ", ", m.name, m.help);
+  app.add_option("--timing-method", t.method, methods)
+      ->check(CLI::IsMember(exec::timing_method_names()))
       ->capture_default_str();
   app.add_option("--min-samples", t.min_samples, "robust timing: at least this many samples")
       ->check(at_least(1, true))

@@ -11,20 +11,18 @@ namespace kj::cli {
 void generation_flags::add_to(CLI::App& app, generation_use use) {
   adapters::generation_options& o = m_options;
   const bool agent = use == generation_use::agent;
-  auto* adapter =
-      agent ? app.add_option(
-                     "--adapter", o.adapter,
-                     "the agent's model provider: anthropic (Messages API, ANTHROPIC_API_KEY), gemini "
-                     "(generateContent, GEMINI_API_KEY or GOOGLE_API_KEY) or openai (chat completions of "
-                     "OpenAI or any compatible server such as vLLM/SGLang, OPENAI_API_KEY if it needs one)")
-                  ->check(CLI::IsMember({"anthropic", "gemini", "openai"}))
-            : app.add_option(
-                     "--adapter", o.adapter,
-                     "generate candidates with an LLM: anthropic (Messages API, ANTHROPIC_API_KEY), gemini "
-                     "(generateContent, GEMINI_API_KEY or GOOGLE_API_KEY), openai (chat completions of "
-                     "OpenAI or any compatible server such as vLLM/SGLang, OPENAI_API_KEY if it needs "
-                     "one), or replay (the recorded exchanges of --from RUN_ID, offline)")
-                  ->check(CLI::IsMember({"anthropic", "gemini", "openai", "replay"}));
+  std::string providers;
+  std::vector<std::string> names;
+  for (const auto& p : llm::providers()) {
+    providers += fmt::format("{}{} ({})", providers.empty() ? "" : ", ", p.name, p.help);
+    names.push_back(p.name);
+  }
+  if (!agent) names.push_back("replay");
+  auto* adapter = app.add_option("--adapter", o.adapter,
+                                 agent ? "the agent's model provider: " + providers
+                                       : "generate candidates with an LLM: " + providers +
+                                             ", or replay (the recorded exchanges of --from RUN_ID, offline)")
+                      ->check(CLI::IsMember(names));
   if (use != generation_use::run) adapter->required();
   m_settings = {
       app.add_option("--model", o.model,

@@ -2,6 +2,7 @@
 // ("baseline"), or only compiled to warm the Inductor cache ("baseline_compile").
 #include "engine/worker/baseline.hpp"
 
+#include "engine/exec/timing_methods.hpp"
 #include "engine/worker/judge_evaluation.hpp"
 #include "engine/worker/support.hpp"
 
@@ -14,7 +15,7 @@ namespace {
 // Begins the timing inputs as candidates get them (robust: fresh inputs drawn on the device for every call;
 // the other methods: KernelBench's one CPU-drawn set). Running out of memory names the bytes.
 bool draw_inputs(const exec::baseline_job& job, py::object& session, bool compile_only) {
-  const bool fresh = job.timing.method == "robust" && !compile_only;
+  const bool fresh = exec::timing_method_named(job.timing.method).fresh_inputs && !compile_only;
   py::module_::import("kj_baseline").attr("draw_inputs")(session, job.protocol.seed, fresh);
   return fresh;
 }

@@ -2,6 +2,7 @@
 // trace.
 #include "engine/worker/judge_timing.hpp"
 
+#include "engine/exec/timing_methods.hpp"
 #include "engine/worker/support.hpp"
 #include "engine/worker/timing_bridge.hpp"
 #include "timing/clock_bound.hpp"
@@ -163,7 +164,7 @@ struct candidate_timing {
 candidate_timing candidate_round(const exec::evaluate_job& job, const exec::timing_spec& spec,
                                  py::object& session, runner_link& runner, result_channel& channel,
                                  phase_clock& phase) {
-  const bool fresh = spec.method == "robust";
+  const bool fresh = exec::timing_method_named(spec.method).fresh_inputs;
   const long slots = !spec.check_outputs ? 0 : fresh ? 3 : 1;
   const std::uint64_t slot_bytes = slots ? session.attr("snapshot_bytes")().cast<std::uint64_t>() : 0;
   if (slots) {
@@ -249,7 +250,7 @@ struct reference_timing {
 
 reference_timing reference_round(const exec::timing_spec& spec, py::object& session,
                                  const device_context& device) {
-  const bool fresh = spec.method == "robust";
+  const bool fresh = exec::timing_method_named(spec.method).fresh_inputs;
   session.attr("timing_begin")(secret_seed() % (1ull << 62), fresh);
   py::object call_reference = session.attr("call_reference");
   py::object prepare_call = session.attr("prepare_call");
@@ -371,18 +372,21 @@ void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& 
   // Enforced on CUDA only, recorded on the host: there the page faults and frees of large outputs outside
   // the window exceed what the wall clock would bound, and an honest candidate's OpenMP threads, still
   // spinning after its call on a small machine, slow kj's draw in its process as much as a hidden
-  // precomputation. A timer that hid time is not credited; a slow draw is charged to every timed call.
+  // precomputation. A timer that hid more than it reported is not credited; time beyond either check's
+  // allowance is charged to every timed call.
   if (!cuda) return;
   if (!c.credited && merged.params.value("trusted", true)) {
     merged.params["trusted"] = false;
     merged.params["untrusted_reason"] = c.reason;
+    return;
   }
-  if (!d.credited) {
-    for (double& sample : merged.samples_ms)
-      sample += d.charge_ms;
-    merged.params["judge_clock"]["draw_charge_ms"] = d.charge_ms;
-    merged.params["judge_clock"]["draw_charge_reason"] = d.reason;
-  }
+  for (const auto& [check, name] : {std::pair{&c, "wall"}, std::pair{&d, "draw"}})
+    if (check->charge_ms > 0) {
+      for (double& sample : merged.samples_ms)
+        sample += check->charge_ms;
+      merged.params["judge_clock"][fmt::format("{}_charge_ms", name)] = check->charge_ms;
+      merged.params["judge_clock"][fmt::format("{}_charge_reason", name)] = check->reason;
+    }
 }
 
 // The candidate's and the reference's alternating rounds (robust) or one round each.
@@ -390,7 +394,8 @@ timed_pair time_pair(const exec::evaluate_job& job, py::object& session, runner_
                      result_channel& channel, const device_context& device, phase_clock& phase) {
   const exec::timing_spec& spec = job.timing;
   // robust: alternating rounds, so that a slow drift of the machine (clocks, power) reaches both subjects
-  const int rounds = spec.method == "robust" ? std::max(1, spec.rounds) : 1;
+  const bool fresh = exec::timing_method_named(spec.method).fresh_inputs;
+  const int rounds = fresh ? std::max(1, spec.rounds) : 1;
   const exec::timing_spec round_spec = split_into_rounds(spec, rounds);
   std::vector<candidate_timing> candidate_rounds;
   std::vector<reference_timing> reference_rounds;
@@ -406,8 +411,7 @@ timed_pair time_pair(const exec::evaluate_job& job, py::object& session, runner_
     reference_results.push_back(r.timed);
   timed_pair pair{merge_rounds(std::move(candidate_results), spec),
                   merge_rounds(std::move(reference_results), spec)};
-  if (spec.method == "robust")
-    bound_by_clock(pair.candidate, candidate_rounds, reference_rounds, device.cuda);
+  if (fresh) bound_by_clock(pair.candidate, candidate_rounds, reference_rounds, device.cuda);
   return pair;
 }
 
@@ -439,7 +443,8 @@ void time_subjects(const exec::evaluate_job& job, py::object& session, runner_li
   const exec::timing_spec& spec = job.timing;
   const device_context device = session_device(job.device, session);
   auto [candidate, reference] = time_pair_steadily(job, session, runner, channel, device, phase);
-  candidate.params["fresh_inputs"] = reference.params["fresh_inputs"] = spec.method == "robust";
+  candidate.params["fresh_inputs"] = reference.params["fresh_inputs"] =
+      exec::timing_method_named(spec.method).fresh_inputs;
   candidate.params["process"] = "runner";
   report_timing(channel, "candidate", candidate);
   report_timing(channel, "reference_eager", reference);

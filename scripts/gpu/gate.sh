@@ -1,5 +1,5 @@
 # Sourced by scripts/gpu-check.sh: the GPU gate (docs/gpu-machine.md). One line per check, then GATE PASS/FAIL.
-# A change to harness/, the worker or the verdict rules is done only when this passed on a GPU with that change.
+# A change to engine/, timing/, cuda/, planning/, the worker or the verdict rules is done only when this passed on a GPU with that change.
 # GATE_CHECKS picks checks (default: all, in this order): build quick largest honest hostile suite.
 
 # Five of the KernelBench main problems with the largest inputs (level 1): a 16 GiB input (45), a reference with

@@ -40,7 +40,7 @@ std::string written(const std::string& format) {
 
 } // namespace
 
-TEST_CASE("every format in the table writes the rows; an unknown one is refused by name") {
+TEST_CASE("every format in the table writes the rows, and an unknown one is refused by name") {
   for (const auto& w : kj::reports::results_writers()) {
     INFO(w.name);
     CHECK_FALSE(written(std::string(w.name)).empty());

@@ -70,3 +70,20 @@ TEST_CASE("an honest softmax on an H100 is credited, the same calls under a 20x 
   const round_clock hooked{honest.wall_ms, 20 * 8.72 * 0.05, 10 * 0.05, 20};
   CHECK_FALSE(check_against_wall(hooked, reference, 8.72 * 0.05, 0).credited);
 }
+
+TEST_CASE("a round slowed by a loaded host is charged its excess, not refused") {
+  // The gate's suite on an H200 (2026-11-28): an honest L1 3 candidate judged while compiles ran; the judge's
+  // clock saw 0.759 ms a call beyond the timer against a 0.704 ms allowance (2 x its 0.352 ms median).
+  const round_clock reference{100, 50, 0, 100};            // 0.5 ms of overhead a call
+  const round_clock candidate{35.2 + 125.9, 35.2, 0, 100}; // 1.259 ms of overhead a call: 0.759 more
+  const auto c = check_against_wall(candidate, reference, 0.352, 0);
+  CHECK(c.unaccounted_ms == Approx(0.759));
+  CHECK(c.allowance_ms == Approx(0.704));
+  CHECK(c.credited);
+  CHECK(c.charge_ms == Approx(0.055).margin(1e-6));
+  CHECK(c.reason.find("charged to the candidate") != std::string::npos);
+  // The same overhead beside a 0.02 ms median: the timer missed more than it reported.
+  const auto lied = check_against_wall({2.0 + 125.9, 2.0, 0, 100}, reference, 0.02, 0);
+  CHECK_FALSE(lied.credited);
+  CHECK(lied.reason.find("under-reported") != std::string::npos);
+}
