@@ -8,7 +8,7 @@ import time
 
 import torch
 
-from kj_common import KjError, format_exception, set_seed, to_device
+from kj_common import KjError, format_exception
 from kj_compare import compare
 
 # mode name -> torch.compile's `mode` argument (None: default); "eager" is not compiled.
@@ -54,15 +54,8 @@ class Baseline:
             self.forward = self._compile(inputs)
 
     def _construct(self, seed):
-        session, problem = self.session, self.session.problem
-        set_seed(seed)
-        init_inputs = [to_device(x, session.device, session.dtype) for x in problem.init_inputs()]
-        with torch.no_grad():
-            set_seed(seed)
-            model = session._place(problem.module.Model(*init_inputs))
-        if session.protocol.get("eval_mode"):
-            model.eval()
-        return model
+        """The reference Model exactly as the judge builds it (kj_judge.Session.construct_reference)."""
+        return self.session.construct_reference(self.session.problem, seed)
 
     def _compile(self, inputs):
         """torch.compile after torch._dynamo.reset(); the first call compiles (timed as compile_s)."""

@@ -22,6 +22,21 @@ class KjError(Exception):
         self.reason = reason
 
 
+class SizedProblems:
+    """The problem at other module constants (a shape class), built once per size: for a session that holds
+    `problem`, `overrides`, `problems` (the cache) and `dtype`."""
+
+    def problem_at(self, sizes):
+        if not sizes:
+            return self.problem
+        key = tuple(sorted(sizes.items()))
+        if key not in self.problems:
+            overrides = dict(self.overrides)
+            overrides.update(sizes)
+            self.problems[key] = Problem(self.problem.path, self.problem.raw_source, overrides, self.dtype)
+        return self.problems[key]
+
+
 def is_out_of_memory(exc):
     """torch's device OOM, Python's MemoryError, or the CPU allocator's failure (a RuntimeError in torch)."""
     if isinstance(exc, (torch.OutOfMemoryError, MemoryError)):

@@ -15,8 +15,8 @@ import torch
 
 from kj_compare import Opaque, assert_close, compare
 from kj_recipes import TimingInputs, draw, timing_recipe
-from kj_common import (DTYPES, Problem, KjError, capture_graph, first_line, is_out_of_memory, outputs_of,
-                       set_seed, tensor_bytes, to_device)
+from kj_common import (DTYPES, Problem, KjError, SizedProblems, capture_graph, first_line, is_out_of_memory,
+                       outputs_of, set_seed, tensor_bytes, to_device)
 
 GIB = 1 << 30
 SNAPSHOT_MAX = 64 << 20  # bytes of one timed call's snapshot; larger outputs are checked on sampled chunks
@@ -304,7 +304,7 @@ def _sampled_pair(arena, reference, o, dtype):
 
 # ---- the session ----
 
-class Session:
+class Session(SizedProblems):
     """The trusted side of an evaluation (and of a baseline): the problem, its reference Model, the inputs drawn
     from recipes. The candidate runs in another process (the runner); `remote` reaches it."""
 
@@ -324,17 +324,6 @@ class Session:
         self.overrides = dict(overrides)
         self.problem = Problem(path, source, overrides, self.dtype)
         return self.problem.applied
-
-    def problem_at(self, sizes):
-        """The problem with other module constants (the shape class); cached."""
-        if not sizes:
-            return self.problem
-        key = tuple(sorted(sizes.items()))
-        if key not in self.problems:
-            overrides = dict(self.overrides)
-            overrides.update(sizes)
-            self.problems[key] = Problem(self.problem.path, self.problem.raw_source, overrides, self.dtype)
-        return self.problems[key]
 
     def build_reference(self, seed):
         self.model = self.construct_reference(self.problem, seed)

@@ -12,9 +12,9 @@ import sys
 
 import torch
 
-from kj_common import (DTYPES, EMPTY_MODEL, KjError, Problem, apply_overrides, backend_flags, capture_graph,
-                       first_line, flat_chunks, format_exception, is_build_failure, is_out_of_memory, load_module,
-                       set_seed, tensor_bytes, to_device)
+from kj_common import (DTYPES, EMPTY_MODEL, KjError, Problem, SizedProblems, apply_overrides, backend_flags,
+                       capture_graph, first_line, flat_chunks, format_exception, is_build_failure, is_out_of_memory,
+                       load_module, set_seed, tensor_bytes, to_device)
 from kj_recipes import draw
 
 LARGE = 256 << 20  # bytes from which a runner returns its cached device memory after a forward
@@ -67,7 +67,7 @@ def out_of_memory(exc, device):
                    reason="out_of_memory")
 
 
-class RunnerSession:
+class RunnerSession(SizedProblems):
     def __init__(self, device, protocol, prebuilt=True):
         self.device = torch.device(device)
         self.protocol = dict(protocol or {})
@@ -102,16 +102,6 @@ class RunnerSession:
         if not isinstance(getattr(module, "ModelNew", None), type):
             raise KjError("load_error", f"candidate {candidate_path} defines no class `ModelNew`")
         self.candidate_class = module.ModelNew
-
-    def problem_at(self, sizes):
-        if not sizes:
-            return self.problem
-        key = tuple(sorted(sizes.items()))
-        if key not in self.problems:
-            overrides = dict(self.overrides)
-            overrides.update(sizes)
-            self.problems[key] = Problem(self.problem.path, self.problem.raw_source, overrides, self.dtype)
-        return self.problems[key]
 
     def model_for(self, sizes):
         """ModelNew built for the problem at `sizes`, the protocol's way (cached). KernelBench: seed, init inputs,
