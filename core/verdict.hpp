@@ -4,6 +4,7 @@
 
 #include <array>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace kj {
@@ -31,6 +32,10 @@ inline std::string_view to_string(verdict v) {
   return verdict_names[static_cast<std::size_t>(v)];
 }
 
+inline std::string name_of(verdict v) {
+  return std::string(to_string(v));
+}
+
 inline std::optional<verdict> parse_verdict(std::string_view name) {
   for (std::size_t i = 0; i < verdict_names.size(); ++i)
     if (verdict_names[i] == name) return static_cast<verdict>(i);
@@ -46,6 +51,10 @@ inline constexpr std::array<std::string_view, 4> strict_verdict_names{"pass", "f
 
 inline std::string_view to_string(strict_verdict v) {
   return strict_verdict_names[static_cast<std::size_t>(v)];
+}
+
+inline std::string name_of(strict_verdict v) {
+  return std::string(to_string(v));
 }
 
 inline std::optional<strict_verdict> parse_strict_verdict(std::string_view name) {

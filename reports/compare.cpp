@@ -36,7 +36,7 @@ namespace {
 
 std::string verdict_text(const result_row& r) {
   if (r.counted_correct()) return "correct";
-  return r.verdict == "correct" ? "strict fail" : r.verdict;
+  return r.verdict == kj::verdict::correct ? "strict fail" : name_of(r.verdict);
 }
 
 bool single_producer(const std::vector<result_row>& rows) {

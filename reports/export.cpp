@@ -40,20 +40,20 @@ json runtime_stats(const measured& m) {
 // KernelBench's metadata keys for the failure, plus kj's own verdicts.
 json metadata_of(const result_row& r) {
   json m{{"device", r.device},
-         {"kj_verdict", r.verdict},
-         {"kj_strict_verdict", r.strict_verdict},
+         {"kj_verdict", name_of(r.verdict)},
+         {"kj_strict_verdict", name_of(r.strict_verdict)},
          {"kj_strict_failed", r.strict_failed},
          {"kj_evaluation_id", r.evaluation_id},
          {"kj_run", r.run_uid},
          {"kj_protocol", r.protocol}};
-  if (r.verdict == "compile_error" || r.verdict == "load_error") {
-    m["compilation_error_name"] = r.verdict;
+  if (r.verdict == kj::verdict::compile_error || r.verdict == kj::verdict::load_error) {
+    m["compilation_error_name"] = name_of(r.verdict);
     m["compilation_error"] = r.error;
-  } else if (r.verdict == "runtime_error" || r.verdict == "timeout" || r.verdict == "crashed" ||
-             r.verdict == "oom") {
-    m["runtime_error_name"] = r.verdict;
+  } else if (r.verdict == kj::verdict::runtime_error || r.verdict == kj::verdict::timeout ||
+             r.verdict == kj::verdict::crashed || r.verdict == kj::verdict::oom) {
+    m["runtime_error_name"] = name_of(r.verdict);
     m["runtime_error"] = r.error;
-  } else if (r.verdict == "incorrect") {
+  } else if (r.verdict == kj::verdict::incorrect) {
     m["correctness_issue_name"] = "correctness_issue";
     m["correctness_issue"] = r.error.empty() ? "Output mismatch" : r.error;
   } else if (!r.error.empty()) {
@@ -63,12 +63,12 @@ json metadata_of(const result_row& r) {
 }
 
 bool compiled(const result_row& r) {
-  return r.verdict != "compile_error" && r.verdict != "load_error" && r.verdict != "no_code" &&
-         r.verdict != "problem_error";
+  return r.verdict != kj::verdict::compile_error && r.verdict != kj::verdict::load_error &&
+         r.verdict != kj::verdict::no_code && r.verdict != kj::verdict::problem_error;
 }
 
 bool is_error(const result_row& r) {
-  return r.verdict == "harness_error" || r.verdict == "problem_error";
+  return r.verdict == kj::verdict::harness_error || r.verdict == kj::verdict::problem_error;
 }
 
 std::string ms_text(const std::optional<measured>& m) {
@@ -81,8 +81,8 @@ void write_testcase(const result_row& r, std::ostream& out) {
                      xml_escape(fmt::format("{} sample {}", r.producer, r.sample)), r.duration_s.value_or(0));
   out << "      <properties>\n";
   for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
-           {"verdict", r.verdict},
-           {"strict_verdict", r.strict_verdict},
+           {"verdict", name_of(r.verdict)},
+           {"strict_verdict", name_of(r.strict_verdict)},
            {"candidate", r.candidate_path},
            {"candidate_ms", ms_text(r.candidate)},
            {"reference_ms", ms_text(r.reference)},
@@ -91,17 +91,18 @@ void write_testcase(const result_row& r, std::ostream& out) {
     if (!value.empty())
       out << fmt::format("        <property name=\"{}\" value=\"{}\"/>\n", name, xml_escape(value));
   out << "      </properties>\n";
-  const std::string message = r.strict_verdict == "fail" && r.verdict == "correct"
-                                  ? "strict verdict fail: " + r.strict_failed
-                                  : r.verdict + (r.reason.empty() ? "" : " (" + r.reason + ")");
-  if (r.verdict == "needs_weights")
+  const std::string message =
+      r.strict_verdict == kj::strict_verdict::fail && r.verdict == kj::verdict::correct
+          ? "strict verdict fail: " + r.strict_failed
+          : name_of(r.verdict) + (r.reason.empty() ? "" : " (" + r.reason + ")");
+  if (r.verdict == kj::verdict::needs_weights)
     out << fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(message));
   else if (is_error(r))
-    out << fmt::format("      <error message=\"{}\" type=\"{}\">{}</error>\n", xml_escape(message), r.verdict,
-                       xml_escape(r.error));
+    out << fmt::format("      <error message=\"{}\" type=\"{}\">{}</error>\n", xml_escape(message),
+                       name_of(r.verdict), xml_escape(r.error));
   else if (!r.counted_correct())
     out << fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", xml_escape(message),
-                       r.verdict, xml_escape(r.error));
+                       name_of(r.verdict), xml_escape(r.error));
   out << "    </testcase>\n";
 }
 
@@ -135,10 +136,10 @@ void write_kernelbench(const std::vector<result_row>& rows, std::ostream& out) {
       if (s["sample_id"] == r.sample)
         throw std::invalid_argument(
             fmt::format("problem {} has two evaluations of sample {}: export one run", r.number, r.sample));
-    const bool timed = r.candidate.has_value() && r.verdict == "correct";
+    const bool timed = r.candidate.has_value() && r.verdict == kj::verdict::correct;
     samples.push_back({{"sample_id", r.sample},
                        {"compiled", compiled(r)},
-                       {"correctness", r.verdict == "correct"},
+                       {"correctness", r.verdict == kj::verdict::correct},
                        {"metadata", metadata_of(r)},
                        {"runtime", timed ? r.candidate->ms : -1.0},
                        {"runtime_stats", timed ? runtime_stats(*r.candidate) : json::object()}});
@@ -153,7 +154,7 @@ void write_junit(const std::vector<result_row>& rows, const std::string& run_uid
   std::size_t failures = 0, errors = 0, skipped = 0;
   double seconds = 0;
   for (const auto& r : rows) {
-    if (r.verdict == "needs_weights")
+    if (r.verdict == kj::verdict::needs_weights)
       ++skipped;
     else if (is_error(r))
       ++errors;

@@ -108,9 +108,9 @@ std::string history_text(const std::vector<history_entry>& entries) {
     out += fmt::format("{:<24} {:<22} {:<16} {:<18} {:<14} {:>3} {:<14} {:>34} {:>9} {:>9}  {}\n",
                        r.run_created_at, r.run_uid.substr(0, 22), r.stack_hash.substr(0, 16),
                        e.torch.substr(0, 18), r.producer.substr(0, 14), r.sample,
-                       r.counted_correct()      ? "correct"
-                       : r.verdict == "correct" ? "strict fail"
-                                                : r.verdict,
+                       r.counted_correct()                 ? "correct"
+                       : r.verdict == kj::verdict::correct ? "strict fail"
+                                                           : name_of(r.verdict),
                        candidate_ms(r),
                        r.reference_median_ms ? fmt::format("{:.4g}", *r.reference_median_ms) : "",
                        r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "", change_text(e));
@@ -128,16 +128,17 @@ std::string history_csv(const std::vector<history_entry>& entries) {
     const result_row& r = e.row;
     const bool ci = r.candidate && r.candidate->ci_ms.valid();
     const bool cci = e.change && e.change->ci.valid();
-    out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.run_created_at,
-        csv_field(r.run_uid), r.stack_hash, csv_field(e.torch), csv_field(e.device_name), r.level, r.number,
-        csv_field(r.problem_name), csv_field(r.producer), r.sample, r.verdict, r.strict_verdict,
-        num(r.candidate_median_ms), ci ? fmt::format("{}", r.candidate->ci_ms.low) : "",
-        ci ? fmt::format("{}", r.candidate->ci_ms.high) : "",
-        r.candidate ? fmt::format("{}", r.candidate->samples_ms.size()) : "", num(r.reference_median_ms),
-        num(r.speedup), e.change ? num(e.change->ratio) : "", cci ? fmt::format("{}", e.change->ci.low) : "",
-        cci ? fmt::format("{}", e.change->ci.high) : "", e.change ? change_name(e.change->verdict) : "",
-        r.evaluation_id);
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                       r.run_created_at, csv_field(r.run_uid), r.stack_hash, csv_field(e.torch),
+                       csv_field(e.device_name), r.level, r.number, csv_field(r.problem_name),
+                       csv_field(r.producer), r.sample, name_of(r.verdict), name_of(r.strict_verdict),
+                       num(r.candidate_median_ms), ci ? fmt::format("{}", r.candidate->ci_ms.low) : "",
+                       ci ? fmt::format("{}", r.candidate->ci_ms.high) : "",
+                       r.candidate ? fmt::format("{}", r.candidate->samples_ms.size()) : "",
+                       num(r.reference_median_ms), num(r.speedup), e.change ? num(e.change->ratio) : "",
+                       cci ? fmt::format("{}", e.change->ci.low) : "",
+                       cci ? fmt::format("{}", e.change->ci.high) : "",
+                       e.change ? change_name(e.change->verdict) : "", r.evaluation_id);
   }
   return out;
 }

@@ -72,12 +72,12 @@ leaderboard_row row_for(const std::string& producer, int level, const std::vecto
   for (const result_row* r : rows) {
     problems.insert(r->problem_key());
     out.evaluation_ids.push_back(r->evaluation_id);
-    ++out.verdicts[r->verdict];
-    if (r->verdict == "crashed") ++out.crashes;
-    if (r->verdict == "timeout") ++out.timeouts;
-    if (r->verdict == "correct") ++out.pass_compatible.count;
-    if (!r->strict_verdict.empty()) strict_ran = true;
-    if (r->counted_correct() && r->strict_verdict == "pass") ++out.pass_strict.count;
+    ++out.verdicts[name_of(r->verdict)];
+    if (r->verdict == kj::verdict::crashed) ++out.crashes;
+    if (r->verdict == kj::verdict::timeout) ++out.timeouts;
+    if (r->verdict == kj::verdict::correct) ++out.pass_compatible.count;
+    if (r->strict_verdict != kj::strict_verdict::none) strict_ran = true;
+    if (r->counted_correct() && r->strict_verdict == kj::strict_verdict::pass) ++out.pass_strict.count;
     if (auto it = usage.find(r->candidate_id); it != usage.end()) {
       ++out.with_usage;
       tokens += it->second.input_tokens + it->second.output_tokens;

@@ -3,6 +3,7 @@
 // place `kj results`, `kj report`, `kj compare` and `kj history` take these numbers from.
 #pragma once
 
+#include "core/verdict.hpp"
 #include "db/rows.hpp"
 #include "db/store.hpp"
 #include "reports/stats.hpp"
@@ -67,9 +68,9 @@ struct result_row {
   std::string dtype; // the run's precision (fp32, fp16, bf16)
   std::int64_t stack_id = 0;
   std::string stack_hash;
-  std::string verdict;
+  kj::verdict verdict = kj::verdict::harness_error; // read from the DB's name (row_verdicts)
   std::string error;
-  std::string strict_verdict;
+  kj::strict_verdict strict_verdict = kj::strict_verdict::none;
   std::string strict_failed;
   std::string findings; // kinds, comma-separated
   std::string degenerate;

@@ -24,7 +24,7 @@ constexpr std::size_t metric_count = 7;
 using metric_values = std::array<double, metric_count>; // NaN: undefined
 
 bool correct(const result_row& r, bool strict) {
-  return strict ? r.counted_correct() : r.verdict == "correct";
+  return strict ? r.counted_correct() : r.verdict == kj::verdict::correct;
 }
 
 double geomean_or_nan(const std::vector<double>& values) {

@@ -132,7 +132,8 @@ std::string problem_mark(const result_row& r) {
 }
 
 std::string problem_row(const result_row& r) {
-  std::string strict = r.strict_verdict.empty() ? html::missing : html::escape(r.strict_verdict);
+  std::string strict =
+      r.strict_verdict == kj::strict_verdict::none ? html::missing : html::escape(name_of(r.strict_verdict));
   if (!r.strict_failed.empty())
     strict += "<br><span class=\"ci\">" + html::escape(r.strict_failed) + "</span>";
   std::string cand = html::missing;
@@ -146,9 +147,10 @@ std::string problem_row(const result_row& r) {
       "<td>{}</td><td class=\"l\"><a href=\"{}#source\">source</a> <a "
       "href=\"{}#trace\">trace</a></td></tr>\n",
       html::escape(provenance_text({&r})), r.level, r.number, html::escape(r.problem_name) + problem_mark(r),
-      html::escape(r.producer), r.sample, r.verdict == "correct" ? "good" : "bad", html::escape(r.verdict),
-      strict, html::escape(r.findings), cand, speedup_cell(r, "eager"), speedup_cell(r, "compile-default"),
-      speedup_cell(r, "best"), html::percent(r.library_share), html::percent(r.gpu_busy_share), page, page);
+      html::escape(r.producer), r.sample, r.verdict == kj::verdict::correct ? "good" : "bad",
+      html::escape(name_of(r.verdict)), strict, html::escape(r.findings), cand, speedup_cell(r, "eager"),
+      speedup_cell(r, "compile-default"), speedup_cell(r, "best"), html::percent(r.library_share),
+      html::percent(r.gpu_busy_share), page, page);
 }
 
 std::string problems_section(const report_data& data) {

@@ -65,10 +65,10 @@ std::string summary(const page_context& c) {
       "<tr><th class=\"l\">protocol, dtype, device</th><td class=\"l\">{}, {}, {}</td></tr></table>\n{}",
       r.level, r.number, html::escape(r.problem_name), html::escape(r.problem_key()),
       html::escape(r.producer), r.sample, html::escape(r.candidate_path),
-      html::escape(r.reason.empty() ? r.verdict : r.verdict + " (" + r.reason + ")"),
-      html::escape(r.strict_verdict), html::escape(r.strict_failed), html::escape(r.findings), memory_row(r),
-      html::escape(r.run_uid), html::escape(r.stack_hash), html::escape(r.protocol), html::escape(r.dtype),
-      html::escape(r.device), r.error.empty() ? "" : "<h3>error</h3>" + pre(r.error));
+      html::escape(r.reason.empty() ? name_of(r.verdict) : name_of(r.verdict) + " (" + r.reason + ")"),
+      html::escape(name_of(r.strict_verdict)), html::escape(r.strict_failed), html::escape(r.findings),
+      memory_row(r), html::escape(r.run_uid), html::escape(r.stack_hash), html::escape(r.protocol),
+      html::escape(r.dtype), html::escape(r.device), r.error.empty() ? "" : "<h3>error</h3>" + pre(r.error));
 }
 
 std::string measured_row(const std::string& label, const measured& m) {

@@ -37,10 +37,12 @@ void write_markdown(const std::vector<result_row>& rows, std::ostream& out) {
   out << "| L | id | problem | producer | sample | verdict | strict | cand ms | ref ms | speedup | note |\n"
          "|--:|--:|---|---|--:|---|---|--:|--:|--:|---|\n";
   for (const auto& r : rows) {
-    const std::string strict = r.strict_verdict == "fail" ? "fail: " + r.strict_failed : r.strict_verdict;
+    const std::string strict =
+        r.strict_verdict == kj::strict_verdict::fail ? "fail: " + r.strict_failed : name_of(r.strict_verdict);
     out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.level, r.number,
-                       cell(r.problem_name), cell(r.producer), r.sample, cell(r.verdict), cell(strict),
-                       ms(r.candidate_median_ms), ms(r.reference_median_ms), speedup(r), cell(note(r)));
+                       cell(r.problem_name), cell(r.producer), r.sample, cell(name_of(r.verdict)),
+                       cell(strict), ms(r.candidate_median_ms), ms(r.reference_median_ms), speedup(r),
+                       cell(note(r)));
   }
 }
 

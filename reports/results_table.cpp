@@ -38,7 +38,7 @@ const char* const compiled_modes[] = {"compile-default", "max-autotune", "max-au
 
 // "incorrect (tolerance)", "runtime_error (out_of_memory)": the verdict with its reason.
 std::string verdict_text(const result_row& r) {
-  return r.reason.empty() ? r.verdict : r.verdict + " (" + r.reason + ")";
+  return r.reason.empty() ? name_of(r.verdict) : name_of(r.verdict) + " (" + r.reason + ")";
 }
 
 json memory_json(const result_row& r) {
@@ -153,7 +153,7 @@ json result_json(const result_row& r) {
           {"producer", r.producer},
           {"sample", r.sample},
           {"device", r.device},
-          {"verdict", r.verdict},
+          {"verdict", name_of(r.verdict)},
           {"reason", r.reason},
           {"error", r.error},
           {"candidate_median_ms", optional_json(r.candidate_median_ms)},
@@ -161,7 +161,7 @@ json result_json(const result_row& r) {
           {"speedup", optional_json(r.speedup)},
           {"speedup_noisy", !r.noise.empty()},
           {"speedup_noise", r.noise},
-          {"strict_verdict", r.strict_verdict},
+          {"strict_verdict", name_of(r.strict_verdict)},
           {"strict_failed", r.strict_failed},
           {"findings", r.findings},
           {"degenerate", r.degenerate},
@@ -216,9 +216,9 @@ bool verdict_matches(const result_row& row, const std::string& verdicts) {
   for (std::size_t start = 0; start <= verdicts.size();) {
     const std::size_t end = std::min(verdicts.find(',', start), verdicts.size());
     const std::string name = verdicts.substr(start, end - start);
-    if (name == row.verdict || (name == "failed" && !row.counted_correct()) ||
+    if (name == name_of(row.verdict) || (name == "failed" && !row.counted_correct()) ||
         (name == "passed" && row.counted_correct()) ||
-        (name == "strict-fail" && row.strict_verdict == "fail"))
+        (name == "strict-fail" && row.strict_verdict == kj::strict_verdict::fail))
       return true;
     start = end + 1;
   }
@@ -253,7 +253,8 @@ void write_aligned(const std::vector<result_row>& rows, std::ostream& out, bool 
                      llm ? fmt::format("{:>13} {:>8}  error / findings", "tokens in/out", "cost $")
                          : "error / findings");
   for (const auto& r : rows) {
-    std::string strict = r.strict_verdict == "fail" ? "fail: " + r.strict_failed : r.strict_verdict;
+    std::string strict =
+        r.strict_verdict == kj::strict_verdict::fail ? "fail: " + r.strict_failed : name_of(r.strict_verdict);
     if (!r.degenerate.empty()) strict += " (degenerate)";
     std::string note = note_of(r, note_w);
     if (llm)
@@ -289,7 +290,7 @@ void write_verbose(const std::vector<result_row>& rows, std::ostream& out) {
                        r.stack_hash);
     if (!r.candidate_path.empty()) out << fmt::format("   candidate {}\n", r.candidate_path);
     out << fmt::format("   verdict {}  strict {}{}\n", verdict_text(r),
-                       r.strict_verdict.empty() ? "-" : r.strict_verdict,
+                       r.strict_verdict == kj::strict_verdict::none ? "-" : name_of(r.strict_verdict),
                        r.strict_failed.empty() ? "" : " (failed: " + r.strict_failed + ")");
     if (r.candidate_median_ms)
       out << fmt::format("   candidate {} ms, reference {} ms, speedup {}, best baseline {}\n",
@@ -333,11 +334,11 @@ void write_csv(const std::vector<result_row>& rows, std::ostream& out) {
   for (const auto& r : rows) {
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", r.evaluation_id,
                        csv_field(r.run_uid), csv_field(r.suite), r.level, r.number, csv_field(r.problem_name),
-                       csv_field(r.candidate_path), csv_field(r.producer), r.sample, r.device, r.verdict,
-                       csv_field(r.error), number(r.candidate_median_ms), number(r.reference_median_ms),
-                       number(r.speedup), r.strict_verdict, csv_field(r.strict_failed), csv_field(r.findings),
-                       csv_field(r.degenerate), number(r.library_share), r.best_baseline,
-                       number(r.speedup_best));
+                       csv_field(r.candidate_path), csv_field(r.producer), r.sample, r.device,
+                       name_of(r.verdict), csv_field(r.error), number(r.candidate_median_ms),
+                       number(r.reference_median_ms), number(r.speedup), name_of(r.strict_verdict),
+                       csv_field(r.strict_failed), csv_field(r.findings), csv_field(r.degenerate),
+                       number(r.library_share), r.best_baseline, number(r.speedup_best));
     for (const char* mode : compiled_modes)
       out << "," << number(r.speedup_vs(mode));
     const auto count = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : ""; };

@@ -38,9 +38,10 @@ json run_summary(const std::string& db_path, const std::string& run_uid, int exi
   for (const auto& e : store.evaluation_rows(filter)) {
     const reports::result_row r = reports::derive(e);
     summary["evaluations"] = summary["evaluations"].get<int>() + 1;
-    summary["verdicts"][r.verdict] = summary["verdicts"].value(r.verdict, 0) + 1;
-    if (!r.strict_verdict.empty())
-      summary["strict"][r.strict_verdict] = summary["strict"].value(r.strict_verdict, 0) + 1;
+    summary["verdicts"][name_of(r.verdict)] = summary["verdicts"].value(name_of(r.verdict), 0) + 1;
+    if (r.strict_verdict != kj::strict_verdict::none)
+      summary["strict"][name_of(r.strict_verdict)] =
+          summary["strict"].value(name_of(r.strict_verdict), 0) + 1;
     if (r.counted_correct()) summary["counted_correct"] = summary["counted_correct"].get<int>() + 1;
     summary["rows"].push_back({{"level", r.level},
                                {"problem_id", r.number},
@@ -48,8 +49,8 @@ json run_summary(const std::string& db_path, const std::string& run_uid, int exi
                                {"candidate", r.candidate_path},
                                {"producer", r.producer},
                                {"sample", r.sample},
-                               {"verdict", r.verdict},
-                               {"strict_verdict", r.strict_verdict},
+                               {"verdict", name_of(r.verdict)},
+                               {"strict_verdict", name_of(r.strict_verdict)},
                                {"speedup", r.speedup ? json(*r.speedup) : json()},
                                {"speedup_noisy", !r.noise.empty()},
                                {"untrusted", r.untrusted}});

@@ -17,7 +17,7 @@ void print_run_summary(const db::store& store, const std::string& run_uid,
   reports::write_results(rows, "table", std::cout);
   std::map<std::string, int> counts;
   for (const auto& row : rows)
-    ++counts[row.verdict];
+    ++counts[name_of(row.verdict)];
   std::string line;
   for (const auto& [verdict, n] : counts)
     line += fmt::format("{}{} {}", line.empty() ? "" : ", ", n, verdict);

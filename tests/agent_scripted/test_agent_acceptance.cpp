@@ -95,13 +95,20 @@ TEST_CASE("kj agent --adapter openai runs the scripted model on L1 1-3 end to en
   fake_llm_server server(fixtures_dir() / "llm", {}, agent_fixtures());
   scratch_dir dir;
   const auto run =
-      run_kj(agent_args(server, dir, "openai", "test-model", {"--ids", "1-3", "--run-id", "acc"}));
+      run_kj(agent_args(server, dir, "openai", "test-model",
+                        {"--ids", "1-3", "--run-id", "acc", "--trials", "4", "--input-rng", "host"}));
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   CHECK(run.out.find("in-loop") != std::string::npos);  // the trajectory table
   CHECK(run.out.find("$/solved") != std::string::npos); // the cost table
 
   const db::store store = db::store::open_read_only(dir / "kj.sqlite");
+  // kj agent takes kj run's judging flags (one definition) and records them with the run.
+  const auto config = nlohmann::json::parse(store.get_run(*store.find_run("acc"))->config_json);
+  CHECK(config.at("trials") == 4);
+  CHECK(config.at("input_rng") == "host");
+  CHECK(config.at("strict") == true);
+  CHECK(config.at("limits").is_object());
   const auto trajectories = store.trajectories("acc");
   REQUIRE(trajectories.size() == 3);
   std::map<int, db::trajectory_transcript> by_problem;

@@ -19,7 +19,7 @@ result_row timed(double speedup, double low, double high) {
   r.level = 1;
   r.number = 2;
   r.problem_name = "GELU";
-  r.verdict = "correct";
+  r.verdict = kj::verdict::correct;
   r.candidate_median_ms = 1.0;
   r.reference_median_ms = speedup;
   r.speedup = speedup;

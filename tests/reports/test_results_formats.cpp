@@ -17,15 +17,15 @@ std::vector<result_row> two_rows() {
   fast.number = 19;
   fast.problem_name = "ReLU";
   fast.producer = "claude";
-  fast.verdict = "correct";
-  fast.strict_verdict = "pass";
+  fast.verdict = kj::verdict::correct;
+  fast.strict_verdict = kj::strict_verdict::pass;
   fast.candidate_median_ms = 0.5;
   fast.reference_median_ms = 1.0;
   fast.speedup = 2.0;
   result_row broken = fast;
   broken.number = 20;
-  broken.verdict = "runtime_error";
-  broken.strict_verdict = "";
+  broken.verdict = kj::verdict::runtime_error;
+  broken.strict_verdict = kj::strict_verdict::none;
   broken.speedup.reset();
   broken.candidate_median_ms.reset();
   broken.error = "shape mismatch | got [2, 3]\nTraceback (most recent call last):";
@@ -71,4 +71,23 @@ TEST_CASE("the Markdown table has a header, a rule and one row per evaluation, p
   // The error's pipe is escaped and only its first line is kept: the row still has its 11 cells.
   CHECK(rows[3].find("shape mismatch \\| got [2, 3] |") != std::string::npos);
   CHECK(rows[3].find("Traceback") == std::string::npos);
+}
+
+TEST_CASE("rows carry the verdicts typed: a name kj never writes is refused, naming the evaluation") {
+  kj::db::evaluation_row e;
+  e.evaluation_id = 7;
+  e.verdict = "correct";
+  e.strict_verdict = "pass";
+  const result_row r = kj::reports::derive(e, {});
+  CHECK(r.verdict == kj::verdict::correct);
+  CHECK(r.strict_verdict == kj::strict_verdict::pass);
+  CHECK(r.counted_correct());
+  e.verdict = "passed"; // a DB another tool wrote into
+  std::string message;
+  try {
+    kj::reports::derive(e, {});
+  } catch (const std::runtime_error& error) {
+    message = error.what();
+  }
+  CHECK(message.find("evaluation 7 holds verdict 'passed'") != std::string::npos);
 }
