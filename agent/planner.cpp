@@ -10,6 +10,7 @@
 #include "planning/baselines/baselines.hpp"
 #include "planning/orchestrator/problem_sources.hpp"
 #include "planning/orchestrator/run.hpp"
+#include "planning/orchestrator/run_config.hpp"
 #include "planning/orchestrator/run_setup.hpp"
 #include "planning/orchestrator/summary.hpp"
 
@@ -85,27 +86,16 @@ std::int64_t open_run(db::store& store, const agent_options& o, const std::strin
     store.set_run_status(*existing, "running");
     return *existing;
   }
-  const json config{{"producer", "agent"},
-                    {"device", device},
-                    {"adapter", o.generation.adapter},
-                    {"model", o.generation.model},
-                    {"attempts", o.attempts},
-                    {"max_turns", o.limits.max_turns},
-                    {"timing", o.judging.timing},
-                    {"protocol", o.judging.protocol},
-                    {"precision", o.judging.precision},
-                    {"input_rng", o.judging.input_rng},
-                    {"trials", o.judging.trials},
-                    {"strict", o.judging.strict},
-                    {"limits", o.judging.limits},
-                    {"timeout_s", o.judging.timeout_s},
-                    {"build_timeout_s", o.judging.build_timeout_s},
-                    {"baselines", o.baselines},
-                    {"context_tokens", o.context.window_tokens},
-                    {"overrides", o.judging.overrides},
-                    {"sandbox", exec::sandbox_kind()},
-                    {"seccomp", exec::have_seccomp()},
-                    {"kb_version", o.sources.kb_version}};
+  json config{{"producer", "agent"},
+              {"device", device},
+              {"adapter", o.generation.adapter},
+              {"model", o.generation.model},
+              {"attempts", o.attempts},
+              {"max_turns", o.limits.max_turns},
+              {"baselines", o.baselines},
+              {"context_tokens", o.context.window_tokens},
+              {"kb_version", o.sources.kb_version}};
+  config.update(orchestrator::judging_config(o.judging));
   // The run's producer label is its trajectories' (agent/<adapter>/<model>).
   return store.create_run({run_uid, "", "running", device, o.command_line, version_string(), config.dump(),
                            stack_id, fmt::format("agent/{}/{}", o.generation.adapter, o.generation.model)});

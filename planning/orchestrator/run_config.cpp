@@ -141,32 +141,37 @@ std::string default_producer(const run_options& options) {
   return is_named_producer(name) ? name + "/" : name; // a folder never passes for a built-in source
 }
 
-json run_config(const run_options& options, const std::string& device, const std::string& producer) {
-  return {{"config_version", 2},
-          {"device", device},
-          {"candidates",
-           is_named_producer(options.candidates) ? options.candidates : absolute_text(options.candidates)},
-          {"producer", producer},
-          {"sources", selection_of(options.sources)},
-          {"filter", options.filter},
-          {"strict", options.judging.strict},
-          {"timeout_s", options.judging.timeout_s},
-          {"build_timeout_s", options.judging.build_timeout_s},
-          {"limits", options.judging.limits},
-          {"overrides", options.judging.overrides},
-          {"timing", options.judging.timing},
-          {"protocol", options.judging.protocol},
-          {"trials", options.judging.trials},
-          {"library_policy", options.judging.trace.library_policy},
-          {"max_library_share", options.judging.trace.max_library_share},
-          {"precision", options.judging.precision},
-          {"input_rng", options.judging.input_rng},
-          {"baselines", options.baselines},
-          {"gpus", options.gpus},
+json judging_config(const judging_settings& judging) {
+  return {{"strict", judging.strict},
+          {"timeout_s", judging.timeout_s},
+          {"build_timeout_s", judging.build_timeout_s},
+          {"limits", judging.limits},
+          {"overrides", judging.overrides},
+          {"timing", judging.timing},
+          {"protocol", judging.protocol},
+          {"trials", judging.trials},
+          {"library_policy", judging.trace.library_policy},
+          {"max_library_share", judging.trace.max_library_share},
+          {"precision", judging.precision},
+          {"input_rng", judging.input_rng},
           {"sandbox", exec::sandbox_kind()},
-          {"seccomp", exec::have_seccomp()},
-          {"kb_version", options.sources.kb_version},
-          {"shard", options.part.label()}};
+          {"seccomp", exec::have_seccomp()}};
+}
+
+json run_config(const run_options& options, const std::string& device, const std::string& producer) {
+  json config{{"config_version", 2},
+              {"device", device},
+              {"candidates", is_named_producer(options.candidates) ? options.candidates
+                                                                   : absolute_text(options.candidates)},
+              {"producer", producer},
+              {"sources", selection_of(options.sources)},
+              {"filter", options.filter},
+              {"baselines", options.baselines},
+              {"gpus", options.gpus},
+              {"kb_version", options.sources.kb_version},
+              {"shard", options.part.label()}};
+  config.update(judging_config(options.judging));
+  return config;
 }
 
 std::vector<std::string> config_differences(const json& stored, const json& now) {

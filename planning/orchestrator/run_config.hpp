@@ -24,6 +24,10 @@ std::string default_producer(const run_options& options);
 // producer, the strict flag and the -k filter, with paths made absolute).
 nlohmann::json run_config(const run_options& options, const std::string& device, const std::string& producer);
 
+// How candidates are judged, as a run's config records it (kj run's and kj agent's alike): the judging
+// settings whole, the sandbox and seccomp.
+nlohmann::json judging_config(const judging_settings& judging);
+
 // The options that define the run and differ between a stored config and this command's, one line each,
 // e.g. "--ids: 1-3 in the run, 1-5 now". Operational options (timeouts, limits, jobs, GPUs, progress, cache
 // folder, --maxfail) may change; a config of an older kj (config_version < 2) is not compared.
