@@ -331,10 +331,11 @@ struct timed_pair {
 };
 
 // The judge's clock against the candidate's timer over all rounds together (robust, fresh inputs: both sides
-// do the same work around each call): when the timer hid time the timing is not credited; when kj's draws
-// took longer in the runner, the excess is charged to every call (timing/clock_bound.hpp). The rounds are
-// pooled, not checked one by one: what a candidate hides, it hides in every call, while a busy host (parallel
-// compiles) slows some rounds of either side; the pooled fastest draw and overhead lose most of that noise.
+// do the same work around each call): time the judge's clock saw beyond the candidate's timer, or kj's draws
+// took beyond the judge's, is charged to every call past its noise allowance; a timer that missed more than
+// it reported is not credited at all (timing/clock_bound.hpp). The rounds are pooled, not checked one by one:
+// what a candidate hides, it hides in every call, while a busy host (parallel compiles) slows some rounds of
+// either side; the pooled fastest draw and overhead lose most of that noise.
 void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& candidate,
                     const std::vector<reference_timing>& reference, bool cuda) {
   json rounds = json::array();
