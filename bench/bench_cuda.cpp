@@ -77,7 +77,7 @@ void bm_cuda_sample_empty_hot(benchmark::State& state) {
 BENCHMARK(bm_cuda_sample_empty_hot)->Unit(benchmark::kMillisecond);
 
 // The same with the L2 flush before every sample: the difference in per_sample is the flush's cost (memset of
-// 2 x L2 and the stream synchronization that keeps it out of the host clock).
+// 3 x L2 and the stream synchronization that keeps it out of the host clock).
 void bm_cuda_sample_empty_flushed(benchmark::State& state) {
   run_samples(state, true);
 }

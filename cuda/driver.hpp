@@ -75,6 +75,16 @@ public:
   X(cuIpcOpenMemHandle, 11000)                                                                               \
   X(cuIpcCloseMemHandle, 4010)                                                                               \
   X(cuMemcpy, 4000)                                                                                          \
+  X(cuMemGetAllocationGranularity, 10020)                                                                    \
+  X(cuMemCreate, 10020)                                                                                      \
+  X(cuMemRelease, 10020)                                                                                     \
+  X(cuMemAddressReserve, 10020)                                                                              \
+  X(cuMemAddressFree, 10020)                                                                                 \
+  X(cuMemMap, 10020)                                                                                         \
+  X(cuMemUnmap, 10020)                                                                                       \
+  X(cuMemSetAccess, 10020)                                                                                   \
+  X(cuMemExportToShareableHandle, 10020)                                                                     \
+  X(cuMemImportFromShareableHandle, 10020)                                                                   \
   X(cuModuleLoadData, 2000)                                                                                  \
   X(cuModuleUnload, 2000)                                                                                    \
   X(cuModuleGetFunction, 2000)                                                                               \

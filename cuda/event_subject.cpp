@@ -31,7 +31,9 @@ std::size_t l2_flusher::default_bytes(CUdevice device) {
   int l2 = 0;
   KJ_CU(cuDeviceGetAttribute, &l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device);
   constexpr std::size_t k_min_l2 = std::size_t{1} << 20;
-  return 2 * std::max(static_cast<std::size_t>(l2), k_min_l2);
+  // Three times L2: the equivalent of inputs rotated over 3 x L2 (a working set smaller than L2 is evicted
+  // whatever replacement hints its lines carried, once persisting lines are made normal).
+  return 3 * std::max(static_cast<std::size_t>(l2), k_min_l2);
 }
 
 void l2_flusher::enqueue(CUstream stream) {

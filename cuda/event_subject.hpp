@@ -29,7 +29,7 @@ void reset_persisting_l2(CUstream stream) noexcept;
 // rewrite.
 class l2_flusher {
 public:
-  // 2 x CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE (at least 2 x 1 MiB when the attribute reads 0).
+  // 3 x CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE (at least 3 x 1 MiB when the attribute reads 0).
   static std::size_t default_bytes(CUdevice device);
 
   explicit l2_flusher(std::size_t bytes) : m_buffer(bytes) {}

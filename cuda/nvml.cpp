@@ -88,7 +88,7 @@ bool nvml_available() {
   return true;
 }
 
-kj_cuda_nvml_result take_nvml_snapshot(CUdevice cu_device) {
+kj_cuda_nvml_result take_nvml_snapshot(CUdevice cu_device, const std::set<unsigned int>& exclude) {
   char bus_id[32] = {};
   KJ_CU(cuDeviceGetPCIBusId, bus_id, static_cast<int>(sizeof bus_id), cu_device);
   const nvml_session session;
@@ -143,9 +143,12 @@ kj_cuda_nvml_result take_nvml_snapshot(CUdevice cu_device) {
   const bool graphics = collect_pids(device, nvmlDeviceGetGraphicsRunningProcesses, pids);
   if (compute || graphics) {
     s.processes = static_cast<std::int64_t>(pids.size());
-    // In a container with its own pid namespace NVML reports host pids, so this process may count as "other".
-    s.other_processes =
-        s.processes - static_cast<std::int64_t>(pids.count(static_cast<unsigned int>(getpid())));
+    // In a container with its own pid namespace NVML reports host pids, so this process may count as "other";
+    // the judge names its runner's processes as its own namespace sees them.
+    std::int64_t own = 0;
+    for (unsigned int pid : pids)
+      own += pid == static_cast<unsigned int>(getpid()) || exclude.count(pid) ? 1 : 0;
+    s.other_processes = s.processes - own;
   }
   return s;
 }
@@ -156,7 +159,7 @@ bool nvml_available() {
   return false;
 }
 
-kj_cuda_nvml_result take_nvml_snapshot(CUdevice) {
+kj_cuda_nvml_result take_nvml_snapshot(CUdevice, const std::set<unsigned int>&) {
   throw unavailable_error("NVML snapshots are unavailable: this plugin was built without nvml.h");
 }
 

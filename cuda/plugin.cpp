@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <new>
+#include <set>
 #include <string_view>
 
 namespace {
@@ -203,6 +204,10 @@ int kj_cuda_device_info(int32_t device, kj_cuda_device_result* info, kj_cuda_err
     info->has_cupti = cupti_available() ? 1 : 0;
     info->has_nvml = nvml_available() ? 1 : 0;
     info->default_flush_bytes = l2_flusher::default_bytes(dev);
+    info->memory_clock_khz = attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    info->memory_bus_bits = attribute(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+    info->sm_clock_khz = attribute(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+    info->can_share_fd = can_share_fd(device) ? 1 : 0;
   });
 }
 
@@ -323,12 +328,58 @@ void kj_cuda_trace_result_free(kj_cuda_trace_result* result) {
 }
 
 int kj_cuda_nvml_snapshot(int32_t device, kj_cuda_nvml_result* snapshot, kj_cuda_error* error) {
+  return kj_cuda_nvml_snapshot_excluding(device, nullptr, 0, snapshot, error);
+}
+
+int kj_cuda_nvml_snapshot_excluding(int32_t device, const uint32_t* pids, int32_t count,
+                                    kj_cuda_nvml_result* snapshot, kj_cuda_error* error) {
   return guarded(error, [&] {
     require(snapshot, "snapshot");
-    if (!nvml_available()) take_nvml_snapshot(0); // throws "unavailable" before touching the driver
+    if (count > 0) require(pids, "pids");
+    if (!nvml_available()) take_nvml_snapshot(0, {}); // throws "unavailable" before touching the driver
     bind_context(device);
-    *snapshot = take_nvml_snapshot(context_device());
+    *snapshot = take_nvml_snapshot(context_device(), std::set<unsigned int>(pids, pids + std::max(0, count)));
   });
+}
+
+int kj_cuda_sampler_create(uint64_t stream, uint64_t flush_bytes, uint64_t* sampler, uint64_t* flush_bytes_used,
+                           kj_cuda_error* error) {
+  return guarded(error, [&] {
+    require(sampler, "sampler");
+    bind_context(-1);
+    const std::size_t bytes = flush_bytes > 0 ? flush_bytes : l2_flusher::default_bytes(context_device());
+    auto* subject = new cuda_event_subject(to_stream(stream), [] {}, bytes);
+    *sampler = reinterpret_cast<uint64_t>(subject);
+    if (flush_bytes_used) *flush_bytes_used = subject->flush_bytes();
+  });
+}
+
+int kj_cuda_sampler_flush(uint64_t sampler, kj_cuda_error* error) {
+  return guarded(error, [&] {
+    require(reinterpret_cast<void*>(sampler), "sampler");
+    reinterpret_cast<cuda_event_subject*>(sampler)->flush();
+  });
+}
+
+int kj_cuda_sampler_start(uint64_t sampler, kj_cuda_error* error) {
+  return guarded(error, [&] {
+    require(reinterpret_cast<void*>(sampler), "sampler");
+    reinterpret_cast<cuda_event_subject*>(sampler)->start();
+  });
+}
+
+int kj_cuda_sampler_stop(uint64_t sampler, double* event_ms, double* host_ms, kj_cuda_error* error) {
+  return guarded(error, [&] {
+    require(reinterpret_cast<void*>(sampler), "sampler");
+    require(event_ms, "event_ms");
+    auto* subject = reinterpret_cast<cuda_event_subject*>(sampler);
+    *event_ms = subject->stop_ms();
+    if (host_ms) *host_ms = subject->host_ms().back();
+  });
+}
+
+int kj_cuda_sampler_destroy(uint64_t sampler, kj_cuda_error* error) {
+  return guarded(error, [&] { delete reinterpret_cast<cuda_event_subject*>(sampler); });
 }
 
 int kj_cuda_stream_create(uint64_t* stream, kj_cuda_error* error) {
@@ -385,6 +436,30 @@ int kj_cuda_ipc_open(int32_t device, const unsigned char handle[64], uint64_t* p
 
 int kj_cuda_ipc_close(uint64_t ptr, kj_cuda_error* error) {
   return guarded(error, [&] { kj::cuda::ipc_close(ptr); });
+}
+
+int kj_cuda_share_alloc(int32_t device, uint64_t bytes, uint64_t* ptr, uint64_t* size, int32_t* fd,
+                        kj_cuda_error* error) {
+  return guarded(error, [&] {
+    require(ptr, "ptr");
+    require(size, "size");
+    require(fd, "fd");
+    const shared_allocation a = share_alloc(device, bytes);
+    *ptr = a.ptr;
+    *size = a.bytes;
+    *fd = a.fd;
+  });
+}
+
+int kj_cuda_share_import(int32_t device, int32_t fd, uint64_t size, uint64_t* ptr, kj_cuda_error* error) {
+  return guarded(error, [&] {
+    require(ptr, "ptr");
+    *ptr = share_import(device, fd, size);
+  });
+}
+
+int kj_cuda_share_free(uint64_t ptr, kj_cuda_error* error) {
+  return guarded(error, [&] { share_free(ptr); });
 }
 
 int kj_cuda_copy_sync(uint64_t dst, uint64_t src, uint64_t bytes, kj_cuda_error* error) {

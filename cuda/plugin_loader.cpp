@@ -29,6 +29,15 @@ namespace kj::cuda {
   X(trace_end, trace_end)                                                                                    \
   X(trace_result_free, trace_result_free)                                                                    \
   X(nvml_snapshot, nvml_snapshot)                                                                            \
+  X(nvml_snapshot_excluding, nvml_snapshot_excluding)                                                        \
+  X(sampler_create, sampler_create)                                                                          \
+  X(sampler_flush, sampler_flush)                                                                            \
+  X(sampler_start, sampler_start)                                                                            \
+  X(sampler_stop, sampler_stop)                                                                              \
+  X(sampler_destroy, sampler_destroy)                                                                        \
+  X(share_alloc, share_alloc)                                                                                \
+  X(share_import, share_import)                                                                              \
+  X(share_free, share_free)                                                                                  \
   X(stream_create, stream_create)                                                                            \
   X(stream_destroy, stream_destroy)                                                                          \
   X(spin, spin)                                                                                              \
@@ -201,6 +210,10 @@ device_info plugin::device(int device) const {
   d.has_cupti = c.has_cupti != 0;
   d.has_nvml = c.has_nvml != 0;
   d.default_flush_bytes = c.default_flush_bytes;
+  d.memory_clock_khz = c.memory_clock_khz;
+  d.memory_bus_bits = c.memory_bus_bits;
+  d.sm_clock_khz = c.sm_clock_khz;
+  d.can_share_fd = c.can_share_fd != 0;
   return d;
 }
 
@@ -313,9 +326,14 @@ kernel_trace plugin::trace_end() const {
 }
 
 nvml_snapshot plugin::nvml(int device) const {
+  return nvml_excluding({}, device);
+}
+
+nvml_snapshot plugin::nvml_excluding(const std::vector<std::uint32_t>& pids, int device) const {
   nvml_snapshot s;
   kj_cuda_error error{};
-  const int status = m_fn->nvml_snapshot(device, &s.values, &error);
+  const int status = m_fn->nvml_snapshot_excluding(device, pids.data(), static_cast<std::int32_t>(pids.size()),
+                                                   &s.values, &error);
   if (status == KJ_CUDA_UNAVAILABLE) {
     s.unavailable_reason = error.message;
     return s;
@@ -380,6 +398,53 @@ std::uint64_t plugin::ipc_open(const std::string& handle, int device) const {
 void plugin::ipc_close(std::uint64_t ptr) const {
   kj_cuda_error error{};
   throw_on_error(m_fn->ipc_close(ptr, &error), error);
+}
+
+shared_memory plugin::share_alloc(std::uint64_t bytes, int device) const {
+  shared_memory out;
+  std::int32_t fd = -1;
+  kj_cuda_error error{};
+  throw_on_error(m_fn->share_alloc(device, bytes, &out.ptr, &out.bytes, &fd, &error), error);
+  out.fd = fd;
+  return out;
+}
+
+std::uint64_t plugin::share_import(int fd, std::uint64_t bytes, int device) const {
+  std::uint64_t ptr = 0;
+  kj_cuda_error error{};
+  throw_on_error(m_fn->share_import(device, fd, bytes, &ptr, &error), error);
+  return ptr;
+}
+
+void plugin::share_free(std::uint64_t ptr) const {
+  kj_cuda_error error{};
+  throw_on_error(m_fn->share_free(ptr, &error), error);
+}
+
+sampler::sampler(const plugin& p, std::uint64_t stream, std::uint64_t flush_bytes) : m_fn(p.m_fn.get()) {
+  kj_cuda_error error{};
+  throw_on_error(m_fn->sampler_create(stream, flush_bytes, &m_handle, &m_flush_bytes, &error), error);
+}
+
+sampler::~sampler() {
+  if (m_handle) m_fn->sampler_destroy(m_handle, nullptr);
+}
+
+void sampler::flush() const {
+  kj_cuda_error error{};
+  throw_on_error(m_fn->sampler_flush(m_handle, &error), error);
+}
+
+void sampler::start() const {
+  kj_cuda_error error{};
+  throw_on_error(m_fn->sampler_start(m_handle, &error), error);
+}
+
+std::pair<double, double> sampler::stop() const {
+  double event_ms = 0, host_ms = 0;
+  kj_cuda_error error{};
+  throw_on_error(m_fn->sampler_stop(m_handle, &event_ms, &host_ms, &error), error);
+  return {event_ms, host_ms};
 }
 
 void plugin::copy_sync(std::uint64_t dst, std::uint64_t src, std::uint64_t bytes) const {

@@ -11,7 +11,13 @@ set(_kj_alone
     "acceptance:every output of a tuple is compared, dtypes must match, and a torch fallback is reported"
     "acceptance:a killed and resumed run, and a sharded and merged one, judge what an uninterrupted run does"
     "acceptance:fresh inputs per timed call defeat an input-keyed cache, and timed outputs are checked"
-    "acceptance:no work escapes the timed window: deferred and pick-reading candidates get no credited speedup")
+    "acceptance:no work escapes the timed window: deferred and pick-reading candidates get no credited speedup"
+    "acceptance:class 1: a candidate can lower no limit, priority or CPU of kj's processes or another job's"
+    "acceptance:class 2: a daemon a build step starts dies with its job and slows no later candidate"
+    "acceptance:class 3: parallel builds cannot reach each other, and a damaged cached build is built again"
+    "acceptance:class 4: samples a proxy on the runner's socket rewrites are charged back by the judge's clock"
+    "acceptance:class 5: a candidate cannot know a timed call's inputs before the judge prepares that call"
+    "acceptance:class 6: timed calls look like checked ones, and their outputs meet the strict tolerance")
 foreach(_kj_test IN LISTS _kj_alone)
   set_tests_properties("${_kj_test}" PROPERTIES PROCESSORS 2)
 endforeach()

@@ -1,4 +1,4 @@
-// Implements check_against_wall.
+// Implements the handshake bound, the per-call charge and the draw check.
 #include "timing/clock_bound.hpp"
 
 #include <algorithm>
@@ -7,32 +7,58 @@
 namespace kj::timing {
 namespace {
 
-double overhead_per_call(const round_clock& r) {
-  if (r.calls == 0) return 0;
-  return std::max(0.0, r.wall_ms - r.samples_ms - r.warmup_ms) / static_cast<double>(r.calls);
+double quantile(std::vector<double> v, double q) { // nearest rank on a sorted copy
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
 }
 
 } // namespace
 
-clock_check check_against_wall(const round_clock& candidate, const round_clock& reference,
-                               double candidate_median_ms, double copies_ms) {
-  clock_check c;
-  if (candidate.calls == 0) return c;
-  const double reference_overhead = overhead_per_call(reference);
-  c.unaccounted_ms = overhead_per_call(candidate) - reference_overhead -
-                     std::max(0.0, copies_ms) / static_cast<double>(candidate.calls);
-  const double wall_per_call = candidate.wall_ms / static_cast<double>(candidate.calls);
-  c.allowance_ms =
-      std::max({2.0 * candidate_median_ms, 0.5 * reference_overhead, 0.25 * wall_per_call, 0.05});
-  if (c.unaccounted_ms <= c.allowance_ms) return c;
-  c.charge_ms = c.unaccounted_ms - c.allowance_ms;
-  c.credited = c.charge_ms <= candidate_median_ms;
+handshake_bound bound_of_handshake(std::vector<double> overheads_ms) {
+  handshake_bound b;
+  overheads_ms.erase(std::remove_if(overheads_ms.begin(), overheads_ms.end(),
+                                    [](double v) { return !(v >= 0) || v > 1e6; }),
+                     overheads_ms.end());
+  if (overheads_ms.empty()) {
+    b.allowance_ms = 0.2;
+    return b;
+  }
+  b.calibrated = true;
+  b.floor_ms = *std::min_element(overheads_ms.begin(), overheads_ms.end());
+  b.median_ms = quantile(overheads_ms, 0.5);
+  b.allowance_ms = 2 * b.median_ms + 0.02;
+  return b;
+}
+
+call_charge charge_call(double sample_ms, double bracket_ms, const handshake_bound& bound) {
+  call_charge c;
+  c.credited_ms = std::max(sample_ms, bracket_ms - bound.allowance_ms);
+  c.charge_ms = c.credited_ms - sample_ms;
+  return c;
+}
+
+calls_check check_calls(const std::vector<double>& raw_ms, const std::vector<double>& charges_ms,
+                        const handshake_bound& bound) {
+  calls_check c;
+  std::vector<double> charged;
+  for (double v : charges_ms) {
+    c.total_charge_ms += v;
+    if (v > 0) charged.push_back(v);
+  }
+  c.charged = charged.size();
+  c.median_charge_ms = quantile(charges_ms, 0.5);
+  const double median_raw = quantile(raw_ms, 0.5);
+  if (2 * c.charged <= charges_ms.size() ||
+      c.median_charge_ms <= std::max(bound.allowance_ms, 0.1 * median_raw))
+    return c;
+  c.credited = false;
   c.reason = fmt::format(
-      "the judge's clock saw {:.3f} ms per timed call more than the candidate's timer accounts for (its "
-      "median sample {:.3f} ms; noise allows {:.3f} ms): {}",
-      c.unaccounted_ms, candidate_median_ms, c.allowance_ms,
-      c.credited ? fmt::format("{:.3f} ms per call charged to the candidate", c.charge_ms)
-                 : std::string("the timer in the candidate's process under-reported"));
+      "the judge's clock around each timed call contradicts the candidate's process: {} of {} calls took "
+      "longer than the sample it reported plus the handshake's cost ({:.3f} ms), by {:.3f} ms at the median "
+      "(its median sample {:.3f} ms): the timer in the candidate's process under-reported",
+      c.charged, charges_ms.size(), bound.allowance_ms, c.median_charge_ms, median_raw);
   return c;
 }
 

@@ -1,27 +1,13 @@
-// The judge's own clock as a bound on what a timer in another process claims: the time a round took on the
-// judge's clock, less what its samples account for, is compared with the same overhead of a round the judge
-// timed itself (the reference's), so that a timer that reports less than the calls took is not credited.
+// The judge's own clock as a bound on what a timer in another process claims: every timed call is bracketed
+// by the judge's clock (a handshake per call), so that a sample below the bracket less the handshake's own
+// cost is charged; and kj's input draw, timed in both processes, bounds work moved into it.
 #pragma once
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace kj::timing {
-
-struct round_clock {
-  double wall_ms = 0;    // [ms] the round's request on the judge's clock (its own round: around the loop)
-  double samples_ms = 0; // [ms] the sum of the samples the timer reported
-  double warmup_ms = 0;  // [ms] the sum of the warmup samples it reported
-  std::size_t calls = 0; // warmup calls and samples
-
-  round_clock& operator+=(const round_clock& other) { // rounds pooled: their times and calls summed
-    wall_ms += other.wall_ms;
-    samples_ms += other.samples_ms;
-    warmup_ms += other.warmup_ms;
-    calls += other.calls;
-    return *this;
-  }
-};
 
 struct clock_check {
   bool credited = true;
@@ -31,18 +17,43 @@ struct clock_check {
   std::string reason;        // when not credited, or charged
 };
 
-// Per call, the candidate round's time outside its samples, less the reference round's and less
-// `copies_ms` (kj's own snapshot copies in the candidate's round, spread over its calls), is noise only up to
-// twice the candidate's median sample, half the reference's overhead per call, a quarter of the candidate's
-// wall clock per call, or 0.05 ms, whichever is largest. What lies beyond is `charge_ms`, which the caller
-// adds to every timed call; when it exceeds the candidate's median sample (the timer missed more than it
-// reported) the timer lied and the timing is not credited at all. So a timer patched in native code gains at
-// most the allowance, and one that hides most of each call loses its speedup; an honest kernel whose round a
-// loaded host slowed (an H200 beside eight compiles: 0.76 ms a call against a 0.70 ms allowance, 2026-11-28)
-// pays the excess instead of its speedup. Honest kernels on an H100 showed up to 1.7 x their median of such
-// time.
-clock_check check_against_wall(const round_clock& candidate, const round_clock& reference,
-                               double candidate_median_ms, double copies_ms);
+// The handshake's own cost: per call the judge's clock around it less the sample the runner reported, for
+// calls the judge made while only kj's code ran in the runner (its start, before the candidate is loaded).
+struct handshake_bound {
+  bool calibrated = false; // false: no calibration; the fallback allowance holds
+  double floor_ms = 0;     // [ms] the fastest overhead
+  double median_ms = 0;    // [ms]
+  double allowance_ms = 0; // [ms] a call's bracket less its sample beyond this is charged to the call
+  // [ms] the most a forged sample can gain per call: the allowance less the fastest overhead
+  double max_gain_ms() const { return allowance_ms - floor_ms; }
+};
+
+// From the calibration's overheads: allowance = 2 x median + 0.02 ms (the median, not a tail: a host that
+// delays a few handshakes while kj starts must not widen every later call's bound); no overheads: 0.2 ms
+// (uncalibrated). A call whose handshake the host delays beyond it pays the excess, which a median of many
+// calls absorbs.
+handshake_bound bound_of_handshake(std::vector<double> overheads_ms);
+
+// One call: the sample credited is never below the judge's bracket less the allowance; what that adds is the
+// call's charge. A sample the runner forged smaller gains at most the allowance less the true overhead.
+struct call_charge {
+  double credited_ms = 0;
+  double charge_ms = 0;
+};
+call_charge charge_call(double sample_ms, double bracket_ms, const handshake_bound& bound);
+
+// All the calls of a timing (raw: the runner's samples; charges: charge_call's): not credited when more than
+// half of them were charged and their median charge exceeds the allowance and a tenth of the median raw
+// sample: a timer that under-reports every call, not a host that delayed some handshakes.
+struct calls_check {
+  bool credited = true;
+  std::size_t charged = 0;   // calls with a charge
+  double median_charge_ms = 0;
+  double total_charge_ms = 0;
+  std::string reason; // when not credited
+};
+calls_check check_calls(const std::vector<double>& raw_ms, const std::vector<double>& charges_ms,
+                        const handshake_bound& bound);
 
 // kj's own input draw for a timed call (the same code, synchronized with the device) takes `runner_ms` in the
 // candidate's process and `judge_ms` in the judge, each the fastest of all its rounds (what the draw costs; a

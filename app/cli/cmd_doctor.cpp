@@ -108,7 +108,12 @@ action add_doctor_command(CLI::App& app) {
     const std::string sandbox = exec::sandbox_kind();
     f.line(sandbox == "bwrap" ? "ok" : "warn", "sandbox",
            sandbox == "bwrap"
-               ? "bubblewrap: candidates run without network and see only their folder"
+               ? fmt::format("bubblewrap: candidates run without network and see only their folder; {}; "
+                             "identity: {}",
+                             exec::sandbox_pid_namespace()
+                                 ? "a PID namespace of their own (no process of kj's visible)"
+                                 : "no PID namespace here (seccomp keeps them from other processes)",
+                             exec::identity_kind(true))
                : sandbox.substr(6) + " (install bubblewrap and allow unprivileged user "
                                      "namespaces, or accept KJ_SANDBOX=none: docs/security.md)");
     const std::string cxx = on_path({"c++", "g++", "clang++"});

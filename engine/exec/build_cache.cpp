@@ -4,6 +4,7 @@
 #include "core/hashing.hpp"
 #include "engine/exec/process.hpp"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <fstream>
@@ -35,7 +36,38 @@ private:
   int m_fd;
 };
 
+// Every entry under `root` (folders first met, links by their target, files by their bytes), in order.
+void hash_entries(const fs::path& root, std::string& manifest) {
+  std::vector<fs::path> entries;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    entries.push_back(it->path());
+  std::sort(entries.begin(), entries.end());
+  for (const auto& p : entries) {
+    const auto status = fs::symlink_status(p, ec);
+    const std::string name = fs::relative(p, root, ec).generic_string();
+    if (fs::is_symlink(status)) {
+      manifest += "L " + name + " -> " + fs::read_symlink(p, ec).string() + "\n";
+    } else if (fs::is_directory(status)) {
+      manifest += "D " + name + "\n";
+    } else if (fs::is_regular_file(status)) {
+      std::ifstream in(p, std::ios::binary);
+      std::string bytes((std::istreambuf_iterator<char>(in)), {});
+      manifest += "F " + name + " " + core::sha256_hex(bytes) + "\n";
+    } else {
+      manifest += "O " + name + "\n"; // a fifo or socket: named, so that its appearance changes the hash
+    }
+  }
+}
+
 } // namespace
+
+std::string build_content(const fs::path& folder) {
+  std::string manifest;
+  if (fs::exists(folder / "ext")) hash_entries(folder / "ext", manifest);
+  return core::sha256_hex(manifest);
+}
 
 std::string build_key(const build_key_fields& f) {
   const json fields{{"source", core::sha256_hex(f.source)},
@@ -72,6 +104,9 @@ std::optional<build_record> build_cache::lookup(const std::string& key) const {
     build_record r{key, j.at("status"), j.value("log", ""), j.value("seconds", 0.0),
                    j.value("created_at", "")};
     if (!build_status_is_final(r.status)) return std::nullopt;
+    r.content = j.value("content", "");
+    // A compiled build is trusted only while its files are what kj hashed after building it.
+    if (r.status == "ok" && (r.content.empty() || r.content != build_content(dir(key)))) return std::nullopt;
     r.cached = true;
     return r;
   } catch (const json::exception&) {
@@ -86,10 +121,22 @@ void build_cache::store(const build_record& r) const {
   const fs::path tmp = folder / fmt::format("status.json.{}", ::getpid());
   {
     std::ofstream out(tmp);
-    out << json{{"status", r.status}, {"log", r.log}, {"seconds", r.seconds}, {"created_at", r.created_at}}
+    out << json{{"status", r.status},
+                {"log", r.log},
+                {"seconds", r.seconds},
+                {"created_at", r.created_at},
+                {"content", r.content}}
                .dump(1);
   }
   fs::rename(tmp, folder / "status.json"); // readers see the old file or the new one, never half of it
+}
+
+void build_cache::forget(const std::string& key) const {
+  const fs::path folder = dir(key);
+  if (!fs::exists(folder)) return;
+  const key_lock lock(folder / "lock");
+  std::error_code ec;
+  fs::remove(folder / "status.json", ec);
 }
 
 build_record build_cache::build(const job_runner& runner, const std::string& key, const job& message,
@@ -98,6 +145,7 @@ build_record build_cache::build(const job_runner& runner, const std::string& key
   fs::create_directories(folder);
   const key_lock lock(folder / "lock");
   if (auto cached = lookup(key)) return *cached;
+  const bool stale = fs::exists(folder / "status.json"); // a final status whose files changed since
   // No final status: an earlier build of this key was cut short (Ctrl-C, kj killed). What it left goes, above
   // all torch's lock file (FileBaton), on which this build would otherwise wait until its timeout.
   std::error_code ec;
@@ -118,6 +166,11 @@ build_record build_cache::build(const job_runner& runner, const std::string& key
     if (!verdict) r.log = "build worker " + describe_exit(outcome) + "\n";
   }
   r.log += "--- worker output ---\n" + tail;
+  if (stale)
+    r.log = "kj built this source again: the cached build's files no longer matched what kj recorded "
+            "after building it\n" + r.log;
+  // Hashed now that the job has ended and the folder is kj's again (job_runner::run took it back).
+  if (r.status == "ok") r.content = build_content(folder);
   r.interrupted = outcome.interrupted;
   if (!outcome.interrupted) store(r);
   return r;

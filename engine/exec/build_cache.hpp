@@ -21,7 +21,7 @@ struct build_key_fields {
   std::string cuda_arch;                         // e.g. "9.0" (TORCH_CUDA_ARCH_LIST, else the GPU's)
   std::string nvcc, cxx;                         // compiler versions
   std::string flags;                             // CFLAGS/CXXFLAGS/... that torch's builds read
-  int recipe = 1; // bumped when kj changes how it builds, so old folders are not reused
+  int recipe = 2; // bumped when kj changes how it builds, so old folders are not reused (2: content hashed)
 };
 std::string build_key(const build_key_fields& fields);
 
@@ -35,7 +35,13 @@ struct build_record {
   std::string created_at;
   bool cached = false;      // found in the cache, not built now
   bool interrupted = false; // cut by Ctrl-C: says nothing of the source (never cached, never a verdict)
+  // sha256 over every file the build left in its folder (names, kinds, contents), taken by kj once the build
+  // had ended and its folder was kj's again; a cached "ok" is used only while the folder still matches.
+  std::string content;
 };
+
+// The content hash of a build folder's compiled extensions (build_record::content).
+std::string build_content(const std::filesystem::path& folder);
 
 // Statuses a source always gets again (the next build would only repeat them): they are cached.
 bool build_status_is_final(const std::string& status);
@@ -47,8 +53,12 @@ public:
 
   // root/<first two hex digits>/<key>
   std::filesystem::path dir(const std::string& key) const;
-  // The cached result of a final build of `key`, if any.
+  // The cached result of a final build of `key`, if any: an "ok" build only while its folder still holds what
+  // kj hashed after building it (a changed or damaged folder is built again).
   std::optional<build_record> lookup(const std::string& key) const;
+  // Forgets the cached result of `key` (under its lock): its next use builds it again. A cached build that
+  // failed to load in the runner is rebuilt once this way, never recorded as the candidate's load_error.
+  void forget(const std::string& key) const;
   // Records a build's result; only final statuses are kept.
   void store(const build_record& record) const;
 

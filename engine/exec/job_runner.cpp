@@ -64,9 +64,14 @@ worker_outcome job_runner::run(const job& message, const launch_spec& launch, st
     policy.scratch = scratch;
     if (!launch.build_dir.empty()) policy.writable.push_back(launch.build_dir);
     policy.read_only.push_back(fs::read_symlink("/proc/self/exe")); // kj itself, never its folder
+    fs::create_directories(scratch / "tmp");
+    // A uid and gid of its own (kj as root): its scratch and build folders are handed to it for the job.
+    policy.identity = next_identity(sandbox_kind() == "bwrap");
+    hand_to(policy.identity, scratch, true);
+    if (!launch.build_dir.empty()) hand_to(policy.identity, launch.build_dir, true);
+    if (policy.identity.own) worker.environment["KJ_SANDBOX_ID"] = policy.identity.text();
     worker.sandbox_prefix = plan_sandbox(policy).argv_prefix;
     // Nothing of the user's home is needed, or visible; the user's TMPDIR and caches are outside the sandbox.
-    fs::create_directories(scratch / "tmp");
     worker.environment["HOME"] = scratch.string();
     worker.environment["TMPDIR"] = (scratch / "tmp").string();
     worker.environment["XDG_CACHE_HOME"] = (scratch / "cache").string();
@@ -78,6 +83,9 @@ worker_outcome job_runner::run(const job& message, const launch_spec& launch, st
     out << to_json(message).dump();
   }
   worker_outcome outcome = run_worker_process(worker, on_event);
+  // The job has ended and its PID namespace with it: what it built is kj's again, unchangeable by any later
+  // sandbox, before anything reads or records it.
+  if (launch.sandbox && !launch.build_dir.empty()) take_back(launch.build_dir);
   if (log_tail) *log_tail = file_tail(worker.log_file, launch.log_tail_bytes);
   std::error_code ec;
   if (!keep_scratch) fs::remove_all(scratch, ec);

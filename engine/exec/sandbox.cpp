@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fmt/core.h>
+#include <algorithm>
 #include <mutex>
+#include <set>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,11 +35,11 @@ std::string find_bwrap() {
 }
 
 // Runs `bwrap ... true` once: namespaces may be forbidden (a container without CAP_SYS_ADMIN, userns off).
-std::string probe_bwrap(const std::string& bwrap) {
+std::string probe_bwrap(const std::string& bwrap, bool pid_namespace) {
   const std::string command =
-      fmt::format("'{}' --ro-bind / / --unshare-net --unshare-ipc --die-with-parent --dev /dev --proc /proc "
+      fmt::format("'{}' --ro-bind / / --unshare-net --unshare-ipc {}--die-with-parent --dev /dev --proc /proc "
                   "/bin/true >/dev/null 2>&1",
-                  bwrap);
+                  bwrap, pid_namespace ? "--unshare-pid " : "");
   const int status = std::system(command.c_str());
   return status == 0
              ? ""
@@ -45,8 +47,9 @@ std::string probe_bwrap(const std::string& bwrap) {
 }
 
 struct availability {
-  std::string bwrap;    // path when usable
-  std::string why_none; // else why
+  std::string bwrap;          // path when usable
+  std::string why_none;       // else why
+  bool pid_namespace = false; // bwrap can give each sandbox a PID namespace of its own
 };
 
 const availability& sandbox_availability() {
@@ -62,7 +65,9 @@ const availability& sandbox_availability() {
       a.why_none = "bubblewrap (bwrap) is not installed";
       return;
     }
-    a.why_none = probe_bwrap(bwrap);
+    a.why_none = probe_bwrap(bwrap, true);
+    a.pid_namespace = a.why_none.empty();
+    if (!a.pid_namespace) a.why_none = probe_bwrap(bwrap, false);
     if (a.why_none.empty()) a.bwrap = bwrap;
   });
   return a;
@@ -70,6 +75,38 @@ const availability& sandbox_availability() {
 
 void add(std::vector<std::string>& argv, std::initializer_list<std::string> items) {
   argv.insert(argv.end(), items);
+}
+
+// Whether `path` is `root` or lies under it (both absolute).
+bool under(const fs::path& path, const fs::path& root) {
+  auto p = path.begin();
+  for (auto r = root.begin(); r != root.end(); ++r, ++p)
+    if (p == path.end() || *p != *r) return false;
+  return true;
+}
+
+// A process with an identity of its own must reach what the sandbox binds for it: bubblewrap makes the
+// folders above a bind that no other bind holds mode 0700 (the host's /root is), so they are made 0755 first,
+// parents before children. They are empty folders of the sandbox's own root, nothing of the host's.
+void add_parent_dirs(std::vector<std::string>& v, const sandbox_policy& policy) {
+  std::vector<fs::path> binds;
+  for (const char* dir : k_system_dirs)
+    binds.emplace_back(dir);
+  for (const char* dir : {"/sys", "/proc", "/dev"}) // /tmp is the sandbox's own tmpfs: its folders are made
+    binds.emplace_back(dir);
+  for (const auto* list : {&policy.read_only, &policy.writable})
+    for (const auto& p : *list)
+      if (!p.empty()) binds.push_back(fs::absolute(p));
+  binds.push_back(fs::absolute(policy.scratch));
+  std::set<fs::path> dirs;
+  for (const auto& b : binds)
+    for (fs::path a = b.parent_path(); a.has_relative_path(); a = a.parent_path()) {
+      const bool covered =
+          std::any_of(binds.begin(), binds.end(), [&](const fs::path& other) { return under(a, other); });
+      if (!covered) dirs.insert(a);
+    }
+  for (const auto& d : dirs) // std::set orders a parent before its children
+    add(v, {"--perms", "0755", "--dir", d.string()});
 }
 
 } // namespace
@@ -86,8 +123,10 @@ sandbox_plan plan_sandbox(const sandbox_policy& policy) {
   add(v, {a.bwrap, "--die-with-parent", "--unshare-net", "--unshare-ipc", "--unshare-uts",
           "--unshare-cgroup-try"});
   if (::geteuid() != 0) add(v, {"--unshare-user"});
-  // No PID namespace: CUDA IPC handles (the output arena) do not cross one. The seccomp filter keeps signals
-  // at home instead.
+  // A PID namespace: no process of kj's or of another job's is visible, and when its first process ends the
+  // kernel kills everything the candidate started (a daemon that left its session included). The output
+  // arena crosses it as a descriptor (a memfd, or CUDA memory exported as a file descriptor).
+  if (a.pid_namespace && policy.pid_namespace) add(v, {"--unshare-pid"});
   for (const char* dir : k_system_dirs)
     add(v, {"--ro-bind-try", dir, dir});
   for (const char* file : k_hidden_files) {
@@ -101,13 +140,17 @@ sandbox_plan plan_sandbox(const sandbox_policy& policy) {
     for (const auto& entry : fs::directory_iterator("/dev"))
       if (entry.path().filename().string().starts_with("nvidia"))
         add(v, {"--dev-bind", entry.path().string(), entry.path().string()});
+  if (policy.identity.own) add_parent_dirs(v, policy);
   for (const auto& p : policy.read_only)
     if (!p.empty() && fs::exists(p)) add(v, {"--ro-bind", p.string(), p.string()});
   for (const auto& p : policy.writable)
     if (!p.empty() && fs::exists(p)) add(v, {"--bind", p.string(), p.string()});
   add(v, {"--bind", policy.scratch.string(), policy.scratch.string(), "--chdir", policy.scratch.string()});
-  if (::geteuid() == 0)
-    add(v, {"--cap-drop", "ALL"}); // root without capabilities: no ptrace of kj, no mounts
+  if (::geteuid() == 0) { // root without capabilities: no ptrace of kj, no mounts
+    add(v, {"--cap-drop", "ALL"});
+    // Only to become its own uid and gid first thing (enter_identity), which ends these two as well.
+    if (policy.identity.own) add(v, {"--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"});
+  }
   add(v, {"--"});
   return plan;
 }
@@ -133,6 +176,11 @@ fs::path exposed_under(const fs::path& path, const std::vector<fs::path>& expose
     if (inside) return e;
   }
   return {};
+}
+
+bool sandbox_pid_namespace() {
+  const availability& a = sandbox_availability();
+  return !a.bwrap.empty() && a.pid_namespace;
 }
 
 std::string sandbox_kind() {
@@ -191,16 +239,14 @@ bool install_candidate_seccomp(std::string& error) {
                   SCMP_SYS(open_by_handle_at),
                   SCMP_SYS(name_to_handle_at)})
     rc |= ::seccomp_rule_add(ctx, deny, sys, 0);
-  // Signals: to itself, its own process group, or every process of the group (pid 0): nothing else.
+  // Signals by thread id or with a payload: to itself only (one comparison per argument, all libseccomp 2.5
+  // takes); kill, limits, scheduling and priorities of itself only: the self-only filter below.
   const auto self = static_cast<scmp_datum_t>(static_cast<std::uint32_t>(::getpid()));
-  const auto own_group = static_cast<scmp_datum_t>(static_cast<std::uint32_t>(-::getpid()));
-  // pid_t arguments are 32 bits: compared as such (SCMP_A0_32), whatever the upper half of the register
-  // holds.
-  rc |= ::seccomp_rule_add(ctx, deny, SCMP_SYS(kill), 3, SCMP_A0_32(SCMP_CMP_NE, self),
-                           SCMP_A0_32(SCMP_CMP_NE, 0), SCMP_A0_32(SCMP_CMP_NE, own_group));
   rc |= ::seccomp_rule_add(ctx, deny, SCMP_SYS(tgkill), 1, SCMP_A0_32(SCMP_CMP_NE, self));
   rc |= ::seccomp_rule_add(ctx, deny, SCMP_SYS(rt_sigqueueinfo), 1, SCMP_A0_32(SCMP_CMP_NE, self));
   rc |= ::seccomp_rule_add(ctx, deny, SCMP_SYS(rt_tgsigqueueinfo), 1, SCMP_A0_32(SCMP_CMP_NE, self));
+  for (int sys : {SCMP_SYS(perf_event_open), SCMP_SYS(process_madvise), SCMP_SYS(process_mrelease)})
+    rc |= ::seccomp_rule_add(ctx, deny, sys, 0);
   // No network: IPv4, IPv6 and raw packets (Unix sockets stay: Python and CUDA use them locally).
   for (int domain : {AF_INET, AF_INET6, AF_PACKET})
     rc |= ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
@@ -211,9 +257,10 @@ bool install_candidate_seccomp(std::string& error) {
     error = fmt::format("seccomp filter not installed (libseccomp error {})", rc);
     return false;
   }
-  return true;
+  return install_self_only_filter(error);
 #else
-  error = "kj was built without libseccomp";
+  install_self_only_filter(error); // no libseccomp: only the calls that name a process are filtered
+  error = "kj was built without libseccomp (only the self-only filter is on)";
   return false;
 #endif
 }

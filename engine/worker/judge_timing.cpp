@@ -3,9 +3,10 @@
 #include "engine/worker/judge_timing.hpp"
 
 #include "engine/exec/timing_methods.hpp"
+#include "engine/worker/candidate_rounds.hpp"
+#include "engine/worker/judge_bounds.hpp"
 #include "engine/worker/support.hpp"
 #include "engine/worker/timing_bridge.hpp"
-#include "timing/clock_bound.hpp"
 #include "timing/host_probe.hpp"
 #include "timing/statistics.hpp"
 
@@ -22,25 +23,6 @@ using nlohmann::json;
 
 namespace kj::worker {
 namespace {
-
-// A seed the candidate cannot know in advance: its inputs for timed calls are drawn from it.
-std::uint64_t secret_seed() {
-  std::random_device rd;
-  return (static_cast<std::uint64_t>(rd()) << 31) ^ rd();
-}
-
-json checked(runner_link& runner, const json& message, const runner_link::interim_handler& on_interim = {}) {
-  json reply = runner.request(message, on_interim);
-  if (!reply.value("ok", false))
-    throw runner_failure(reply.value("kind", std::string("crashed")), reply.value("error", ""),
-                         reply.value("reason", ""));
-  return reply;
-}
-
-timing_result from_reply(const json& t) {
-  return {t.value("method", ""), t.value("clock", ""), t.value("stop_reason", ""),
-          t.value("params", json::object()), t.value("samples_ms", std::vector<double>{})};
-}
 
 // One round's share of the stopping rule's budget (at least 3 samples a round).
 exec::timing_spec split_into_rounds(const exec::timing_spec& spec, int rounds) {
@@ -95,158 +77,9 @@ timing_result merge_rounds(std::vector<timing_result> rounds, const exec::timing
   return merged;
 }
 
-// The snapshots the runner took: the last slot holds its last call, the others distinct earlier calls, as
-// many as the round had. Its count and its list are its own word: anything else is its failure.
-void check_snapshot_calls(const json& reply, long slots, std::size_t samples) {
-  const long calls =
-      reply.contains("calls") && reply["calls"].is_number_integer() ? reply["calls"].get<long>() : 0;
-  const auto refuse = [](const std::string& what) { throw runner_failure("runtime_error", what); };
-  if (calls < 1 || static_cast<std::size_t>(calls) < samples)
-    refuse(fmt::format("the candidate's process reported {} timed calls for {} samples", calls, samples));
-  const json snapshots = reply.value("snapshots", json::array());
-  std::set<long> slots_seen, calls_seen;
-  bool last = false;
-  for (const auto& s : snapshots) {
-    const auto number = [&](const char* key) {
-      return s.is_object() && s.contains(key) && s[key].is_number_integer() ? s[key].get<long>() : -1L;
-    };
-    const long slot = number("slot"), call = number("call");
-    const bool fresh_slot = slot >= 0 && slot < slots && slots_seen.insert(slot).second;
-    const bool fresh_call = calls_seen.insert(call).second;
-    const bool in_range = slot == slots - 1 ? call == calls - 1 : call >= 0 && call < calls - 1;
-    if (!fresh_slot || !fresh_call || !in_range)
-      refuse(fmt::format("the candidate's process reported snapshot slot {} for timed call {} of {}", slot,
-                         call, calls));
-    last = last || slot == slots - 1;
-  }
-  const std::size_t expected = 1 + static_cast<std::size_t>(std::min(slots - 1, calls - 1));
-  if (slots > 0 && (!last || snapshots.size() != expected))
-    refuse("the candidate's process did not take the timed outputs' snapshots kj asked for");
-}
-
-// Bytes kj's snapshots copied in the candidate's round (whole spans, or sampled chunks).
-double snapshot_bytes(const json& reply) try {
-  double bytes = 0;
-  for (const auto& s : reply.value("snapshots", json::array()))
-    for (const auto& o : s.value("outputs", json::array())) {
-      if (!o.value("tensor", false)) continue;
-      bytes += o.contains("chunks") ? static_cast<double>(o["chunks"].size()) * o.value("chunk_bytes", 0.0)
-                                    : o.value("span_bytes", 0.0);
-    }
-  return bytes;
-} catch (const json::exception&) { // the runner's description: malformed, it allows no copies
-  return 0;
-}
-
-timing::round_clock clock_of(const timing_result& t, double wall_ms) {
-  double sum = 0;
-  for (double v : t.samples_ms)
-    sum += v;
-  return {wall_ms, sum, t.params.value("warmup_ms", 0.0),
-          t.params.value("warmup_calls", std::size_t{0}) + t.samples_ms.size()};
-}
-
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
-
-struct candidate_timing {
-  timing_result timed;
-  timing::round_clock clock;
-  double copies_ms = 0; // [ms] an allowance for kj's own snapshot copies in the runner
-  double draw_ms = 0;   // [ms] kj's fastest input draw of the round in the runner (its word)
-};
-
-// One candidate round in the runner: fresh inputs per call from a secret seed; each call's output is taken
-// right after the call (before anything else runs) into a slot of the arena when the runner's reservoir
-// chooses it, and the last call's always; the judge checks each against the reference on that call's inputs,
-// drawn from recipes it derives from its own seed, while the runner is stopped.
-candidate_timing candidate_round(const exec::evaluate_job& job, const exec::timing_spec& spec,
-                                 py::object& session, runner_link& runner, result_channel& channel,
-                                 phase_clock& phase) {
-  const bool fresh = exec::timing_method_named(spec.method).fresh_inputs;
-  const long slots = !spec.check_outputs ? 0 : fresh ? 3 : 1;
-  const std::uint64_t slot_bytes = slots ? session.attr("snapshot_bytes")().cast<std::uint64_t>() : 0;
-  if (slots) {
-    const json reserved = runner.reserve_arena(static_cast<std::uint64_t>(slots) * slot_bytes);
-    if (!reserved.value("ok", false))
-      throw runner_failure(reserved.value("kind", std::string("harness_error")), reserved.value("error", ""),
-                           reserved.value("reason", ""));
-  }
-  const std::uint64_t base = secret_seed() % (1ull << 62);
-  // Each snapshot is copied into the judge's vault the moment the runner reports it, before the candidate's
-  // code can run again (it could rewrite the arena, which its process maps); the judge keeps its own record.
-  std::map<long, json> kept; // slot -> the latest snapshot in it (a later call of the reservoir replaces one)
-  bool misplaced = false;
-  double copied_ms =
-      0; // the runner's copy into the arena and the judge's into the vault, while the round runs
-  const auto take = [&](const json& interim) -> json {
-    const json snapshot = interim.value("snapshot", json::object());
-    const json slot = snapshot.is_object() ? snapshot.value("slot", json()) : json();
-    if (!slot.is_number_integer() || slot.get<long>() < 0 || slot.get<long>() >= slots) {
-      misplaced = true;
-    } else {
-      runner.take_snapshot(slot.get<std::uint64_t>() * slot_bytes, slot_bytes);
-      kept[slot.get<long>()] = snapshot;
-      copied_ms +=
-          (snapshot_bytes({{"snapshots", json::array({snapshot})}}) + static_cast<double>(slot_bytes)) / 2e6 +
-          1.0;
-    }
-    return {{"op", "taken"}};
-  };
-  const auto start = std::chrono::steady_clock::now();
-  const json reply = checked(runner,
-                             {{"op", "time"},
-                              {"subject", "candidate"},
-                              {"spec", spec},
-                              {"base", base},
-                              {"fresh", fresh},
-                              {"slots", slots},
-                              {"slot_bytes", slot_bytes}},
-                             take);
-  candidate_timing result;
-  try { // the reply is the candidate's process's word: a malformed one is its failure
-    result.timed = from_reply(reply.at("timing"));
-    result.draw_ms = reply.value("draw_ms", 0.0);
-  } catch (const json::exception& e) {
-    throw runner_failure("runtime_error",
-                         std::string("the candidate's process answered a timing round with ") + e.what());
-  }
-  json round{{"calls", reply.value("calls", json())}, {"snapshots", json::array()}};
-  for (auto& [slot, snapshot] : kept)
-    round["snapshots"].push_back(snapshot);
-  result.clock = clock_of(result.timed, ms_since(start));
-  result.copies_ms = copied_ms;
-  if (slots) {
-    if (misplaced)
-      throw runner_failure("runtime_error",
-                           "the candidate's process reported a snapshot slot kj did not make");
-    check_snapshot_calls(round, slots, result.timed.samples_ms.size());
-    round["arena"] = runner.vault_spec();
-    py::object cases;
-    phase.enter("timed_checks");
-    {
-      const frozen_runner frozen(runner); // nothing of the candidate's runs while kj reads its snapshots
-      cases =
-          session.attr("check_snapshots")(round.dump(), job.protocol.atol, job.protocol.rtol, base, fresh);
-    }
-    runner.release_arena();
-    phase.enter("timing");
-    for (py::handle c : cases) {
-      json event = to_json(c);
-      event["type"] = "case";
-      channel.emit(event);
-    }
-  }
-  return result;
-}
-
-struct reference_timing {
-  timing_result timed;
-  timing::round_clock clock;
-  double draw_ms = 0;           // [ms] the fastest of the same draws in the judge
-  std::vector<double> draws_ms; // [ms] all of them: their spread is the machine's noise
-};
 
 reference_timing reference_round(const exec::timing_spec& spec, py::object& session,
                                  const device_context& device) {
@@ -268,9 +101,7 @@ reference_timing reference_round(const exec::timing_spec& spec, py::object& sess
   reference_timing result;
   {
     const gc_paused no_gc;
-    const auto start = std::chrono::steady_clock::now();
     result.timed = time_callable(reference, device, spec, fresh ? prepare : nullptr);
-    result.clock = clock_of(result.timed, ms_since(start));
   }
   session.attr("timing_end")(); // its inputs go: the candidate's next round has the device's memory
   if (!draws_ms.empty()) result.draw_ms = *std::min_element(draws_ms.begin(), draws_ms.end());
@@ -330,66 +161,6 @@ struct timed_pair {
   timing_result candidate, reference;
 };
 
-// The judge's clock against the candidate's timer over all rounds together (robust, fresh inputs: both sides
-// do the same work around each call): time the judge's clock saw beyond the candidate's timer, or kj's draws
-// took beyond the judge's, is charged to every call past its noise allowance; a timer that missed more than
-// it reported is not credited at all (timing/clock_bound.hpp). The rounds are pooled, not checked one by one:
-// what a candidate hides, it hides in every call, while a busy host (parallel compiles) slows some rounds of
-// either side; the pooled fastest draw and overhead lose most of that noise.
-void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& candidate,
-                    const std::vector<reference_timing>& reference, bool cuda) {
-  json rounds = json::array();
-  timing::round_clock candidate_total, reference_total;
-  std::vector<double> samples, judge_draws;
-  double copies_ms = 0, draw_ms = 0, judge_draw_ms = 0;
-  const auto fastest = [](double so_far, double v) {
-    return v > 0 && (so_far == 0 || v < so_far) ? v : so_far;
-  };
-  for (std::size_t i = 0; i < candidate.size() && i < reference.size(); ++i) {
-    candidate_total += candidate[i].clock;
-    reference_total += reference[i].clock;
-    copies_ms += candidate[i].copies_ms;
-    samples.insert(samples.end(), candidate[i].timed.samples_ms.begin(), candidate[i].timed.samples_ms.end());
-    draw_ms = fastest(draw_ms, candidate[i].draw_ms);
-    judge_draw_ms = fastest(judge_draw_ms, reference[i].draw_ms);
-    judge_draws.insert(judge_draws.end(), reference[i].draws_ms.begin(), reference[i].draws_ms.end());
-    rounds.push_back({{"wall_ms", candidate[i].clock.wall_ms},
-                      {"draw_ms", candidate[i].draw_ms},
-                      {"judge_draw_ms", reference[i].draw_ms}});
-  }
-  if (rounds.empty()) return;
-  const timing::clock_check c = timing::check_against_wall(candidate_total, reference_total,
-                                                           timing::summarize(samples).median, copies_ms);
-  const double judge_spread_ms =
-      judge_draws.empty() ? 0 : timing::summarize(judge_draws).median - judge_draw_ms; // the judge's noise
-  const timing::clock_check d = timing::check_draws(draw_ms, judge_draw_ms, judge_spread_ms);
-  merged.params["judge_clock"] = {{"rounds", rounds},
-                                  {"unaccounted_ms", c.unaccounted_ms},
-                                  {"allowance_ms", c.allowance_ms},
-                                  {"draw_ms", draw_ms},
-                                  {"judge_draw_ms", judge_draw_ms},
-                                  {"draw_allowance_ms", d.allowance_ms},
-                                  {"judge_draw_spread_ms", judge_spread_ms}};
-  // Enforced on CUDA only, recorded on the host: there the page faults and frees of large outputs outside
-  // the window exceed what the wall clock would bound, and an honest candidate's OpenMP threads, still
-  // spinning after its call on a small machine, slow kj's draw in its process as much as a hidden
-  // precomputation. A timer that hid more than it reported is not credited; time beyond either check's
-  // allowance is charged to every timed call.
-  if (!cuda) return;
-  if (!c.credited && merged.params.value("trusted", true)) {
-    merged.params["trusted"] = false;
-    merged.params["untrusted_reason"] = c.reason;
-    return;
-  }
-  for (const auto& [check, name] : {std::pair{&c, "wall"}, std::pair{&d, "draw"}})
-    if (check->charge_ms > 0) {
-      for (double& sample : merged.samples_ms)
-        sample += check->charge_ms;
-      merged.params["judge_clock"][fmt::format("{}_charge_ms", name)] = check->charge_ms;
-      merged.params["judge_clock"][fmt::format("{}_charge_reason", name)] = check->reason;
-    }
-}
-
 // The candidate's and the reference's alternating rounds (robust) or one round each.
 timed_pair time_pair(const exec::evaluate_job& job, py::object& session, runner_link& runner,
                      result_channel& channel, const device_context& device, phase_clock& phase) {
@@ -400,8 +171,12 @@ timed_pair time_pair(const exec::evaluate_job& job, py::object& session, runner_
   const exec::timing_spec round_spec = split_into_rounds(spec, rounds);
   std::vector<candidate_timing> candidate_rounds;
   std::vector<reference_timing> reference_rounds;
+  std::string plugin_error;
+  const cuda::plugin* plugin = device.cuda ? shared_cuda_plugin(plugin_error) : nullptr;
   for (int r = 0; r < rounds; ++r) {
-    candidate_rounds.push_back(candidate_round(job, round_spec, session, runner, channel, phase));
+    candidate_rounds.push_back(
+        fresh ? driven_candidate_round(job, round_spec, session, runner, channel, phase, plugin)
+              : runner_candidate_round(job, round_spec, session, runner, channel, phase));
     const frozen_runner frozen(runner); // nothing of the candidate's runs beside the reference
     reference_rounds.push_back(reference_round(round_spec, session, device));
   }
@@ -447,6 +222,10 @@ void time_subjects(const exec::evaluate_job& job, py::object& session, runner_li
   candidate.params["fresh_inputs"] = reference.params["fresh_inputs"] =
       exec::timing_method_named(spec.method).fresh_inputs;
   candidate.params["process"] = "runner";
+  std::string plugin_error;
+  if (const cuda::plugin* plugin = device.cuda ? shared_cuda_plugin(plugin_error) : nullptr;
+      plugin && !candidate.samples_ms.empty())
+    bound_by_physics(candidate, session, *plugin);
   report_timing(channel, "candidate", candidate);
   report_timing(channel, "reference_eager", reference);
   if (spec.floor) { // a short measurement in the runner: the floor is small and steady (100 samples)

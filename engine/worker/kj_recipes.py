@@ -77,6 +77,11 @@ def timing_recipe(base, k, fresh, rng="host"):
     return {"kind": "timing", "seed": (int(base) + 7919 * int(k)) % (2**63)}
 
 
+def seeded_recipe(seed):
+    """The recipe of a timed call whose seed the judge chose for it alone (rounds the judge drives)."""
+    return {"kind": "timing", "seed": int(seed) % (2**63)}
+
+
 class TimingInputs:
     """The inputs of timed calls. fresh (method robust): every call gets new inputs drawn on the device under
     base + k, in prepare() (outside the timed window): no two calls see the same contents, so a result cache keyed
@@ -84,10 +89,10 @@ class TimingInputs:
     check its output. Otherwise KernelBench's one fixed set (its seed), for the kernelbench and cuda-agent
     methods."""
 
-    def __init__(self, problem, device, base, fresh, rng="host"):
+    def __init__(self, problem, device, base, fresh, rng="host", first=True):
         self.problem, self.device, self.base, self.fresh, self.rng = problem, device, int(base), fresh, rng
         self.calls = 0
-        self.current = draw(problem, self.recipe(0), device)
+        self.current = draw(problem, self.recipe(0), device) if first else None
 
     def recipe(self, k):
         return timing_recipe(self.base, k, self.fresh, self.rng)
@@ -96,6 +101,13 @@ class TimingInputs:
         if self.fresh:
             self.current = None  # the previous call's inputs go first: one set in memory at a time
             self.current = draw(self.problem, self.recipe(self.calls), self.device)
+        self.calls += 1
+
+    def prepare_seeded(self, seed):
+        """The next call's inputs from a seed the judge sent for that call alone (the judge drives the round call by
+        call): the candidate's process holds no seed of a call before the call is prepared."""
+        self.current = None
+        self.current = draw(self.problem, seeded_recipe(seed), self.device)
         self.calls += 1
 
     def drop(self):

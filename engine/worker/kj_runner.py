@@ -77,6 +77,7 @@ class RunnerSession(SizedProblems):
         self.models = {}
         self.problems = {}
         self.graphs = []
+        self._forbidden = None
         if prebuilt:  # the runner loads what the build step compiled; the build step itself compiles
             use_prebuilt_extensions()
 
@@ -143,43 +144,53 @@ class RunnerSession(SizedProblems):
     def inputs_for(self, recipe, sizes):
         return draw(self.problem_at(sizes), recipe, self.device)
 
-    def forward(self, recipe, sizes, check_inputs, phase):
-        """One forward on the recipe's inputs; returns (output, changed input indices or None, overlap). The
-        inputs are gone when this returns (a pristine copy for the input check lives on the host)."""
+    def prepare_forward(self, recipe, sizes, check_inputs):
+        """(model, inputs, pristine) of one checked call: the model at `sizes`, the recipe's inputs and, for the input
+        check, a pristine copy of them on the host. The runner's C++ makes the call itself, by the one entry it
+        times calls with too (runner_call.hpp): a checked call and a timed one look alike from inside forward."""
         model = self.model_for(sizes)
         inputs = self.inputs_for(recipe, sizes)
         pristine = [x.to("cpu", copy=True) if isinstance(x, torch.Tensor) else None for x in inputs] \
             if check_inputs else None
-        try:
-            with torch.no_grad():
-                if phase == "trial" and self.protocol.get("forbid_functional"):
-                    with forbid_functional():
-                        output = model(*inputs)
-                else:
-                    output = model(*inputs)
-        except KjError as exc:
-            if exc.kind in CANDIDATE_KINDS and not exc.reason:  # kj's own check inside the call (forbid_functional)
-                raise
+        return model, inputs, pristine
+
+    def forward_error(self, exc):
+        """The KjError a forward's exception is: the candidate's runtime_error (out of memory named), or a KjError of
+        a candidate kind kj's own check raised inside the call (forbid_functional)."""
+        if isinstance(exc, KjError):
+            if exc.kind in CANDIDATE_KINDS and not exc.reason:
+                return exc
             # The candidate can import kj_common and raise kj's error type: a harness_error or problem_error (or an
             # out-of-memory reason) raised inside its forward is its own failure, never blamed on kj or the problem.
-            raise KjError("runtime_error", f"ModelNew.forward raised kj's error type ({exc.kind}"
-                          f"{', ' + exc.reason if exc.reason else ''}), which is the candidate's failure:\n"
-                          f"{format_exception(exc)}") from None
-        except Exception as exc:
-            if is_out_of_memory(exc):
-                raise out_of_memory(exc, self.device) from None
-            raise KjError("runtime_error", f"ModelNew.forward raised:\n{format_exception(exc)}") from None
+            return KjError("runtime_error", f"ModelNew.forward raised kj's error type ({exc.kind}"
+                           f"{', ' + exc.reason if exc.reason else ''}), which is the candidate's failure:\n"
+                           f"{format_exception(exc)}")
+        if isinstance(exc, Exception) and is_out_of_memory(exc):
+            return out_of_memory(exc, self.device)
+        return KjError("runtime_error", f"ModelNew.forward raised:\n{format_exception(exc)}")
+
+    def after_forward(self, output, model, inputs, pristine, check_inputs):
+        """(changed input indices or None, overlap) of a call the runner made; its inputs are gone when this returns
+        (only the caller's reference is left)."""
         self.sync()
         changed = None
         if check_inputs:
             changed = [i for i, (a, b) in enumerate(zip(inputs, pristine))
                        if isinstance(a, torch.Tensor) and not _same_as_host(a, b)]
         overlap = self.overlap(output, model, inputs)
-        large = tensor_bytes(inputs) >= LARGE
-        del inputs, pristine
-        if large:
-            self.empty_cache()
-        return output, changed, overlap
+        return changed, overlap, tensor_bytes(inputs) >= LARGE
+
+    def set_forbidden(self, on):
+        """CUDA Agent's rule (the cuda-agent protocol), for every call of ModelNew.forward alike, checked and timed:
+        torch.nn.functional raises while `on`. The runner turns it on around a checked call and around a whole
+        timed round, so that inside forward the two look the same."""
+        if not self.protocol.get("forbid_functional"):
+            return
+        if on and self._forbidden is None:
+            self._forbidden = forbid_functional().__enter__()
+        elif not on and self._forbidden is not None:
+            self._forbidden.__exit__(None, None, None)
+            self._forbidden = None
 
     def overlap(self, output, model, inputs):
         """Whether an output's storage overlaps an input, a parameter or a buffer (an alias, not a result)."""
@@ -241,6 +252,30 @@ class RunnerSession(SizedProblems):
         self.sync()
         del inputs
         return {"ops": ops, "dtypes": dtypes}
+
+
+class CalibrationSession:
+    """What a calibration round needs of a session before anything is loaded (runner.cpp, driven_round.hpp): the
+    judge times its handshake with the runner while only kj's code has run in it."""
+
+    def __init__(self, device):
+        self.device = torch.device(device)
+
+    def stream(self):
+        return int(torch.cuda.current_stream(self.device).cuda_stream) if self.device.type == "cuda" else 0
+
+    def sync(self):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def empty_cache(self):
+        pass
+
+    def flag_changes(self):
+        return {}
+
+    def set_forbidden(self, on):
+        pass
 
 
 def _same_as_host(a, pristine):

@@ -186,6 +186,31 @@ class Verifier:
                                + (f" ({first_values})" if first_values else "")
                                + (f"; no float64 reference: {self.fp64_error}" if self.fp64_error else ""))
 
+    def judge_timed(self, ref, out, recipe):
+        """A timed call's output (taken from the arena) judged as a strict case's is: structure, dtype and shape,
+        then the values at the reduction depth's tolerance, against float64 where that could change the outcome
+        (recipe None: a sampled output, its chunks only against the fp32 reference). A dict as compare()'s."""
+        result = {"passed": False, "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "message": ""}
+        refs = outputs_of(ref)
+        outs = [out] if isinstance(ref, torch.Tensor) else outputs_of(out) if isinstance(out, (tuple, list)) else None
+        if not refs or outs is None or len(outs) != len(refs):
+            result["message"] = f"returned {type(out).__name__}, expected {type(ref).__name__}"
+            return result
+        problems = [p for o, r in zip(outs, refs) for p in self._check_tensor(o, r)]
+        if problems:
+            result["message"] = "; ".join(problems)
+            return result
+        if any(o.device.type == "meta" for o in outs):
+            result["message"] = "an output far larger than the reference's"
+            return result
+        case = {}
+        guarded(self.memory, "comparing a timed output", lambda: self._judge_values(case, outs, refs, recipe),
+                retry=lambda: self._judge_values(case, outs, refs, recipe, chunk=1 << 18))
+        result.update(passed=case.get("status") != "fail", max_abs_err=case.get("max_abs_err", 0.0),
+                      max_rel_err=case.get("max_rel_err", 0.0), mismatches=case.get("mismatches", 0),
+                      message=case.get("message", "") if case.get("status") == "fail" else "")
+        return result
+
     # ---- the float64 reference, where it fits ----
     def _reference64(self, recipe, refs):
         """The reference in float64 on the recipe's inputs: on the device when it fits in the memory budget

@@ -5,8 +5,10 @@
 #include "engine/exec/messages.hpp"
 #include "engine/exec/sandbox.hpp"
 #include "engine/worker/line_socket.hpp"
+#include "engine/worker/driven_round.hpp"
 #include "engine/worker/output_export.hpp"
 #include "engine/worker/python_env.hpp"
+#include "engine/worker/runner_call.hpp"
 #include "engine/worker/support.hpp"
 #include "engine/worker/timing_bridge.hpp"
 
@@ -58,6 +60,9 @@ public:
     if (op != "deliver" && op != "arena") m_pending.reset(); // outputs wait only for the arena they asked for
     if (op == "load") return load(request);
     if (op == "arena") return open_arena(request);
+    if (op == "tb") return begin_round(request);
+    if (op == "tp") return m_round ? m_round->prepare(request) : failure("harness_error", "tp outside a round");
+    if (op == "te") return end_round();
     if (!m_session) return failure("harness_error", "request '" + op + "' before load");
     if (op == "forward") return forward(request);
     if (op == "deliver") return deliver_pending();
@@ -69,7 +74,36 @@ public:
     return failure("harness_error", "unknown request '" + op + "'");
   }
 
+  // "tg": one timed call of the round the judge drives; it answers with two lines (driven_round::go).
+  void go(line_socket& socket) {
+    if (!m_round) throw std::runtime_error("tg outside a round");
+    m_round->go(socket);
+  }
+
 private:
+  // A round the judge drives (calibration: before the candidate is loaded, only kj's code runs in it).
+  json begin_round(const json& r) {
+    m_round.reset();
+    const bool calibration = r.value("subject", "") == "calibration";
+    if (!calibration && !m_session) return failure("harness_error", "a timed round before load");
+    map_arena();
+    py::object session = m_session ? m_session : py::module_::import("kj_runner").attr("CalibrationSession")(
+                                                     py_device(m_device));
+    m_round = std::make_unique<driven_round>(
+        round_context{m_trusted, session, calibration ? py::none() : m_model, m_timing_inputs, m_arena,
+                      m_plugin, m_arena.cuda},
+        r);
+    return m_round->begin_reply();
+  }
+
+  json end_round() {
+    if (!m_round) return failure("harness_error", "te outside a round");
+    json reply = m_round->end();
+    m_round.reset();
+    reply["arena_id"] = m_arena_id;
+    return reply;
+  }
+
   json load(const json& r) {
     const json protocol = r.value("protocol", json::object());
     m_session =
@@ -79,7 +113,9 @@ private:
                            r["candidate"].value("path", ""), r["candidate"].value("source", ""),
                            to_python(r.value("overrides", json::object())), protocol.value("seed", 42));
     m_model = m_session.attr("model_for")(py::dict());
-    return {{"ok", true}};
+    json reply{{"ok", true}};
+    if (const json flags = to_json(m_session.attr("flag_changes")()); !flags.empty()) reply["flags"] = flags;
+    return reply; // backend flags the import changed, named at once
   }
 
   json open_arena(const json& r) {
@@ -87,7 +123,12 @@ private:
     m_arena.bytes = r.value("bytes", std::uint64_t{0});
     m_arena.cuda = r.value("kind", "") == "cuda";
     m_arena_id = r.value("id", 0);
-    if (m_arena.cuda) {
+    if (m_arena.cuda && r.value("fd", false)) { // by descriptor: mapped here, the descriptor closed
+      const int fd = m_socket->take_fd();
+      if (fd < 0) throw std::runtime_error("the arena's descriptor did not arrive");
+      m_arena.ptr = m_plugin->share_import(fd, m_arena.bytes);
+      m_arena_shared = true;
+    } else if (m_arena.cuda) {
       const std::string hex = r.value("handle", "");
       std::string handle(64, '\0');
       for (std::size_t i = 0; i < 64 && 2 * i + 1 < hex.size(); ++i)
@@ -115,11 +156,14 @@ private:
 
   void close_arena() {
     if (m_arena.ptr != 0) {
-      if (m_arena.cuda)
+      if (m_arena.cuda && m_arena_shared)
+        m_plugin->share_free(m_arena.ptr);
+      else if (m_arena.cuda)
         m_plugin->ipc_close(m_arena.ptr);
       else
         ::munmap(reinterpret_cast<void*>(m_arena.ptr), m_arena.bytes);
       m_arena.ptr = 0; // still the device's kind of arena: the next outputs ask for one of that kind
+      m_arena_shared = false;
     }
     if (m_arena_fd >= 0) ::close(m_arena_fd);
     m_arena_fd = -1;
@@ -158,13 +202,40 @@ private:
     return deliver(p.output, p.extra);
   }
 
+  // A checked call (a trial, a strict case): inputs from the recipe, then the call by the same entry as a timed
+  // one (runner_call.hpp), then the input check; the inputs are gone before the outputs are exported.
   json forward(const json& r) {
-    py::tuple result =
-        m_session.attr("forward")(to_python(r["recipe"]), to_python(r.value("sizes", json::object())),
-                                  r.value("check_inputs", false), r.value("phase", "case"));
-    m_last = result[0];
-    return deliver(m_last, {{"inputs_changed", result[1].is_none() ? json::array() : to_json(result[1])},
-                            {"overlap", result[2].cast<bool>()}});
+    const bool check_inputs = r.value("check_inputs", false);
+    py::object model, inputs, pristine;
+    {
+      py::tuple prepared = m_session.attr("prepare_forward")(
+          to_python(r["recipe"]), to_python(r.value("sizes", json::object())), check_inputs);
+      model = prepared[0];
+      inputs = prepared[1];
+      pristine = prepared[2];
+    }
+    m_session.attr("set_forbidden")(true);
+    py::object output;
+    try {
+      output = call_forward(m_session, model, inputs);
+    } catch (...) {
+      m_session.attr("set_forbidden")(false);
+      throw;
+    }
+    m_session.attr("set_forbidden")(false);
+    json extra;
+    bool large = false;
+    {
+      py::tuple after = m_session.attr("after_forward")(output, model, inputs, pristine, check_inputs);
+      extra = {{"inputs_changed", after[0].is_none() ? json::array() : to_json(after[0])},
+               {"overlap", after[1].cast<bool>()}};
+      large = after[2].cast<bool>();
+    }
+    inputs = pristine = py::none();
+    if (large) m_session.attr("empty_cache")();
+    if (const json flags = to_json(m_session.attr("flag_changes")()); !flags.empty()) extra["flags"] = flags;
+    m_last = output;
+    return deliver(m_last, extra);
   }
 
   // One timing round. With `slots`, a timed call's output waits only until the next call is prepared (or the
@@ -308,6 +379,7 @@ private:
   const cuda::plugin* m_plugin = nullptr;
   arena_view m_arena;
   int m_arena_fd = -1; // a host arena's memfd (kept while the judge keeps the arena)
+  bool m_arena_shared = false; // a CUDA arena imported by descriptor
   int m_arena_id = 0;
   py::object m_session, m_model, m_last, m_timing, m_timing_inputs, m_device_sync;
   struct pending_delivery {
@@ -315,6 +387,7 @@ private:
     json extra;
   };
   std::optional<pending_delivery> m_pending; // outputs that asked for a larger arena
+  std::unique_ptr<driven_round> m_round;     // the round the judge drives, while it lasts
 };
 
 } // namespace
@@ -324,6 +397,12 @@ int run_runner(const runner_options& options) {
   if (fd < 0) return 2;
   ::close(options.socket_fd);
   line_socket socket(fd);
+  // Its own uid and gid before anything else runs (engine/exec/identity.hpp): a runner that cannot take them
+  // never loads the candidate.
+  if (std::string error; !exec::enter_identity(error)) {
+    socket.send(failure("crashed", "the runner could not take its sandbox identity: " + error));
+    return 2;
+  }
   auto interpreter = start_interpreter();
   std::optional<runner> serve;
   try {
@@ -350,6 +429,10 @@ int run_runner(const runner_options& options) {
     try {
       const json request = json::parse(line);
       if (request.value("op", "") == "quit") break;
+      if (request.value("op", "") == "tg") { // answered with its own two lines
+        serve->go(socket);
+        continue;
+      }
       reply = serve->handle(request);
     } catch (py::error_already_set& e) {
       py::module_ runtime = py::module_::import("kj_common");

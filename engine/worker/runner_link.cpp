@@ -56,11 +56,15 @@ json sanitized(json reply) {
   return reply;
 }
 
-// Device memory (through the plugin) or a host memfd of the judge's: freed, and the handles zeroed.
-void free_memory(const cuda::plugin* plugin, std::uint64_t& ptr, int& fd) noexcept {
+// Device memory (through the plugin; `shared`: exported by descriptor) or a host memfd of the judge's: freed,
+// and the handles zeroed.
+void free_memory(const cuda::plugin* plugin, std::uint64_t& ptr, int& fd, bool shared = false) noexcept {
   if (ptr && plugin) {
     try {
-      plugin->mem_free(ptr);
+      if (shared)
+        plugin->share_free(ptr);
+      else
+        plugin->mem_free(ptr);
     } catch (const std::exception&) { // the context may be gone with a crash; nothing to do
     }
   }
@@ -106,7 +110,8 @@ runner_link::~runner_link() {
 }
 
 void runner_link::free_arena() noexcept {
-  free_memory(m_plugin, m_arena_ptr, m_arena_fd);
+  free_memory(m_plugin, m_arena_ptr, m_arena_fd, m_arena_shared);
+  m_arena_shared = false;
   m_arena_bytes = 0;
   m_arena_path.clear();
 }
@@ -135,6 +140,15 @@ void runner_link::launch() {
   env["KJ_SCRATCH_DIR"] = m_spec.scratch.string();
   env["TRITON_CACHE_DIR"] = (m_spec.scratch / "triton").string();
   env["TORCHINDUCTOR_CACHE_DIR"] = (m_spec.scratch / "inductor").string();
+  const bool cuda = m_spec.device == device_kind::cuda;
+  const std::string dir = m_spec.scratch.string();
+  exec::sandbox_policy policy{.scratch = m_spec.scratch, .read_only = m_spec.read_only, .gpu = cuda};
+  policy.pid_namespace = m_share_fd; // CUDA IPC handles, the fallback, need kj's PID namespace
+  const bool sandboxed = exec::sandbox_kind() == "bwrap";
+  // A uid and gid of its own (kj as root): its scratch folder is handed to it, nothing else of kj's is.
+  policy.identity = exec::next_identity(sandboxed);
+  exec::hand_to(policy.identity, m_spec.scratch, true);
+  if (policy.identity.own) env["KJ_SANDBOX_ID"] = policy.identity.text();
   std::vector<std::string> env_text;
   for (const auto& [k, v] : env)
     env_text.push_back(k + "=" + v);
@@ -142,16 +156,18 @@ void runner_link::launch() {
   for (auto& e : env_text)
     envp.push_back(e.data());
   envp.push_back(nullptr);
-  const bool cuda = m_spec.device == device_kind::cuda;
-  const std::string dir = m_spec.scratch.string();
-  exec::sandbox_policy policy{.scratch = m_spec.scratch, .read_only = m_spec.read_only, .gpu = cuda};
   const std::string exe = fs::read_symlink("/proc/self/exe").string();
   // Only what the runner runs of kj: its executable and, on CUDA, the timing plugin; never kj's folder (a
   // results DB or other candidates beside it would be readable from the sandbox).
   policy.read_only.push_back(exe);
   if (cuda) policy.read_only.emplace_back(cuda::plugin::default_path());
-  if (const auto it = env.find("TORCH_EXTENSIONS_DIR"); it != env.end())
+  if (const auto it = env.find("TORCH_EXTENSIONS_DIR"); it != env.end()) {
     (m_spec.import_on_device ? policy.writable : policy.read_only).emplace_back(it->second);
+    if (m_spec.import_on_device) { // it compiles there: the folder is its own until the job ends
+      m_writable_build = it->second;
+      exec::hand_to(policy.identity, m_writable_build, true);
+    }
+  }
   std::vector<std::string> args = exec::plan_sandbox(policy).argv_prefix;
   m_sandboxed = !args.empty();
   const std::string program = args.empty() ? "/proc/self/exe" : args.front();
@@ -211,6 +227,15 @@ void runner_link::handshake() {
                       ready.value("error", std::string());
     return;
   }
+  if (exec::have_seccomp() && !ready.value("seccomp", false)) { // never a candidate outside its filter
+    m_load = {{"ok", false},
+              {"kind", "harness_error"},
+              {"error", "the candidate's process could not install its seccomp filter, so kj does not load the "
+                        "candidate: " +
+                            ready.value("seccomp_error", std::string())}};
+    return;
+  }
+  calibrate(); // before the candidate is loaded: only kj's code has run in the runner
   m_load = exchange({{"op", "load"},
                      {"problem", m_spec.problem},
                      {"candidate", m_spec.candidate},
@@ -218,7 +243,18 @@ void runner_link::handshake() {
                      {"protocol", m_spec.protocol},
                      {"prebuilt", !m_spec.import_on_device}});
   if (m_load.value("ok", false)) {
-    const json arena = grow_arena(k_first_arena);
+    json arena;
+    try {
+      arena = grow_arena(k_first_arena);
+    } catch (const cuda::plugin_error& e) {
+      if (!m_share_fd) throw;
+      // This device cannot export memory as a descriptor: the runner starts again in kj's PID namespace,
+      // where CUDA IPC handles work (recorded with the evaluation).
+      m_share_fd = false;
+      m_isolation_note = std::string("no PID namespace for the runner: ") + e.what();
+      restart();
+      return;
+    }
     if (!arena.value("ok", false)) m_load = arena;
   }
 }
@@ -235,6 +271,7 @@ void runner_link::stop() {
   if (m_watchdog.joinable()) m_watchdog.join();
   if (m_reader.joinable()) m_reader.join();
   m_socket.reset();
+  if (!m_writable_build.empty()) exec::take_back(m_writable_build); // nothing of it changes any more
 }
 
 bool runner_link::restart() {
@@ -345,7 +382,17 @@ json runner_link::grow_arena(std::uint64_t bytes) {
   std::uint64_t ptr = 0;
   int fd = -1;
   fs::path path;
-  if (cuda) {
+  bool shared = false;
+  if (cuda && m_share_fd) { // by descriptor: it crosses the runner's PID namespace
+    const cuda::shared_memory memory = m_plugin->share_alloc(bytes);
+    ptr = memory.ptr;
+    fd = memory.fd;
+    bytes = memory.bytes;
+    shared = true;
+    message["bytes"] = bytes;
+    message["kind"] = "cuda";
+    message["fd"] = true;
+  } else if (cuda) {
     ptr = m_plugin->mem_alloc(bytes);
     message["kind"] = "cuda";
     message["handle"] = hex(m_plugin->ipc_handle(ptr));
@@ -361,12 +408,17 @@ json runner_link::grow_arena(std::uint64_t bytes) {
     path = fmt::format("/proc/self/fd/{}", fd); // the judge's own way in
   }
   const json reply = exchange(message, fd);
+  if (shared) { // the runner has its own descriptor now (or none): the judge keeps only the mapping
+    ::close(fd);
+    fd = -1;
+  }
   if (!reply.value("ok", false)) {
-    if (cuda) m_plugin->mem_free(ptr);
-    if (fd >= 0) ::close(fd);
+    std::uint64_t failed = ptr;
+    free_memory(m_plugin, failed, fd, shared);
     return reply;
   }
   free_arena();
+  m_arena_shared = shared;
   m_arena_fd = fd;
   m_arena_ptr = ptr;
   m_arena_path = path;
@@ -384,6 +436,11 @@ json runner_link::exchange(const json& message, int pass_fd, const interim_handl
   if (m_dead) return death();
   const std::string op = message.is_null() ? "start" : message.value("op", "?");
   if (!message.is_null() && !m_socket->send(message, pass_fd)) return died(op);
+  return next_reply(op, on_interim);
+}
+
+json runner_link::next_reply(const std::string& op, const interim_handler& on_interim) {
+  if (m_dead) return death();
   std::string line;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(m_spec.deadline -

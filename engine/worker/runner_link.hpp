@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace kj::worker {
 
@@ -74,6 +75,25 @@ public:
   using interim_handler = std::function<nlohmann::json(const nlohmann::json&)>;
   nlohmann::json request(const nlohmann::json& message, const interim_handler& on_interim);
 
+  // One timed call of a round the judge drives (driven_round.hpp): "tg" goes out with the judge's clock read
+  // just before, which is read again the moment the runner's first line (the sample) arrives; then the
+  // runner's second line (the snapshot its reservoir took, if any). Either line may be a failure.
+  struct go_reply {
+    nlohmann::json sample, after;
+    double bracket_ms = 0; // [ms] the judge's clock around the call
+  };
+  go_reply go();
+  // A request timed on the judge's clock (a driven round's prepare): the reply, and `bracket_ms` set.
+  nlohmann::json timed_request(const nlohmann::json& message, double& bracket_ms);
+  // The handshake measured at the runner's start, before the candidate was loaded (only kj's code ran): per
+  // call, the judge's bracket less the runner's sample (go) and less its draw (prepare) [ms]. Empty when the
+  // calibration failed (`error` says why).
+  struct handshake_sample {
+    std::vector<double> go_ms, prepare_ms;
+    std::string error;
+  };
+  const handshake_sample& handshake_calibration() const { return m_calibration; }
+
   bool alive() const { return !m_dead; }
   // The job's deadline: no request waits past it.
   std::chrono::steady_clock::time_point deadline() const { return m_spec.deadline; }
@@ -97,6 +117,8 @@ public:
   void take_snapshot(std::uint64_t offset, std::uint64_t bytes);
   // The vault as the judge's Python reads it ({"kind": "cuda", "ptr"} or {"kind": "file", "path"}, "bytes").
   nlohmann::json vault_spec() const;
+  // Why the runner runs in kj's PID namespace (its device cannot share memory by descriptor); "" otherwise.
+  const std::string& isolation_note() const { return m_isolation_note; }
   // The largest resident memory of the runner and its descendants seen by the watchdog [bytes].
   std::uint64_t peak_rss() const { return m_peak_rss; }
 
@@ -107,6 +129,8 @@ private:
   void stop();
   nlohmann::json exchange(const nlohmann::json& message, int pass_fd = -1,
                           const interim_handler& on_interim = {});
+  nlohmann::json next_reply(const std::string& op, const interim_handler& on_interim = {});
+  void calibrate();
   void free_vault() noexcept;
   nlohmann::json grow_arena(std::uint64_t bytes);
   void free_arena() noexcept;
@@ -123,6 +147,7 @@ private:
   std::atomic<bool> m_dead{false};
   std::string m_death_kind, m_death_text, m_death_reason;
   bool m_sandboxed = false; // started through bubblewrap, which reports a signal as 128 + its number
+  std::filesystem::path m_writable_build; // a deferred build's folder, the runner's while it compiles
   std::atomic<bool> m_stop_threads{false};
   std::thread m_watchdog, m_reader;
   mutable std::mutex m_output_mutex;
@@ -137,6 +162,10 @@ private:
   std::filesystem::path m_arena_path; // the judge's view: /proc/self/fd/N of the CPU arena
   int m_arena_fd = -1;                // the CPU arena's memfd
   nlohmann::json m_arena_spec;
+  bool m_arena_shared = false; // a CUDA arena exported by descriptor (share_alloc), not by IPC handle
+  bool m_share_fd = true;      // CUDA arenas go by descriptor, and the runner has a PID namespace
+  std::string m_isolation_note; // why the runner shares kj's PID namespace, when it does
+  handshake_sample m_calibration;
   std::uint64_t m_vault_bytes = 0, m_vault_ptr = 0; // the judge's own copy of the snapshot slots
   int m_vault_fd = -1;
 };

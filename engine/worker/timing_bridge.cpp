@@ -17,6 +17,20 @@
 #include <vector>
 
 namespace kj::worker {
+
+timing::measure_params measure_params_of(const exec::timing_spec& spec) {
+  timing::measure_params params;
+  params.warmup_min_calls = static_cast<std::size_t>(spec.warmup_min_calls);
+  params.warmup_min_ms = spec.warmup_min_ms;
+  params.stopping.min_samples = static_cast<std::size_t>(spec.min_samples);
+  params.stopping.min_time_ms = std::min(spec.min_time_ms, spec.max_time_ms);
+  params.stopping.max_time_ms = spec.max_time_ms;
+  params.stopping.max_samples = static_cast<std::size_t>(spec.max_samples);
+  params.stopping.target_rel_ci = spec.target_rel_ci;
+  params.max_wall_ms = std::max(15000.0, 3 * spec.max_time_ms);
+  return params;
+}
+
 namespace {
 
 // The host clock around a call followed by a device synchronization: the fallback when the plugin is missing.
@@ -42,19 +56,6 @@ private:
   const std::function<void()>& m_prepare;
   timing::host_clock::time_point m_start;
 };
-
-timing::measure_params to_params(const exec::timing_spec& spec) {
-  timing::measure_params params;
-  params.warmup_min_calls = static_cast<std::size_t>(spec.warmup_min_calls);
-  params.warmup_min_ms = spec.warmup_min_ms;
-  params.stopping.min_samples = static_cast<std::size_t>(spec.min_samples);
-  params.stopping.min_time_ms = std::min(spec.min_time_ms, spec.max_time_ms);
-  params.stopping.max_time_ms = spec.max_time_ms;
-  params.stopping.max_samples = static_cast<std::size_t>(spec.max_samples);
-  params.stopping.target_rel_ci = spec.target_rel_ci;
-  params.max_wall_ms = std::max(15000.0, 3 * spec.max_time_ms);
-  return params;
-}
 
 // One plugin per worker process, loaded on first use; the error text when it cannot be.
 const cuda::plugin* cuda_plugin(std::string& error) {
@@ -88,23 +89,6 @@ nlohmann::json to_json(const cuda::nvml_snapshot& s) {
           {"clocks_event_reasons", v.clocks_event_reasons},
           {"clocks_event_text", std::string(v.clocks_event_text)},
           {"other_processes", v.other_processes}};
-}
-
-// NVML before and after a subject: the samples in between are flagged when either snapshot shows a clock-
-// slowing reason, and a warning is recorded when other processes use the GPU.
-void record_nvml(const cuda::plugin& plugin, const cuda::nvml_snapshot& before, timing_result& result) {
-  const cuda::nvml_snapshot after = plugin.nvml();
-  result.params["nvml_before"] = to_json(before);
-  result.params["nvml_after"] = to_json(after);
-  if (!before.available || !after.available) return;
-  const auto slowing = [](const cuda::nvml_snapshot& s) {
-    return s.values.clocks_event_reasons > 0 && (s.values.clocks_event_reasons & k_slowing_reasons) != 0;
-  };
-  result.params["throttled"] = slowing(before) || slowing(after);
-  const std::int64_t others = std::max(before.values.other_processes, after.values.other_processes);
-  if (others > 0)
-    result.params["warning"] =
-        std::to_string(others) + " other process(es) used the GPU while this subject was timed";
 }
 
 // KernelBench's counts with the host clock: 3 warmups, 1 discarded and 100 reported trials, no early stop.
@@ -149,7 +133,7 @@ struct timed_call {
 void cuda_robust(const timed_call& t, const cuda::plugin& plugin, timing_result& result) {
   cuda::measure_options options;
   options.stream = t.device.stream;
-  options.params = to_params(t.spec);
+  options.params = measure_params_of(t.spec);
   options.before_sample = t.prepare;
   cuda::cuda_measurement cm = plugin.measure(t.call, options);
   result.clock = "cuda-event";
@@ -185,7 +169,7 @@ timing::measurement host_robust(const timed_call& t, timing_result& result) {
   timing::host_subject subject(t.call, 0, t.prepare);
   result.method = "robust";
   result.params["headline"] = "median";
-  return timing::measure_cold(subject, to_params(t.spec));
+  return timing::measure_cold(subject, measure_params_of(t.spec));
 }
 
 // kernelbench on the host: KernelBench's counts with the host clock.
@@ -228,7 +212,7 @@ timing_result time_cuda(const timed_call& t, const cuda::plugin& plugin) {
   result.method = t.spec.method;
   const cuda::nvml_snapshot before = plugin.nvml();
   impl_of(t.spec.method).cuda(t, plugin, result);
-  record_nvml(plugin, before, result);
+  record_nvml(before, plugin.nvml(), result);
   return result;
 }
 
@@ -245,7 +229,7 @@ timing_result time_on_device(const std::function<void()>& call, const device_con
       }
     }
     synced_host_subject subject(call, device.sync, prepare);
-    const timing::measurement m = timing::measure_cold(subject, to_params(spec));
+    const timing::measurement m = timing::measure_cold(subject, measure_params_of(spec));
     timing_result result{"host-median", "host+sync", m.stop_reason, spec, m.samples_ms};
     result.params["headline"] = "median";
     result.params["cuda_plugin_error"] = error;
@@ -264,12 +248,30 @@ timing_result time_on_device(const std::function<void()>& call, const device_con
   return result;
 }
 
+} // namespace
+
+// The samples between two NVML snapshots are flagged when either shows a clock-slowing reason; other
+// processes on the GPU are counted (co_tenants) and named in a warning.
+void record_nvml(const cuda::nvml_snapshot& before, const cuda::nvml_snapshot& after, timing_result& result) {
+  result.params["nvml_before"] = to_json(before);
+  result.params["nvml_after"] = to_json(after);
+  if (!before.available || !after.available) return;
+  const auto slowing = [](const cuda::nvml_snapshot& s) {
+    return s.values.clocks_event_reasons > 0 && (s.values.clocks_event_reasons & k_slowing_reasons) != 0;
+  };
+  result.params["throttled"] = slowing(before) || slowing(after);
+  const std::int64_t others = std::max(before.values.other_processes, after.values.other_processes);
+  if (others > 0) {
+    result.params["co_tenants"] = others;
+    result.params["warning"] =
+        std::to_string(others) + " other process(es) used the GPU while this subject was timed";
+  }
+}
+
 timing::host_probe& process_host_probe() {
   static timing::host_probe probe; // one 8 MiB chase buffer per worker process
   return probe;
 }
-
-} // namespace
 
 const cuda::plugin* shared_cuda_plugin(std::string& error) {
   return cuda_plugin(error);

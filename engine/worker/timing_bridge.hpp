@@ -4,6 +4,7 @@
 #include "cuda/plugin_loader.hpp"
 #include "engine/exec/messages.hpp"
 #include "timing/host_probe.hpp"
+#include "timing/measure.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -44,11 +45,21 @@ struct device_context {
 timing_result time_callable(const std::function<void()>& call, const device_context& device,
                             const exec::timing_spec& spec, const std::function<void()>& prepare = {});
 
+// The cold loop's parameters of a timing spec (warmup, the stopping rule, the wall-clock cap).
+timing::measure_params measure_params_of(const exec::timing_spec& spec);
+
+// NVML before and after a subject into its params (nvml_before, nvml_after, throttled, and a warning when
+// other processes used the GPU).
+void record_nvml(const cuda::nvml_snapshot& before, const cuda::nvml_snapshot& after, timing_result& result);
+
 // A host probe series moved by more than this flags the timing `host_changed`: launch-bound samples move with
 // the host's speed, so such a timing may not repeat on a quieter host.
 inline constexpr double k_host_change_flag = 0.05;
 
 nlohmann::json to_json(const timing::host_probe_result& probe);
+
+// The worker process's host probe (one 8 MiB chase buffer), measured before and after each timing.
+timing::host_probe& process_host_probe();
 
 // The process's CUDA timing plugin, loaded on first use; null (and `error` set) when it cannot be loaded.
 const cuda::plugin* shared_cuda_plugin(std::string& error);

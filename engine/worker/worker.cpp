@@ -96,6 +96,11 @@ void read_parquet(const exec::read_parquet_job& job, py::module_& runtime, resul
 
 int run_worker(const worker_options& options) {
   result_channel channel(options.result_fd);
+  // A build's worker runs candidate code: its own uid and gid first (set only for sandboxed jobs).
+  if (std::string error; !exec::enter_identity(error)) {
+    channel.emit({{"type", "verdict"}, {"verdict", "harness_error"}, {"error", "worker: " + error}});
+    return 2;
+  }
   exec::job job;
   try {
     job = read_job(options.job_file);
@@ -139,9 +144,15 @@ int run_worker(const worker_options& options) {
         if constexpr (std::is_same_v<T, exec::audit_job>) audit_problems(message, runtime, channel);
         if constexpr (std::is_same_v<T, exec::baseline_job>) run_baseline(message, runtime, channel);
         if constexpr (std::is_same_v<T, exec::build_job>) {
-          std::string error; // the build imports the candidate: its module code runs here
-          if (!exec::install_candidate_seccomp(error))
-            channel.emit({{"type", "warning"}, {"message", error}});
+          std::string error; // the build imports the candidate: its module code runs here, filtered
+          if (exec::have_seccomp() && !exec::install_candidate_seccomp(error)) {
+            channel.emit({{"type", "verdict"},
+                          {"verdict", "harness_error"},
+                          {"phase", "build"},
+                          {"error", "the build's process could not install its seccomp filter, so kj does not "
+                                    "import the candidate: " + error}});
+            return;
+          }
           build(message, runtime, channel);
         }
         if constexpr (std::is_same_v<T, exec::evaluate_job>)

@@ -86,13 +86,27 @@ exec::launch_spec build_launch(const evaluation_context& ctx, const std::string&
   return launch;
 }
 
+namespace {
+
+// Whether the runner could not load a build (an extension missing or unloadable): a cached build then gets
+// one fresh build before the verdict is the candidate's.
+bool load_failed(const exec::worker_outcome& outcome) {
+  const json* verdict = exec::find_event(outcome, "verdict");
+  if (!verdict) return false;
+  const std::string v = verdict->value("verdict", "");
+  return v == "load_error" || (v == "compile_error" && verdict->value("phase", "") == "load_candidate");
+}
+
+} // namespace
+
 scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem& p,
                                 const adapters::candidate& c, db::evaluation_record record,
-                                std::function<void(scheduler::evaluation_result&)> on_result) {
+                                std::function<void(scheduler::evaluation_result&)> on_result, bool rebuilt) {
   auto job = std::make_shared<exec::evaluate_job>(evaluate_message(ctx, p, c));
   auto result = std::make_shared<scheduler::evaluation_result>();
   result->problem = label_of(p);
   result->candidate = label_of(c);
+  auto pristine = std::make_shared<db::evaluation_record>(record); // for a rebuild's second attempt
   result->record = std::move(record);
   auto applied = std::make_shared<json>(json::object());
   const std::string name = fmt::format("L{}-{}-s{}", p.level, p.number, c.sample);
@@ -129,6 +143,11 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
   };
   task.finish = [=, &ctx](const std::vector<scheduler::build_done>&,
                           const scheduler::device_done* device) -> std::vector<scheduler::task> {
+    if (device && !rebuilt && result->build && result->build->cached &&
+        load_failed(device->outcome)) { // a poisoned or damaged cache is never the candidate's load_error
+      ctx.builds->forget(result->build->key);
+      return {evaluation_task(ctx, p, c, *pristine, on_result, true)};
+    }
     if (device) {
       fill_evaluation(device->outcome, device->log_tail, result->record, ctx.judging.trace);
       result->record.overrides_json = applied->dump();

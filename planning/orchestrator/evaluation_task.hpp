@@ -42,9 +42,12 @@ std::string candidate_build_key(const evaluation_context& ctx, const std::string
 exec::launch_spec build_launch(const evaluation_context& ctx, const std::string& name);
 
 // `record` comes with the ids, device, protocol, baselines and static findings filled in; the task fills
-// the rest and hands the result to `on_result` (called one at a time by the scheduler).
+// the rest and hands the result to `on_result` (called one at a time by the scheduler). A candidate whose
+// cached build failed to load is not recorded then: the build is forgotten and a follow-up task (`rebuilt`)
+// builds and judges it once more, and that second verdict is the candidate's.
 scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem& problem,
                                 const adapters::candidate& candidate, db::evaluation_record record,
-                                std::function<void(scheduler::evaluation_result&)> on_result);
+                                std::function<void(scheduler::evaluation_result&)> on_result,
+                                bool rebuilt = false);
 
 } // namespace kj::orchestrator

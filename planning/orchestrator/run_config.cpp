@@ -155,6 +155,8 @@ json judging_config(const judging_settings& judging) {
           {"precision", judging.precision},
           {"input_rng", judging.input_rng},
           {"sandbox", exec::sandbox_kind()},
+          {"pid_namespace", exec::sandbox_pid_namespace()},
+          {"identity", exec::identity_kind(exec::sandbox_kind() == "bwrap")},
           {"seccomp", exec::have_seccomp()}};
 }
 

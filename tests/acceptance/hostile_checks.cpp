@@ -84,7 +84,9 @@ const std::map<std::string, std::string> k_inert = {
     {"phase_switch_stack_inspect", "timed calls come from kj's C++ loop in the runner: no Python frame looks "
                                    "like a timer, so it always computes"},
     {"os_exit0_in_timing",
-     "every timed call gets fresh inputs: no input repeats five times, so it never exits"}};
+     "every timed call gets fresh inputs: no input repeats five times, so it never exits"},
+    {"kill_parent", "the runner's parent is its PID namespace's first process, which signals from inside cannot "
+                    "kill, and no other process of kj's is visible: it computes"}};
 
 std::vector<std::string> select(const fs::path& corpus, const json& manifest, const std::string& device) {
   const char* all_env = std::getenv("KJ_HOSTILE_ALL");
@@ -196,6 +198,12 @@ void check_row(const json& entry, const std::string& file, const json& rows) {
     CHECK(list_contains(row->at("strict_failed").get<std::string>(), cls));
   for (const auto& kind : strings_of(entry, "findings"))
     CHECK(list_contains(row->at("findings").get<std::string>(), kind));
+  if (expect.contains("speedup_range")) { // a bystander's honest speed, kept beside the attacks
+    const auto range = expect.at("speedup_range").get<std::vector<double>>();
+    REQUIRE(!row->at("speedup").is_null());
+    CHECK(row->at("speedup").get<double>() >= range.at(0));
+    CHECK(row->at("speedup").get<double>() <= range.at(1));
+  }
   if (expect.value("speedup_credited", true) == false && row->at("verdict") == "correct" &&
       row->at("strict_verdict") == "pass" && !row->at("speedup").is_null()) {
     const json& cap = expect.at("max_speedup");

@@ -13,16 +13,24 @@ using nlohmann::json;
 namespace kj::test::hostile {
 
 command_result run_and_check(const std::string& device, const fs::path& corpus) {
+  return run_and_check(device, corpus, select(corpus, hostile::manifest(corpus), device));
+}
+
+command_result run_and_check(const std::string& device, const fs::path& corpus,
+                             const std::vector<std::string>& files, const std::vector<fs::path>& extra,
+                             const fs::path& own_cache) {
   const json manifest = hostile::manifest(corpus);
   scratch_dir dir;
   const fs::path home = dir / "home", cwd = dir / "cwd", candidates = dir / "candidates";
   for (const auto& d : {home, cwd, candidates})
     fs::create_directories(d);
-  const std::vector<std::string> files = select(corpus, manifest, device);
   for (const auto& f : files)
     fs::copy_file(corpus / f, candidates / fs::path(f).filename());
+  for (const auto& f : extra)
+    fs::copy_file(f, candidates / f.filename());
   listener listener;
-  const fs::path cache = dir / "cache"; // its own: the cache attacks must not reach other tests
+  // its own: the cache attacks must not reach other tests
+  const fs::path cache = own_cache.empty() ? dir / "cache" : own_cache;
   environment env(manifest, home, cache, listener.port(), device == "cuda" ? 12 : 2);
   remove_markers(manifest, files, home, cwd, cache);
 
@@ -43,7 +51,7 @@ command_result run_and_check(const std::string& device, const fs::path& corpus) 
   const auto results = run_kj({"results", "--db", db.string(), "--run", "hostile", "--format", "json"});
   REQUIRE(results.exit_code == 0);
   const json rows = json::parse(results.out);
-  CHECK(rows.size() == files.size());
+  CHECK(rows.size() == files.size() + extra.size());
   for (const auto& f : files)
     check_row(manifest.at("files").at(f), f, rows);
   for (const auto& f : files)

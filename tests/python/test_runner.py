@@ -7,6 +7,7 @@ import torch
 import kj_common as common
 import kj_judge as judge
 import kj_runner
+from conftest import call_forward
 
 PROBLEM = '''
 import torch
@@ -59,7 +60,7 @@ def test_modelnew_is_built_like_the_reference_and_sees_the_judges_inputs():
     s, ref = runner(), reference()
     model = s.model_for({})
     assert torch.equal(model.linear.weight, ref.model.linear.weight) and model.training
-    out, changed, overlap = s.forward(RECIPE, {}, False, "case")
+    out, changed, overlap = call_forward(s, RECIPE, {}, False)
     assert torch.equal(out, ref.reference(ref.draw(RECIPE)))
     assert changed is None and overlap is False
     assert s.model_for({}) is model
@@ -110,7 +111,7 @@ def test_a_constructor_that_raises_is_a_runtime_error():
 def test_a_forward_that_raises_is_the_candidates_runtime_error(error, reason):
     s = runner(candidate(forward=f"raise {error}"))
     with pytest.raises(common.KjError) as caught:
-        s.forward(RECIPE, {}, False, "case")
+        call_forward(s, RECIPE, {}, False)
     assert caught.value.kind == "runtime_error" and caught.value.reason == reason
     assert "ModelNew.forward" in caught.value.message
 
@@ -122,15 +123,15 @@ def test_kjs_error_type_raised_by_the_candidate_is_still_its_failure(kind, reaso
     forward = f"import kj_common; raise kj_common.KjError('{kind}', 'not mine', reason='{reason}')"
     s = runner(candidate(forward=forward))
     with pytest.raises(common.KjError) as caught:
-        s.forward(RECIPE, {}, False, "case")
+        call_forward(s, RECIPE, {}, False)
     assert caught.value.kind == "runtime_error" and caught.value.reason == ""
     assert "candidate's failure" in caught.value.message and kind in caught.value.message
 
 
 def test_inputs_changed_in_place_are_named():
     s = runner(candidate(forward="x.mul_(2)\n        return self.linear(x)"))
-    assert s.forward(RECIPE, {}, True, "case")[1] == [0]
-    assert runner().forward(RECIPE, {}, True, "case")[1] == []
+    assert call_forward(s, RECIPE, {}, True)[1] == [0]
+    assert call_forward(runner(), RECIPE, {}, True)[1] == []
 
 
 @pytest.mark.parametrize("forward, aliased", [
@@ -143,7 +144,7 @@ def test_inputs_changed_in_place_are_named():
     ("return 3", False),
 ])
 def test_an_output_sharing_storage_with_an_input_or_parameter_overlaps(forward, aliased):
-    assert runner(candidate(forward=forward)).forward(RECIPE, {}, False, "case")[2] is aliased
+    assert call_forward(runner(candidate(forward=forward)), RECIPE, {}, False)[2] is aliased
 
 
 def test_same_as_host_compares_bits():
@@ -169,20 +170,21 @@ def test_a_lower_precision_protocol_casts_the_model_and_the_inputs():
     s = runner(protocol={"precision": "bf16"})
     assert s.model_for({}).linear.weight.dtype == torch.bfloat16
     assert s.inputs_for(RECIPE, {})[0].dtype == torch.bfloat16
-    assert s.forward(RECIPE, {}, False, "case")[0].dtype == torch.bfloat16
+    assert call_forward(s, RECIPE, {}, False)[0].dtype == torch.bfloat16
 
 
-def test_forbid_functional_fails_trials_only_and_restores_the_functions():
+def test_forbid_functional_fails_every_call_and_restores_the_functions():
     relu = torch.nn.functional.relu
     # (nn.Linear's own forward calls F.linear: the candidate computes the linear layer itself)
     source = candidate(forward="return torch.nn.functional.relu(x @ self.linear.weight.t())")
     s = runner(source, {"forbid_functional": True})
     with pytest.raises(common.KjError) as caught:
-        s.forward(RECIPE, {}, False, "trial")
+        call_forward(s, RECIPE, {}, False)
     assert caught.value.kind == "incorrect" and "torch.nn.functional.relu" in caught.value.message
     assert torch.nn.functional.relu is relu
-    assert (s.forward(RECIPE, {}, False, "case")[0] >= 0).all()
-    assert runner(source).forward(RECIPE, {}, False, "trial")[0] is not None
+    with pytest.raises(common.KjError):  # a strict case or a timed call alike: they look the same from inside
+        call_forward(s, RECIPE, {}, False)
+    assert call_forward(runner(source), RECIPE, {}, False)[0] is not None
 
 
 def test_backend_flags_the_candidate_flips_at_import_are_reported():

@@ -11,6 +11,8 @@ import tempfile
 import pytest
 import torch
 
+from conftest import call_forward
+
 import kj_judge as judge
 import kj_runner
 import kj_verify
@@ -58,8 +60,8 @@ class Bridge:
 
         message = json.loads(text)
         try:
-            output, changed, overlap = self.runner.forward(message["recipe"], message.get("sizes") or {},
-                                                           message.get("check_inputs", False), message["phase"])
+            output, changed, overlap = call_forward(self.runner, message["recipe"], message.get("sizes") or {},
+                                                    message.get("check_inputs", False))
         except KjError as exc:
             return json.dumps({"ok": False, "kind": exc.kind, "reason": exc.reason, "error": exc.message})
         reply = {"ok": True, "inputs_changed": changed or [], "overlap": overlap, "outputs": []}

@@ -1,0 +1,140 @@
+// Implements the judge's side of a driven round: a remote subject for the cold-measurement loop.
+#include "engine/worker/driven_timing.hpp"
+
+#include "timing/host_probe.hpp"
+#include "timing/measure.hpp"
+
+#include <algorithm>
+#include <fmt/core.h>
+#include <random>
+
+using nlohmann::json;
+
+namespace kj::worker {
+namespace {
+
+std::uint64_t call_seed() { // from the OS, per call: nothing in the candidate's process can derive it
+  std::random_device os;
+  return ((static_cast<std::uint64_t>(os()) << 32) ^ os()) % (1ull << 62);
+}
+
+json checked_reply(const json& reply) {
+  if (!reply.value("ok", false))
+    throw runner_failure(reply.value("kind", std::string("crashed")), reply.value("error", ""),
+                         reply.value("reason", ""));
+  return reply;
+}
+
+double number(const json& reply, const char* key) {
+  const auto it = reply.find(key);
+  if (it == reply.end() || !it->is_number() || !(it->get<double>() >= 0))
+    throw runner_failure("runtime_error",
+                         fmt::format("the candidate's process answered a timed call without a valid '{}'", key));
+  return it->get<double>();
+}
+
+// The runner as the loop's subject: prepare() is "tp" with the call's fresh seed, call() is "tg" bracketed by
+// the judge's clock, stop_ms() the sample credited under the handshake bound.
+class remote_subject final : public timing::timed_subject {
+public:
+  remote_subject(runner_link& runner, const driven_options& options, driven_result& out)
+      : m_runner(runner), m_options(options), m_out(out) {}
+
+  void prepare() override {
+    const std::uint64_t seed = call_seed();
+    m_out.seeds[m_out.calls] = seed;
+    double bracket = 0;
+    const json reply = checked_reply(m_runner.timed_request({{"op", "tp"}, {"seed", seed}}, bracket));
+    double draw = number(reply, "draw_ms");
+    // On CUDA the draw is bounded as the call is: what the prepare took beyond its reported draw and the
+    // flush's calibrated cost is counted as draw (work moved into kj's draw is charged by the draw check).
+    if (m_options.cuda) draw = std::max(draw, bracket - m_options.prepare.allowance_ms);
+    m_draws.push_back(draw);
+  }
+  void flush() override {} // part of prepare, in the runner
+  void start() override {}
+  void call() override {
+    m_last = m_runner.go();
+    checked_reply(m_last.sample);
+    if (m_last.after.contains("snapshot") && m_options.take) m_options.take(m_last.after["snapshot"]);
+    checked_reply(m_last.after);
+    ++m_out.calls;
+  }
+  double stop_ms() override {
+    const double raw = number(m_last.sample, "ms");
+    const timing::call_charge c = timing::charge_call(raw, m_last.bracket_ms, m_options.go);
+    m_raw.push_back(raw);
+    m_charges.push_back(c.charge_ms);
+    m_brackets.push_back(m_last.bracket_ms);
+    return c.credited_ms;
+  }
+
+  // Of the last `n` calls (the samples, after the warmup).
+  json handshake(std::size_t n) const {
+    const std::size_t from = m_raw.size() > n ? m_raw.size() - n : 0;
+    const std::vector<double> raw(m_raw.begin() + static_cast<std::ptrdiff_t>(from), m_raw.end());
+    const std::vector<double> charges(m_charges.begin() + static_cast<std::ptrdiff_t>(from), m_charges.end());
+    const timing::calls_check check = timing::check_calls(raw, charges, m_options.go);
+    json out{{"allowance_ms", m_options.go.allowance_ms},
+             {"calibration_ms", m_options.calibration},
+             {"floor_ms", m_options.go.floor_ms},
+             {"median_ms", m_options.go.median_ms},
+             {"calibrated", m_options.go.calibrated},
+             {"max_gain_ms", m_options.go.max_gain_ms()},
+             {"charged_calls", check.charged},
+             {"median_charge_ms", check.median_charge_ms},
+             {"total_charge_ms", check.total_charge_ms},
+             {"runner_samples_ms", raw},
+             {"brackets_ms",
+              std::vector<double>(m_brackets.begin() + static_cast<std::ptrdiff_t>(from), m_brackets.end())}};
+    if (!check.credited) out["refused"] = check.reason;
+    return out;
+  }
+  double fastest_draw() const { return m_draws.empty() ? 0 : *std::min_element(m_draws.begin(), m_draws.end()); }
+
+private:
+  runner_link& m_runner;
+  const driven_options& m_options;
+  driven_result& m_out;
+  runner_link::go_reply m_last;
+  std::vector<double> m_raw, m_charges, m_brackets, m_draws;
+};
+
+} // namespace
+
+std::pair<timing::handshake_bound, timing::handshake_bound> handshake_bounds(const runner_link& runner) {
+  const auto& c = runner.handshake_calibration();
+  return {timing::bound_of_handshake(c.go_ms), timing::bound_of_handshake(c.prepare_ms)};
+}
+
+driven_result drive_round(runner_link& runner, const driven_options& options) {
+  driven_result out;
+  const json begun = checked_reply(runner.request(
+      {{"op", "tb"}, {"subject", "candidate"}, {"slots", options.slots}, {"slot_bytes", options.slot_bytes}}));
+  remote_subject subject(runner, options, out);
+  const timing::measurement m = timing::measure_cold(subject, measure_params_of(options.spec));
+  const json ended = checked_reply(runner.request({{"op", "te"}}));
+  if (ended.contains("snapshot") && options.take) options.take(ended["snapshot"]);
+  out.flags = ended.value("flags", json::object());
+  timing_result& t = out.timed;
+  t.method = "robust";
+  t.clock = options.cuda ? "cuda-event" : "host";
+  t.stop_reason = m.stop_reason;
+  t.samples_ms = m.samples_ms;
+  t.params = options.spec;
+  t.params["headline"] = "median";
+  t.params["warmup_calls"] = m.warmup_calls;
+  t.params["warmup_ms"] = m.warmup_ms;
+  t.params[options.cuda ? "l2_flush_bytes" : "llc_flush_bytes"] = begun.value("flush_bytes", 0ull);
+  t.params["driven"] = true;
+  t.params["handshake"] = subject.handshake(m.samples_ms.size());
+  out.draw_ms = subject.fastest_draw();
+  // The runner's count is its word; the judge's own is what it checks the snapshots against.
+  if (ended.value("calls", -1L) != out.calls)
+    throw runner_failure("runtime_error", fmt::format("the candidate's process counted {} timed calls, the "
+                                                      "judge made {}",
+                                                      ended.value("calls", -1L), out.calls));
+  return out;
+}
+
+} // namespace kj::worker

@@ -1,0 +1,59 @@
+// The build cache trusts a compiled build only while its folder holds what kj hashed after building it
+// (engine/exec/build_cache.hpp): a file changed, added or removed afterwards makes it a miss, built again.
+#include "engine/exec/build_cache.hpp"
+#include "tests/support/catch_compat.hpp"
+#include "tests/support/paths.hpp"
+
+#include <fstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string k_key = "0123456789abcdef0123456789abcdef";
+
+void put(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+}
+
+} // namespace
+
+TEST_CASE("a cached build is used while its files are what kj recorded, and built again once they change") {
+  kj::test::scratch_dir dir;
+  const kj::exec::build_cache cache(dir / "builds");
+  const fs::path folder = cache.dir(k_key);
+  put(folder / "ext" / "ops" / "ops.so", "the library kj built");
+  put(folder / "ext" / "ops" / "main.cpp", "its source");
+  kj::exec::build_record built{k_key, "ok", "log", 1.0, "2026-12-03T00:00:00Z"};
+  built.content = kj::exec::build_content(folder);
+  cache.store(built);
+  REQUIRE(cache.lookup(k_key).has_value());
+  CHECK(cache.lookup(k_key)->cached);
+
+  put(folder / "ext" / "ops" / "ops.so", "a neighbour's replacement"); // changed after kj hashed it
+  CHECK_FALSE(cache.lookup(k_key).has_value());
+  put(folder / "ext" / "ops" / "ops.so", "the library kj built");
+  REQUIRE(cache.lookup(k_key).has_value());
+  put(folder / "ext" / "ops" / "extra.so", "one more library"); // added
+  CHECK_FALSE(cache.lookup(k_key).has_value());
+  fs::remove(folder / "ext" / "ops" / "extra.so");
+  fs::create_symlink("/etc/passwd", folder / "ext" / "ops" / "link.so"); // a link counts as what it names
+  CHECK_FALSE(cache.lookup(k_key).has_value());
+  fs::remove(folder / "ext" / "ops" / "link.so");
+  REQUIRE(cache.lookup(k_key).has_value());
+
+  cache.forget(k_key); // a cached build that failed to load: its next use builds it again
+  CHECK_FALSE(cache.lookup(k_key).has_value());
+}
+
+TEST_CASE("a build kept without a content hash is not trusted, its failures are") {
+  kj::test::scratch_dir dir;
+  const kj::exec::build_cache cache(dir / "builds");
+  put(cache.dir(k_key) / "ext" / "ops" / "ops.so", "from a kj that hashed nothing");
+  cache.store({k_key, "ok", "", 1.0, ""}); // no content: an older cache's record
+  CHECK_FALSE(cache.lookup(k_key).has_value());
+  cache.store({k_key, "compile_error", "error: expected ';'", 1.0, ""}); // the candidate's own, final
+  REQUIRE(cache.lookup(k_key).has_value());
+  CHECK(cache.lookup(k_key)->status == "compile_error");
+}
