@@ -316,6 +316,16 @@ PY
     "$kj" run --device cuda --db "$OUT/kj.sqlite" --run-id suite-cuda 2>"$OUT/suite.err" | tee "$OUT/suite.txt"
     tail -3 "$OUT/suite.txt" >>"$OUT/summary.txt"
     ;;
+  handshake)
+    # The judge's handshake per timed call on this GPU (docs/security.md): identity candidates on KernelBench
+    # main L1 (HS_IDS), robust timing; handshake.md has the calibrated overhead, the allowance and the most a
+    # forged sample can gain, per evaluation.
+    log "handshake: identity on KernelBench L1 ${HS_IDS:=1,19,23}, robust timing"
+    "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level 1 --ids "$HS_IDS" --candidates identity \
+      --no-strict --trials 1 --db "$OUT/kj.sqlite" --run-id handshake 2>"$OUT/handshake.err" >/dev/null
+    python3 scripts/gpu/handshake_table.py "$OUT/kj.sqlite" handshake | tee "$OUT/handshake.md" >>"$OUT/summary.txt"
+    tail -2 "$OUT/handshake.err" >>"$OUT/summary.txt"
+    ;;
   kb-identity)
     log "kj run --candidates identity on KernelBench level 1 (${KB_IDS:-1-12})"
     "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level 1 --ids "${KB_IDS:-1-12}" --candidates identity \

@@ -222,6 +222,7 @@ void time_subjects(const exec::evaluate_job& job, py::object& session, runner_li
   candidate.params["fresh_inputs"] = reference.params["fresh_inputs"] =
       exec::timing_method_named(spec.method).fresh_inputs;
   candidate.params["process"] = "runner";
+  if (!runner.isolation_note().empty()) candidate.params["runner_isolation"] = runner.isolation_note();
   std::string plugin_error;
   if (const cuda::plugin* plugin = device.cuda ? shared_cuda_plugin(plugin_error) : nullptr;
       plugin && !candidate.samples_ms.empty())
