@@ -2,6 +2,7 @@
 // the outputs they snapshotted.
 #include "engine/worker/candidate_rounds.hpp"
 
+#include "engine/exec/timing_methods.hpp"
 #include "engine/worker/driven_timing.hpp"
 #include "engine/worker/process_tree.hpp"
 #include "timing/host_probe.hpp"
@@ -98,24 +99,14 @@ std::uint64_t secret_seed() {
   return (static_cast<std::uint64_t>(rd()) << 31) ^ rd();
 }
 
-json checked(runner_link& runner, const json& message, const runner_link::interim_handler& on_interim) {
-  json reply = runner.request(message, on_interim);
-  if (!reply.value("ok", false))
-    throw runner_failure(reply.value("kind", std::string("crashed")), reply.value("error", ""),
-                         reply.value("reason", ""));
-  return reply;
-}
-
-timing_result from_reply(const json& t) {
-  return {t.value("method", ""), t.value("clock", ""), t.value("stop_reason", ""),
-          t.value("params", json::object()), t.value("samples_ms", std::vector<double>{})};
-}
-
-// A robust round the judge drives call by call (driven_timing.hpp): a seed per call, every call bracketed.
+// A round the judge drives call by call (driven_timing.hpp), for every method: robust with a seed per call
+// and three snapshot slots; kernelbench and cuda-agent on one input set drawn from a secret seed, the last
+// call's output checked.
 candidate_timing driven_candidate_round(const exec::evaluate_job& job, const exec::timing_spec& spec,
                                         py::object& session, runner_link& runner, result_channel& channel,
                                         phase_clock& phase, const cuda::plugin* plugin) {
-  const long slots = spec.check_outputs ? 3 : 0;
+  const bool fresh = exec::timing_method_named(spec.method).fresh_inputs;
+  const long slots = !spec.check_outputs ? 0 : fresh ? 3 : 1;
   const std::uint64_t slot_bytes = slots ? session.attr("snapshot_bytes")().cast<std::uint64_t>() : 0;
   if (slots) {
     const json reserved = runner.reserve_arena(static_cast<std::uint64_t>(slots) * slot_bytes);
@@ -123,10 +114,12 @@ candidate_timing driven_candidate_round(const exec::evaluate_job& job, const exe
       throw runner_failure(reserved.value("kind", std::string("harness_error")), reserved.value("error", ""),
                            reserved.value("reason", ""));
   }
+  const std::uint64_t base = secret_seed() % (1ull << 62); // the fixed set's seed (kernelbench, cuda-agent)
   std::map<long, json> kept; // slot -> the latest snapshot in it, copied into the vault the moment it came
   bool misplaced = false;
   driven_options options{.spec = spec, .slots = slots, .slot_bytes = slot_bytes,
                          .cuda = job.device == device_kind::cuda};
+  if (!fresh) options.fixed = {{"seed", base}, {"rng", "host"}}; // KernelBench's draw of its one set
   std::tie(options.go, options.prepare) = handshake_bounds(runner);
   options.calibration = runner.handshake_calibration().go_ms;
   options.take = [&](const json& snapshot) {
@@ -157,62 +150,16 @@ candidate_timing driven_candidate_round(const exec::evaluate_job& job, const exe
       round["seeds"][std::to_string(call)] = it->second;
   }
   check_snapshot_calls(round, slots, result.timed.samples_ms.size());
-  check_round_snapshots(job, session, runner, channel, phase, std::move(round), 0, true);
+  check_round_snapshots(job, session, runner, channel, phase, std::move(round), base, fresh);
   return result;
 }
 
-// A round the runner times by itself (the kernelbench and cuda-agent methods reproduce other harnesses' loops,
-// on one fixed input set): the last call's output checked.
-candidate_timing runner_candidate_round(const exec::evaluate_job& job, const exec::timing_spec& spec,
-                                        py::object& session, runner_link& runner, result_channel& channel,
-                                        phase_clock& phase) {
-  const long slots = spec.check_outputs ? 1 : 0;
-  const std::uint64_t slot_bytes = slots ? session.attr("snapshot_bytes")().cast<std::uint64_t>() : 0;
-  if (slots) {
-    const json reserved = runner.reserve_arena(static_cast<std::uint64_t>(slots) * slot_bytes);
-    if (!reserved.value("ok", false))
-      throw runner_failure(reserved.value("kind", std::string("harness_error")), reserved.value("error", ""),
-                           reserved.value("reason", ""));
-  }
-  const std::uint64_t base = secret_seed() % (1ull << 62);
-  std::map<long, json> kept;
-  bool misplaced = false;
-  const auto take = [&](const json& interim) -> json {
-    const json snapshot = interim.value("snapshot", json::object());
-    const json slot = snapshot.is_object() ? snapshot.value("slot", json()) : json();
-    if (!slot.is_number_integer() || slot.get<long>() < 0 || slot.get<long>() >= slots) {
-      misplaced = true;
-    } else {
-      runner.take_snapshot(slot.get<std::uint64_t>() * slot_bytes, slot_bytes);
-      kept[slot.get<long>()] = snapshot;
-    }
-    return {{"op", "taken"}};
-  };
-  const json reply = checked(runner,
-                             {{"op", "time"},
-                              {"subject", "candidate"},
-                              {"spec", spec},
-                              {"base", base},
-                              {"fresh", false},
-                              {"slots", slots},
-                              {"slot_bytes", slot_bytes}},
-                             take);
-  candidate_timing result;
-  try { // the reply is the candidate's process's word: a malformed one is its failure
-    result.timed = from_reply(reply.at("timing"));
-  } catch (const json::exception& e) {
-    throw runner_failure("runtime_error",
-                         std::string("the candidate's process answered a timing round with ") + e.what());
-  }
-  if (!slots) return result;
-  if (misplaced)
-    throw runner_failure("runtime_error", "the candidate's process reported a snapshot slot kj did not make");
-  json round{{"calls", reply.value("calls", json())}, {"snapshots", json::array()}};
-  for (auto& [slot, snapshot] : kept)
-    round["snapshots"].push_back(snapshot);
-  check_snapshot_calls(round, slots, result.timed.samples_ms.size());
-  check_round_snapshots(job, session, runner, channel, phase, std::move(round), base, false);
-  return result;
+timing_result drive_subject(runner_link& runner, const exec::timing_spec& spec, const std::string& subject,
+                            device_kind device) {
+  driven_options options{.spec = spec, .subject = subject, .cuda = device == device_kind::cuda};
+  options.fixed = {{"seed", 42}, {"rng", "device"}}; // inputs of the right shapes, drawn on the device
+  std::tie(options.go, options.prepare) = handshake_bounds(runner);
+  return drive_round(runner, options).timed;
 }
 
 } // namespace kj::worker

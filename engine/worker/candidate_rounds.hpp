@@ -19,11 +19,6 @@ namespace kj::worker {
 
 // A seed the candidate cannot know in advance (the OS's randomness).
 std::uint64_t secret_seed();
-// The runner's reply to `message`, or its failure thrown as runner_failure (its verdict).
-nlohmann::json checked(runner_link& runner, const nlohmann::json& message,
-                       const runner_link::interim_handler& on_interim = {});
-// A timing as a runner's reply describes it.
-timing_result from_reply(const nlohmann::json& t);
 
 struct candidate_timing {
   timing_result timed;
@@ -36,16 +31,16 @@ struct reference_timing {
   std::vector<double> draws_ms; // [ms] all of them: their spread is the machine's noise
 };
 
-// A robust round the judge drives call by call: a seed per call, every call bracketed, NVML around it from
+// A candidate round the judge drives call by call, for every method (robust: a seed per call and three
+// snapshot slots; kernelbench and cuda-agent: one fixed input set, the last call checked): NVML around it from
 // the judge (the runner's processes not counted as others), its snapshots checked ("case" events).
 candidate_timing driven_candidate_round(const exec::evaluate_job& job, const exec::timing_spec& spec,
                                         pybind11::object& session, runner_link& runner, result_channel& channel,
                                         phase_clock& phase, const cuda::plugin* plugin);
 
-// A round the runner times by itself (the kernelbench and cuda-agent methods, one fixed input set): the last
-// call's output checked.
-candidate_timing runner_candidate_round(const exec::evaluate_job& job, const exec::timing_spec& spec,
-                                        pybind11::object& session, runner_link& runner, result_channel& channel,
-                                        phase_clock& phase);
+// Another subject of the runner's, driven the same way on one fixed input set: "empty" (the timer's floor, an
+// empty forward) or "graph" (replays of the candidate's forward captured as a CUDA graph).
+timing_result drive_subject(runner_link& runner, const exec::timing_spec& spec, const std::string& subject,
+                            device_kind device);
 
 } // namespace kj::worker

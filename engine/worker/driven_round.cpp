@@ -3,6 +3,7 @@
 
 #include "engine/worker/runner_call.hpp"
 #include "engine/worker/support.hpp"
+#include "timing/trace_summary.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -14,22 +15,28 @@ using nlohmann::json;
 namespace kj::worker {
 
 driven_round::driven_round(round_context context, const json& begin) : m_ctx(std::move(context)) {
-  m_calibration = begin.value("subject", "") == "calibration";
-  m_flush = !m_calibration || begin.value("flush", true);
-  m_slots = m_calibration ? 0 : begin.value("slots", 0L);
+  m_subject = begin.value("subject", "candidate");
+  const bool calibration = m_subject == "calibration";
+  m_fresh = !calibration && !begin.contains("fixed");
+  m_slots = m_subject == "candidate" ? begin.value("slots", 0L) : 0L;
   m_slot_bytes = begin.value("slot_bytes", std::uint64_t{0});
   if (m_slots > 0 && static_cast<std::uint64_t>(m_slots) * m_slot_bytes > m_ctx.arena.bytes)
     throw std::runtime_error("the arena is smaller than the snapshots the judge asked for");
+  const bool flush = begin.value("flush", true);
   if (m_ctx.cuda && m_ctx.plugin)
-    m_sampler = std::make_unique<cuda::sampler>(
-        *m_ctx.plugin, m_ctx.session.attr("stream")().cast<std::uint64_t>(), begin.value("flush_bytes", 0ull));
+    m_sampler = std::make_unique<cuda::sampler>(*m_ctx.plugin,
+                                                m_ctx.session.attr("stream")().cast<std::uint64_t>(),
+                                                begin.value("flush_bytes", std::uint64_t{0}));
   else if (m_ctx.cuda)
     m_device_sync = py::module_::import("torch").attr("_C").attr("_cuda_synchronize");
-  else if (m_flush)
+  else if (flush)
     m_host_flusher = std::make_unique<timing::host_cache_flusher>();
-  if (!m_calibration) {
-    m_inputs = m_ctx.timing_inputs(m_ctx.session.attr("problem"), m_ctx.session.attr("device"), 0, true,
-                                   "device", false); // nothing drawn before the judge sends a seed
+  if (!calibration) {
+    const json fixed = begin.value("fixed", json::object()); // KernelBench's one set: its seed, its draw
+    m_inputs = m_ctx.timing_inputs(m_ctx.session.attr("problem"), m_ctx.session.attr("device"),
+                                   fixed.value("seed", std::uint64_t{0}), m_fresh, fixed.value("rng", "device"),
+                                   !m_fresh); // fresh: nothing drawn before the judge sends a call's seed
+    if (m_subject == "graph") m_replay = m_ctx.session.attr("graph_of")(m_inputs.attr("current"));
     m_ctx.session.attr("set_forbidden")(true); // as around a checked call (kj_runner.py)
   }
   m_no_gc.emplace(); // for the whole round, as inside every checked call
@@ -39,7 +46,7 @@ driven_round::~driven_round() {
   try {
     m_current = py::none();
     if (m_inputs) m_inputs.attr("drop")();
-    if (!m_calibration) m_ctx.session.attr("set_forbidden")(false);
+    if (m_subject != "calibration") m_ctx.session.attr("set_forbidden")(false);
   } catch (const std::exception&) { // the round failed: the runner reports that, not this cleanup
   }
 }
@@ -52,7 +59,6 @@ json driven_round::begin_reply() const {
 }
 
 void driven_round::flush() {
-  if (!m_flush) return;
   if (m_sampler)
     m_sampler->flush();
   else if (m_host_flusher)
@@ -72,10 +78,32 @@ double driven_round::stop_ms() {
   return timing::elapsed_ms(m_host_start, timing::host_clock::now());
 }
 
+void driven_round::call() {
+  if (m_subject == "candidate") {
+    m_current = call_forward(m_ctx.session, m_ctx.model, m_inputs.attr("current"));
+    ++m_calls;
+  } else if (m_subject == "empty") {
+    m_ctx.session.attr("empty_forward")(m_inputs.attr("current"));
+  } else if (m_subject == "graph") {
+    m_replay();
+  }
+}
+
+// The cuda-agent method's sample: the call's kernels summed from a CUPTI trace of it alone.
+double driven_round::traced_ms() {
+  if (!m_ctx.plugin) throw std::runtime_error("a traced call needs the CUDA plugin");
+  const std::uint64_t stream = m_ctx.session.attr("stream")().cast<std::uint64_t>();
+  m_ctx.plugin->trace_begin(stream);
+  call();
+  m_ctx.session.attr("sync")();
+  const cuda::kernel_trace trace = m_ctx.plugin->trace_end();
+  return timing::summarize_trace(trace.kernels, trace.timed_stream_id, 1).kernel_ms;
+}
+
 json driven_round::prepare(const json& request) {
   m_current = py::none(); // the last call's output goes (it was snapshotted right after its call, if picked)
   double draw_ms = 0;
-  if (!m_calibration) {
+  if (m_fresh) {
     if (!request.contains("seed")) throw std::runtime_error("a timed call's preparation without its seed");
     const candidate_modes_off off(m_ctx.trusted); // a mode left entered cannot watch kj draw the inputs
     const auto start = std::chrono::steady_clock::now();
@@ -83,21 +111,18 @@ json driven_round::prepare(const json& request) {
     if (m_ctx.cuda) m_ctx.session.attr("sync")();
     draw_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   }
-  flush();
+  if (request.value("flush", true)) flush();
   return {{"ok", true}, {"draw_ms", draw_ms}};
 }
 
-void driven_round::go(line_socket& socket) {
+void driven_round::go(line_socket& socket, const json& request) {
   double ms = 0;
-  if (m_calibration) {
-    start();
-    ms = stop_ms();
+  if (request.value("trace", false)) {
+    ms = traced_ms();
   } else {
-    const py::object inputs = m_inputs.attr("current");
     start();
-    m_current = call_forward(m_ctx.session, m_ctx.model, inputs);
+    call();
     ms = stop_ms();
-    ++m_calls;
   }
   socket.send({{"ok", true}, {"ms", ms}}); // first: the judge's clock stops on this line
   json after{{"ok", true}};
@@ -117,6 +142,11 @@ void driven_round::go(line_socket& socket) {
     if (slot >= 0) after["snapshot"] = take(slot);
   }
   socket.send(after);
+}
+
+json driven_round::empty_cache() {
+  m_ctx.session.attr("empty_cache")();
+  return {{"ok", true}};
 }
 
 json driven_round::take(long slot) {

@@ -1,13 +1,17 @@
-// The runner's side of a timing round the judge drives call by call (the robust method): the judge sends each
-// call's seed, then its go, and brackets every call on its own clock. The runner holds no seed of a call
-// before the judge prepares it, draws nothing ahead, and reports one sample per call, which the judge bounds
-// (engine/worker/driven_timing.hpp). Requests:
-//   tb (begin): the round's slots; the sampler (CUDA events and the L2 flush, or the host clock and the LLC
-//      flush) and the collector off for the round.
+// The runner's side of a timing round the judge drives call by call, for every subject and timing method: the
+// judge runs the loop (warmup, stopping rule or fixed counts), sends each call's seed and its go, and
+// brackets every call on its own clock (engine/worker/driven_timing.hpp). The runner has no timing loop of its
+// own and reports one sample per call. Requests:
+//   tb (begin): the subject (candidate, empty, graph, calibration), the inputs (fresh: a seed per call, drawn
+//      when the call is prepared; fixed: one set drawn now from the round's recipe), the flush's size, the
+//      snapshot slots; the sampler (CUDA events and the L2 flush, or the host clock and the LLC flush) and the
+//      collector off for the round.
 //   tp (prepare): the previous call's output dropped, the next call's inputs drawn from the seed the request
-//      carries (none: a calibration round, nothing drawn), the cache flushed; replies {"draw_ms"}.
+//      carries (fresh rounds), the cache flushed unless "flush" is false; replies {"draw_ms"}.
 //   tg (go): start, the call, stop: the sample goes out at once ({"ok", "ms"}); then, before anything else
 //      runs, the output is snapshotted into a slot when the reservoir picks it, and a second line says so.
+//      With "trace" (the cuda-agent method) the sample is the call's summed kernel time (CUPTI).
+//   tc: the device's cached memory returned (KernelBench empties it after its warmup).
 //   te (end): the last call's output into the last slot; everything dropped; replies {"calls", "snapshot"}.
 #pragma once
 
@@ -47,23 +51,26 @@ public:
   nlohmann::json begin_reply() const;
   nlohmann::json prepare(const nlohmann::json& request);
   // Sends the sample line and the snapshot line itself; throws what the call raised (before anything is sent).
-  void go(line_socket& socket);
+  void go(line_socket& socket, const nlohmann::json& request);
+  nlohmann::json empty_cache();
   // The reply of te; "flags": backend flags changed since the candidate was imported (name -> "old -> new").
   nlohmann::json end();
 
 private:
   void flush();
+  void call();
   void start();
   double stop_ms();
+  double traced_ms();
   nlohmann::json take(long slot);
 
   round_context m_ctx;
-  bool m_calibration = false;
-  bool m_flush = true; // a calibration round may leave the cache alone (the CPU: its flush is milliseconds)
+  std::string m_subject; // candidate, empty, graph, calibration
+  bool m_fresh = false;  // a seed per call (else one fixed set, or none)
   long m_slots = 0;
   std::uint64_t m_slot_bytes = 0;
   long m_calls = 0;
-  pybind11::object m_inputs, m_current;
+  pybind11::object m_inputs, m_current, m_replay;
   std::unique_ptr<cuda::sampler> m_sampler;
   std::unique_ptr<timing::host_cache_flusher> m_host_flusher;
   pybind11::object m_device_sync; // torch's device synchronize when CUDA has no plugin

@@ -87,6 +87,18 @@ void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& 
   merged.params["judge_clock"]["draw_charge_reason"] = d.reason;
 }
 
+void refuse_under_reported(timing_result& merged, const std::vector<candidate_timing>& candidate) {
+  for (const auto& c : candidate) {
+    const json handshake = c.timed.params.value("handshake", json());
+    if (!handshake.is_object() || !handshake.contains("refused")) continue;
+    if (merged.params.value("trusted", true)) {
+      merged.params["trusted"] = false;
+      merged.params["untrusted_reason"] = handshake["refused"];
+    }
+    return;
+  }
+}
+
 // The physical floor of the candidate's calls on this GPU (timing/physical_floor.hpp), recorded with its
 // fraction of the speed of light; a median below it is impossible, and not credited. kj's own failure to
 // count the work (its memory, an op the counter cannot run) leaves the floor unknown, never the candidate's.

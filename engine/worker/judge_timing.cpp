@@ -113,12 +113,12 @@ reference_timing reference_round(const exec::timing_spec& spec, py::object& sess
 // is reported, not judged.
 void time_graphs(const exec::timing_spec& spec, py::object& session, runner_link& runner,
                  const device_context& device, result_channel& channel) {
-  const json reply = runner.request({{"op", "time"}, {"subject", "graph"}, {"spec", spec}, {"base", 42}});
-  if (reply.value("ok", false))
-    report_timing(channel, "candidate_graph", from_reply(reply.at("timing")));
-  else
-    channel.emit(
-        {{"type", "graph_error"}, {"subject", "candidate_graph"}, {"error", reply.value("error", "")}});
+  try {
+    report_timing(channel, "candidate_graph", drive_subject(runner, spec, "graph", device_kind::cuda));
+  } catch (const runner_failure& e) { // a forward that cannot be captured: reported, not judged
+    channel.emit({{"type", "graph_error"}, {"subject", "candidate_graph"}, {"error", std::string(e.what())}});
+    if (!runner.alive()) runner.restart();
+  }
   try {
     const frozen_runner frozen(runner);
     py::object replay = session.attr("capture_graph")();
@@ -174,9 +174,7 @@ timed_pair time_pair(const exec::evaluate_job& job, py::object& session, runner_
   std::string plugin_error;
   const cuda::plugin* plugin = device.cuda ? shared_cuda_plugin(plugin_error) : nullptr;
   for (int r = 0; r < rounds; ++r) {
-    candidate_rounds.push_back(
-        fresh ? driven_candidate_round(job, round_spec, session, runner, channel, phase, plugin)
-              : runner_candidate_round(job, round_spec, session, runner, channel, phase));
+    candidate_rounds.push_back(driven_candidate_round(job, round_spec, session, runner, channel, phase, plugin));
     const frozen_runner frozen(runner); // nothing of the candidate's runs beside the reference
     reference_rounds.push_back(reference_round(round_spec, session, device));
   }
@@ -188,6 +186,7 @@ timed_pair time_pair(const exec::evaluate_job& job, py::object& session, runner_
   timed_pair pair{merge_rounds(std::move(candidate_results), spec),
                   merge_rounds(std::move(reference_results), spec)};
   if (fresh) bound_by_clock(pair.candidate, candidate_rounds, reference_rounds, device.cuda);
+  else refuse_under_reported(pair.candidate, candidate_rounds);
   return pair;
 }
 
@@ -229,14 +228,13 @@ void time_subjects(const exec::evaluate_job& job, py::object& session, runner_li
     bound_by_physics(candidate, session, *plugin);
   report_timing(channel, "candidate", candidate);
   report_timing(channel, "reference_eager", reference);
-  if (spec.floor) { // a short measurement in the runner: the floor is small and steady (100 samples)
+  if (spec.floor) { // a short measurement: the floor is small and steady (100 samples)
     phase.enter("floor");
     exec::timing_spec floor = spec;
     floor.max_time_ms = std::min(spec.max_time_ms, 200.0);
     floor.max_samples = std::min(spec.max_samples, 100);
     floor.method = "robust";
-    const json reply = checked(runner, {{"op", "time"}, {"subject", "empty"}, {"spec", floor}, {"base", 42}});
-    report_timing(channel, "empty_forward", from_reply(reply.at("timing")));
+    report_timing(channel, "empty_forward", drive_subject(runner, floor, "empty", job.device));
   }
   if (device.cuda && spec.graphs) {
     phase.enter("graphs");

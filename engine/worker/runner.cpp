@@ -29,11 +29,6 @@ using nlohmann::json;
 namespace kj::worker {
 namespace {
 
-// The fastest of kj's draws: what the draw itself costs (a busy host only adds to some of them).
-double fastest(const std::vector<double>& v) {
-  return v.empty() ? 0 : *std::min_element(v.begin(), v.end());
-}
-
 json failure(const std::string& kind, const std::string& error) {
   return {{"ok", false}, {"kind", kind}, {"error", error}};
 }
@@ -46,7 +41,6 @@ public:
     m_trusted = capture_trusted();
     // kj's own input draws, taken before the candidate can replace sys.modules' entry
     m_timing_inputs = py::module_::import("kj_recipes").attr("TimingInputs");
-    if (m_arena.cuda) m_device_sync = py::module_::import("torch").attr("_C").attr("_cuda_synchronize");
     if (m_arena.cuda) {
       std::string error;
       m_plugin = shared_cuda_plugin(error);
@@ -62,22 +56,22 @@ public:
     if (op == "arena") return open_arena(request);
     if (op == "tb") return begin_round(request);
     if (op == "tp") return m_round ? m_round->prepare(request) : failure("harness_error", "tp outside a round");
+    if (op == "tc") return m_round ? m_round->empty_cache() : failure("harness_error", "tc outside a round");
     if (op == "te") return end_round();
     if (!m_session) return failure("harness_error", "request '" + op + "' before load");
     if (op == "forward") return forward(request);
     if (op == "deliver") return deliver_pending();
     if (op == "release") return release();
     if (op == "memory") return {{"ok", true}, {"peaks", to_json(m_session.attr("memory_peaks")())}};
-    if (op == "time") return time(request);
     if (op == "trace") return trace(request);
     if (op == "findings") return findings(request);
     return failure("harness_error", "unknown request '" + op + "'");
   }
 
   // "tg": one timed call of the round the judge drives; it answers with two lines (driven_round::go).
-  void go(line_socket& socket) {
+  void go(line_socket& socket, const json& request) {
     if (!m_round) throw std::runtime_error("tg outside a round");
-    m_round->go(socket);
+    m_round->go(socket, request);
   }
 
 private:
@@ -238,122 +232,20 @@ private:
     return deliver(m_last, extra);
   }
 
-  // One timing round. With `slots`, a timed call's output waits only until the next call is prepared (or the
-  // round ends): then, before anything else runs (kj's own input draw, or a finalizer of the candidate's on
-  // the inputs or outputs it drops), it is snapshotted into a slot of the arena when chosen, and dropped. The
-  // last call takes the last slot; the other slots hold a uniform sample of the calls before it (a reservoir,
-  // each choice drawn from the OS after the call), so no call can tell in advance whether it will be checked,
-  // nor that no later one will be. Nothing in the request tells calls apart.
-  json time(const json& r) {
-    const exec::timing_spec spec = r.at("spec").get<exec::timing_spec>();
-    const std::string subject = r.value("subject", "candidate");
-    const bool fresh = subject == "candidate" && r.value("fresh", false);
-    const long slots = subject == "candidate" ? r.value("slots", 0L) : 0L;
-    const std::uint64_t slot_bytes = r.value("slot_bytes", std::uint64_t{0});
-    map_arena();
-    if (slots > 0 && static_cast<std::uint64_t>(slots) * slot_bytes > m_arena.bytes)
-      return failure("harness_error", "the arena is smaller than the snapshots the judge asked for");
-    {
-      const candidate_modes_off off(m_trusted);
-      // The floor and the trace only need inputs of the right shapes: drawn on the device, never the host's
-      // KernelBench draw (seconds for a multi-GB input); the candidate's fixed set stays the judge's recipe.
-      const char* rng = subject == "candidate" ? "host" : "device";
-      m_timing = m_timing_inputs(m_session.attr("problem"), m_session.attr("device"),
-                                 r.value("base", std::uint64_t{42}), fresh, rng);
-    }
-    long calls = 0;
-    py::object model = m_model, timing = m_timing, current = py::none();
-    std::vector<json> snapshots(static_cast<std::size_t>(std::max(0L, slots)));
-    const auto finish = [&](bool last) { // the output of call `calls - 1`
-      if (current.is_none()) return;
-      const long k = calls - 1;
-      long slot = last ? slots - 1 : -1;
-      if (!last && fresh && slots > 1) {
-        std::random_device os;
-        const std::uint64_t j =
-            ((static_cast<std::uint64_t>(os()) << 32) ^ os()) % static_cast<std::uint64_t>(k + 1);
-        if (k < slots - 1)
-          slot = k;
-        else if (j < static_cast<std::uint64_t>(slots - 1))
-          slot = static_cast<long>(j);
-      }
-      if (slot >= 0) {
-        const std::uint64_t at = static_cast<std::uint64_t>(slot) * slot_bytes;
-        json taken =
-            snapshot_outputs(m_trusted, current, {m_arena.ptr + at, slot_bytes, m_arena.cuda}, at, m_plugin);
-        taken["call"] = k;
-        taken["slot"] = slot;
-        hand_over(taken);
-        snapshots[static_cast<std::size_t>(slot)] = std::move(taken);
-      }
-      current = py::none();
-    };
-    std::function<void()> call;
-    if (subject == "empty") {
-      py::object empty = m_session.attr("empty_forward");
-      call = [empty, &timing] { empty(timing.attr("current")); };
-    } else if (subject == "graph") {
-      py::object replay = m_session.attr("graph_of")(timing.attr("current"));
-      call = [replay] { replay(); };
-    } else {
-      call = [&] {
-        current = model(*timing.attr("current"));
-        ++calls;
-      };
-    }
-    py::object prepare_call = timing.attr("prepare");
-    std::vector<double> draws_ms; // kj's draw per call, synchronized: the judge compares it with its own
-    const std::function<void()> prepare = [&] {
-      finish(false);
-      const candidate_modes_off off(m_trusted); // a mode left entered cannot watch kj draw the next inputs
-      const auto start = std::chrono::steady_clock::now();
-      prepare_call();
-      if (m_device_sync) m_device_sync();
-      draws_ms.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    };
-    timing_result t;
-    {
-      const gc_paused no_gc;
-      t = time_callable(call, session_device(m_device, m_session), spec, fresh ? prepare : nullptr);
-      finish(true);
-    }
-    timing.attr("drop")(); // the inputs go; `trace` draws its own
-    m_session.attr("empty_cache")();
-    json taken = json::array();
-    for (auto& s : snapshots)
-      if (!s.is_null()) taken.push_back(std::move(s));
-    return {{"ok", true},
-            {"timing",
-             {{"method", t.method},
-              {"clock", t.clock},
-              {"stop_reason", t.stop_reason},
-              {"params", t.params},
-              {"samples_ms", t.samples_ms}}},
-            {"calls", calls},
-            {"draw_ms", fastest(draws_ms)},
-            {"snapshots", taken},
-            {"arena_id", m_arena_id}};
-  }
-
-  // A snapshot goes to the judge at once, which copies its slot into memory of its own before it answers: the
-  // arena is mapped in this process, and the candidate's code runs again once the output is dropped.
-  void hand_over(const json& snapshot) {
-    std::string line;
-    if (!m_socket->send({{"interim", "snapshot"}, {"snapshot", snapshot}}) ||
-        m_socket->receive(line, std::chrono::minutes(10)) != line_socket::status::line)
-      throw std::runtime_error("the judge did not take a timed output's snapshot");
-  }
-
+  // The profile's CUPTI pass (not a timing): a few calls on one set of inputs of the timings' kind.
   json trace(const json& r) {
     py::object model = m_model;
-    py::object timing = m_timing;
-    timing.attr("ensure")();
-    const std::function<void()> call = [&] { model(*timing.attr("current")); };
+    py::object inputs;
+    {
+      const candidate_modes_off off(m_trusted);
+      inputs = m_timing_inputs(m_session.attr("problem"), m_session.attr("device"), 42, false, "device")
+                   .attr("current");
+    }
+    const std::function<void()> call = [&] { model(*inputs); };
     json reply{
         {"ok", true},
         {"trace", trace_callable(call, session_device(m_device, m_session), r.value("event_ms", 0.0))}};
-    timing.attr("drop")();
+    inputs = py::none();
     m_session.attr("empty_cache")();
     return reply;
   }
@@ -381,7 +273,7 @@ private:
   int m_arena_fd = -1; // a host arena's memfd (kept while the judge keeps the arena)
   bool m_arena_shared = false; // a CUDA arena imported by descriptor
   int m_arena_id = 0;
-  py::object m_session, m_model, m_last, m_timing, m_timing_inputs, m_device_sync;
+  py::object m_session, m_model, m_last, m_timing_inputs;
   struct pending_delivery {
     py::object output;
     json extra;
@@ -430,7 +322,7 @@ int run_runner(const runner_options& options) {
       const json request = json::parse(line);
       if (request.value("op", "") == "quit") break;
       if (request.value("op", "") == "tg") { // answered with its own two lines
-        serve->go(socket);
+        serve->go(socket, request);
         continue;
       }
       reply = serve->handle(request);

@@ -18,14 +18,14 @@ double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_c
 
 } // namespace
 
-runner_link::go_reply runner_link::go() {
+runner_link::go_reply runner_link::go(bool trace) {
   go_reply reply;
   if (m_dead) {
     reply.sample = death();
     return reply;
   }
   const auto start = std::chrono::steady_clock::now();
-  if (!m_socket->send({{"op", "tg"}})) {
+  if (!m_socket->send({{"op", "tg"}, {"trace", trace}})) {
     reply.sample = died("tg");
     return reply;
   }

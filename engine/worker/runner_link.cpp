@@ -283,11 +283,7 @@ bool runner_link::restart() {
 }
 
 json runner_link::request(const json& message) {
-  return request(message, {});
-}
-
-json runner_link::request(const json& message, const interim_handler& on_interim) {
-  json reply = exchange(message, -1, on_interim);
+  json reply = exchange(message);
   if (reply.value("ok", false) && reply.contains("need_bytes")) {
     const std::uint64_t need = reply.value("need_bytes", std::uint64_t{0});
     // The runner's word: more than the limit, or than the whole device, is its own failure, never kj's.
@@ -432,14 +428,14 @@ json runner_link::grow_arena(std::uint64_t bytes) {
   return reply;
 }
 
-json runner_link::exchange(const json& message, int pass_fd, const interim_handler& on_interim) {
+json runner_link::exchange(const json& message, int pass_fd) {
   if (m_dead) return death();
   const std::string op = message.is_null() ? "start" : message.value("op", "?");
   if (!message.is_null() && !m_socket->send(message, pass_fd)) return died(op);
-  return next_reply(op, on_interim);
+  return next_reply(op);
 }
 
-json runner_link::next_reply(const std::string& op, const interim_handler& on_interim) {
+json runner_link::next_reply(const std::string& op) {
   if (m_dead) return death();
   std::string line;
   for (;;) {
@@ -457,10 +453,6 @@ json runner_link::next_reply(const std::string& op, const interim_handler& on_in
     try {
       reply = json::parse(line);
     } catch (const json::exception&) {
-    }
-    if (reply.is_object() && reply.contains("interim") && on_interim) {
-      if (!m_socket->send(on_interim(reply))) return died(op);
-      continue;
     }
     if (reply.is_object() && reply.contains("ok")) return sanitized(std::move(reply));
     m_death_kind = "crashed";

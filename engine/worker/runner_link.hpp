@@ -70,10 +70,6 @@ public:
   // timed out or broke a limit, every later request gets that failure (kind crashed, timeout or oom) with the
   // end of its output. Replies with outputs carry "arena": the judge's view of the memory they are in.
   nlohmann::json request(const nlohmann::json& message);
-  // The same, answering the runner's interim lines ({"interim": ...}, a timing round's snapshots) with
-  // `on_interim`'s reply while the request is under way.
-  using interim_handler = std::function<nlohmann::json(const nlohmann::json&)>;
-  nlohmann::json request(const nlohmann::json& message, const interim_handler& on_interim);
 
   // One timed call of a round the judge drives (driven_round.hpp): "tg" goes out with the judge's clock read
   // just before, which is read again the moment the runner's first line (the sample) arrives; then the
@@ -82,7 +78,7 @@ public:
     nlohmann::json sample, after;
     double bracket_ms = 0; // [ms] the judge's clock around the call
   };
-  go_reply go();
+  go_reply go(bool trace = false); // trace: the sample is the call's traced kernel time (cuda-agent)
   // A request timed on the judge's clock (a driven round's prepare): the reply, and `bracket_ms` set.
   nlohmann::json timed_request(const nlohmann::json& message, double& bracket_ms);
   // The handshake measured at the runner's start, before the candidate was loaded (only kj's code ran): per
@@ -127,9 +123,8 @@ private:
   void launch();
   void handshake();
   void stop();
-  nlohmann::json exchange(const nlohmann::json& message, int pass_fd = -1,
-                          const interim_handler& on_interim = {});
-  nlohmann::json next_reply(const std::string& op, const interim_handler& on_interim = {});
+  nlohmann::json exchange(const nlohmann::json& message, int pass_fd = -1);
+  nlohmann::json next_reply(const std::string& op);
   void calibrate();
   void free_vault() noexcept;
   nlohmann::json grow_arena(std::uint64_t bytes);
