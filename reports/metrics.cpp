@@ -217,9 +217,26 @@ std::string noise_of(const result_row& r, const nlohmann::json& params) {
                          100 * moved);
   const auto clock = params.is_object() ? params.value("judge_clock", nlohmann::json()) : nlohmann::json();
   const auto charged = [&](const char* key) { return clock.is_object() ? clock.value(key, 0.0) : 0.0; };
-  if (const double ms = charged("wall_charge_ms"); ms > 0)
-    noise += fmt::format("{}{:.3f} ms a call charged: the judge's clock saw more than the candidate's timer",
-                         noise.empty() ? "" : "; ", ms);
+  // The handshake's per-call charges (one object per round, or one for a single round).
+  nlohmann::json rounds = params.is_object() ? params.value("handshake", nlohmann::json()) : nlohmann::json();
+  if (rounds.is_object()) rounds = nlohmann::json::array({rounds});
+  std::size_t calls = 0, charged_calls = 0;
+  double charge_ms = 0;
+  for (const auto& h : rounds.is_array() ? rounds : nlohmann::json::array()) {
+    if (!h.is_object()) continue;
+    calls += h.value("runner_samples_ms", nlohmann::json::array()).size();
+    charged_calls += h.value("charged_calls", std::size_t{0});
+    charge_ms += h.value("total_charge_ms", 0.0);
+  }
+  if (charged_calls > 0 && calls > 0)
+    noise += fmt::format("{}{} of {} calls charged {:.3f} ms on average: the judge's clock around them saw more "
+                         "than the candidate's timer",
+                         noise.empty() ? "" : "; ", charged_calls, calls, charge_ms / static_cast<double>(calls));
+  if (params.is_object() && params.value("co_tenants", 0) > 0)
+    noise += fmt::format("{}{} other process(es) used the GPU while it was timed", noise.empty() ? "" : "; ",
+                         params.value("co_tenants", 0));
+  if (params.is_object() && params.value("throttled", false))
+    noise += fmt::format("{}the GPU's clocks were slowed (NVML) while it was timed", noise.empty() ? "" : "; ");
   if (const double ms = charged("draw_charge_ms"); ms > 0)
     noise += fmt::format("{}{:.3f} ms a call charged: kj's input draw was slower in the candidate's process",
                          noise.empty() ? "" : "; ", ms);

@@ -51,7 +51,9 @@ public:
       request["seed"] = seed;
     }
     double bracket = 0;
-    const json reply = checked_reply(m_runner.timed_request(request, bracket));
+    const json reply =
+        checked_reply(m_runner.timed_request(request, bracket, m_prepares.empty() ? 0 : m_prepares.back()));
+    m_prepares.push_back(bracket);
     double draw = number(reply, "draw_ms");
     // On CUDA the draw is bounded as the call is: what the prepare took beyond its reported draw and the
     // flush's calibrated cost is counted as draw (work moved into kj's draw is charged by the draw check).
@@ -61,7 +63,7 @@ public:
   void flush() override {} // part of prepare, in the runner
   void start() override {}
   void call() override {
-    m_last = m_runner.go(trace_next);
+    m_last = m_runner.go(trace_next, m_raw.empty() ? 0 : m_raw.back());
     checked_reply(m_last.sample);
     if (m_last.after.contains("snapshot") && m_options.take) m_options.take(m_last.after["snapshot"]);
     checked_reply(m_last.after);
@@ -106,7 +108,7 @@ private:
   const driven_options& m_options;
   driven_result& m_out;
   runner_link::go_reply m_last;
-  std::vector<double> m_raw, m_charges, m_brackets, m_draws;
+  std::vector<double> m_raw, m_charges, m_brackets, m_draws, m_prepares;
 };
 
 } // namespace

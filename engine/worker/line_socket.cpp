@@ -66,7 +66,18 @@ bool line_socket::send(const nlohmann::json& message, int pass_fd) {
 
 line_socket::status line_socket::receive(std::string& line, std::chrono::milliseconds timeout,
                                          std::size_t max_bytes) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  return receive(line, timeout, spin_window{}, max_bytes);
+}
+
+line_socket::status line_socket::receive(std::string& line, std::chrono::milliseconds timeout,
+                                         const spin_window& spin) {
+  return receive(line, timeout, spin, 64 << 20);
+}
+
+line_socket::status line_socket::receive(std::string& line, std::chrono::milliseconds timeout,
+                                         const spin_window& spin, std::size_t max_bytes) {
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + timeout;
   char buffer[65536];
   while (true) {
     if (const auto eol = m_pending.find('\n'); eol != std::string::npos) {
@@ -79,7 +90,14 @@ line_socket::status line_socket::receive(std::string& line, std::chrono::millise
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return status::timed_out;
     pollfd pfd{m_fd, POLLIN, 0};
-    const int ready = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    const auto now = clock::now();
+    long long wait_ms = std::min<long long>(left.count(), 1000);
+    if (now >= spin.from && now < spin.until)
+      wait_ms = 0; // spinning: poll without sleeping
+    else if (now < spin.from)
+      wait_ms = std::min<long long>(
+          wait_ms, std::chrono::duration_cast<std::chrono::milliseconds>(spin.from - now).count());
+    const int ready = ::poll(&pfd, 1, static_cast<int>(wait_ms));
     if (ready < 0 && errno != EINTR) return status::closed;
     if (ready <= 0) continue;
     iovec io{buffer, sizeof buffer};

@@ -22,11 +22,20 @@ public:
   enum class status { line, closed, timed_out };
   // Waits up to `timeout` for a whole line (lines over `max_bytes` end the connection: closed).
   status receive(std::string& line, std::chrono::milliseconds timeout, std::size_t max_bytes = 64 << 20);
+  // Between `spin_from` and `spin_until` the wait polls without sleeping (a timed call's reply, on a GPU
+  // machine: a thread woken from a long sleep adds tens of microseconds to the judge's bracket); before and
+  // after it sleeps in poll(2) as receive does.
+  struct spin_window {
+    std::chrono::steady_clock::time_point from, until;
+  };
+  status receive(std::string& line, std::chrono::milliseconds timeout, const spin_window& spin);
   int fd() const { return m_fd; }
   // The oldest descriptor received with a message and not yet taken (the caller owns it), or -1.
   int take_fd();
 
 private:
+  status receive(std::string& line, std::chrono::milliseconds timeout, const spin_window& spin,
+                 std::size_t max_bytes);
   int m_fd;
   std::string m_pending;
   std::deque<int> m_fds;

@@ -68,6 +68,8 @@ public:
     return failure("harness_error", "unknown request '" + op + "'");
   }
 
+  bool in_round() const { return m_round != nullptr; }
+
   // "tg": one timed call of the round the judge drives; it answers with two lines (driven_round::go).
   void go(line_socket& socket, const json& request) {
     if (!m_round) throw std::runtime_error("tg outside a round");
@@ -316,7 +318,15 @@ int run_runner(const runner_options& options) {
                {"seccomp", filtered},
                {"seccomp_error", seccomp_error}});
   std::string line;
-  while (socket.receive(line, std::chrono::hours(24)) == line_socket::status::line) {
+  // In a timed round on CUDA the next request follows within microseconds: polled for a millisecond without
+  // sleeping, so that a wake-up does not land in the judge's bracket of the next call.
+  const auto window = [&] {
+    const auto now = std::chrono::steady_clock::now();
+    return serve->in_round() && options.device == device_kind::cuda
+               ? line_socket::spin_window{now, now + std::chrono::milliseconds(1)}
+               : line_socket::spin_window{};
+  };
+  while (socket.receive(line, std::chrono::hours(24), window()) == line_socket::status::line) {
     json reply;
     try {
       const json request = json::parse(line);

@@ -435,13 +435,14 @@ json runner_link::exchange(const json& message, int pass_fd) {
   return next_reply(op);
 }
 
-json runner_link::next_reply(const std::string& op) {
+json runner_link::next_reply(const std::string& op, const line_socket::spin_window& spin) {
   if (m_dead) return death();
   std::string line;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(m_spec.deadline -
                                                                             std::chrono::steady_clock::now());
-    const line_socket::status status = m_socket->receive(line, std::max(left, std::chrono::milliseconds(1)));
+    const line_socket::status status =
+        m_socket->receive(line, std::max(left, std::chrono::milliseconds(1)), spin);
     if (status == line_socket::status::closed) return died(op);
     if (status == line_socket::status::timed_out) {
       m_death_kind = "timeout";

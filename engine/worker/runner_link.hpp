@@ -78,9 +78,11 @@ public:
     nlohmann::json sample, after;
     double bracket_ms = 0; // [ms] the judge's clock around the call
   };
-  go_reply go(bool trace = false); // trace: the sample is the call's traced kernel time (cuda-agent)
+  // trace: the sample is the call's traced kernel time (cuda-agent). On CUDA the judge polls without sleeping
+  // from 0.7 x `expected_ms` (the call's usual time) on, so that its own wake-up stays out of the bracket.
+  go_reply go(bool trace = false, double expected_ms = 0);
   // A request timed on the judge's clock (a driven round's prepare): the reply, and `bracket_ms` set.
-  nlohmann::json timed_request(const nlohmann::json& message, double& bracket_ms);
+  nlohmann::json timed_request(const nlohmann::json& message, double& bracket_ms, double expected_ms = 0);
   // The handshake measured at the runner's start, before the candidate was loaded (only kj's code ran): per
   // call, the judge's bracket less the runner's sample (go) and less its draw (prepare) [ms]. Empty when the
   // calibration failed (`error` says why).
@@ -124,7 +126,7 @@ private:
   void handshake();
   void stop();
   nlohmann::json exchange(const nlohmann::json& message, int pass_fd = -1);
-  nlohmann::json next_reply(const std::string& op);
+  nlohmann::json next_reply(const std::string& op, const line_socket::spin_window& spin = {});
   void calibrate();
   void free_vault() noexcept;
   nlohmann::json grow_arena(std::uint64_t bytes);
