@@ -131,12 +131,9 @@ candidate_timing driven_candidate_round(const exec::evaluate_job& job, const exe
     runner.take_snapshot(slot.get<std::uint64_t>() * slot_bytes, slot_bytes);
     kept[slot.get<long>()] = snapshot;
   };
-  timing::host_probe& probe = process_host_probe();
-  const timing::host_probe_result probe_before = probe.measure();
   const cuda::nvml_snapshot nvml_before = judge_nvml(plugin);
   driven_result driven = drive_round(runner, options);
   if (plugin) record_nvml(nvml_before, judge_nvml(plugin), driven.timed);
-  record_host_probes({probe_before, probe.measure()}, driven.timed.params);
   if (!driven.flags.empty()) driven.timed.params["flags_changed"] = driven.flags;
   candidate_timing result{driven.timed, driven.draw_ms};
   if (!slots) return result;

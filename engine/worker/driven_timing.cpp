@@ -171,6 +171,8 @@ driven_result drive_round(runner_link& runner, const driven_options& options) {
   if (!options.fixed.is_null()) begin["fixed"] = options.fixed;
   if (method == "kernelbench" && options.cuda) begin["flush_bytes"] = 256ull << 20; // KernelBench's dummy
   const json begun = checked_reply(runner.request(begin));
+  timing::host_probe& probe = process_host_probe(); // the host's speed before and after, as for every timing
+  const timing::host_probe_result probe_before = probe.measure();
   remote_subject subject(runner, options, out);
   const timing::measurement m = method == "kernelbench" ? kernelbench_loop(runner, subject, options.cuda)
                                 : fixed_counts            ? cuda_agent_loop(subject)
@@ -191,6 +193,7 @@ driven_result drive_round(runner_link& runner, const driven_options& options) {
   t.params["warmup_ms"] = m.warmup_ms;
   t.params[options.cuda ? "l2_flush_bytes" : "llc_flush_bytes"] = begun.value("flush_bytes", 0ull);
   t.params["driven"] = true;
+  record_host_probes({probe_before, probe.measure()}, t.params);
   t.params["handshake"] = subject.handshake(m.samples_ms.size());
   if (traced) t.params["handshake"]["unbounded"] = "kernel sums: no clock bounds them from below";
   out.draw_ms = subject.fastest_draw();

@@ -333,6 +333,33 @@ TEST_CASE("NVML snapshot: clocks, temperature, power and processes, or a reason 
   CHECK(v.processes >= -1);
 }
 
+TEST_CASE("memory shared by descriptor is one memory on both sides, and a sampler times one call", "[gpu][cuda]") {
+  // The judge's arena crosses the runner's PID namespace as a file descriptor (cuda/ipc.cpp); importing the
+  // exported descriptor maps the same memory (here in one process, as the two processes do).
+  REQUIRE(gpu().device().can_share_fd);
+  const auto shared = gpu().share_alloc(3 << 20);
+  CHECK(shared.bytes >= (3u << 20));
+  const std::uint64_t other = gpu().share_import(shared.fd, shared.bytes);
+  CHECK(other != shared.ptr);
+  std::vector<unsigned char> pattern(shared.bytes, 0x5a), back(shared.bytes, 0);
+  gpu().copy_sync(shared.ptr, reinterpret_cast<std::uint64_t>(pattern.data()), pattern.size());
+  gpu().copy_sync(reinterpret_cast<std::uint64_t>(back.data()), other, back.size());
+  CHECK(back == pattern);
+  gpu().share_free(other);
+  gpu().share_free(shared.ptr);
+  // One call at a time, as the runner times a call the judge drives: about the kernel's duration.
+  const test_stream stream;
+  kj::cuda::sampler sampler(gpu(), stream.get());
+  CHECK(sampler.flush_bytes() >= 3 * static_cast<std::uint64_t>(gpu().device().l2_bytes));
+  sampler.flush();
+  sampler.start();
+  gpu().spin(stream.get(), 500 * k_us);
+  const auto [event_ms, host_ms] = sampler.stop();
+  CHECK(event_ms >= 0.45);
+  CHECK(event_ms < 5);
+  CHECK(host_ms >= event_ms * 0.9);
+}
+
 #else
 
 TEST_CASE("CUDA timer tests need kj_cuda_loader", "[gpu][cuda]") {
