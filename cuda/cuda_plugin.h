@@ -60,10 +60,10 @@ typedef struct kj_cuda_device_result {
   int32_t has_nvml;             /* NVML snapshots available (built with nvml.h) */
   uint64_t default_flush_bytes; /* what kj_cuda_measure writes per flush when flush_bytes is 0: 3 x L2 */
   /* ABI 4: the peaks of the physical floor, and file-descriptor sharing */
-  int64_t memory_clock_khz;   /* peak memory clock (CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) */
-  int32_t memory_bus_bits;    /* global memory bus width */
-  int64_t sm_clock_khz;       /* CU_DEVICE_ATTRIBUTE_CLOCK_RATE (the boost clock) */
-  int32_t can_share_fd;       /* memory can be exported as a POSIX file descriptor (kj_cuda_share_alloc) */
+  int64_t memory_clock_khz; /* peak memory clock (CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) */
+  int32_t memory_bus_bits;  /* global memory bus width */
+  int64_t sm_clock_khz;     /* CU_DEVICE_ATTRIBUTE_CLOCK_RATE (the boost clock) */
+  int32_t can_share_fd;     /* memory can be exported as a POSIX file descriptor (kj_cuda_share_alloc) */
 } kj_cuda_device_result;
 
 /* A cold (or hot) measurement through kj::timing::measure_cold. Start from kj_cuda_measure_params_init. */
@@ -201,7 +201,8 @@ KJ_CUDA_API int kj_cuda_sampler_create(uint64_t stream, uint64_t flush_bytes, ui
                                        uint64_t* flush_bytes_used, kj_cuda_error* error);
 KJ_CUDA_API int kj_cuda_sampler_flush(uint64_t sampler, kj_cuda_error* error);
 KJ_CUDA_API int kj_cuda_sampler_start(uint64_t sampler, kj_cuda_error* error);
-KJ_CUDA_API int kj_cuda_sampler_stop(uint64_t sampler, double* event_ms, double* host_ms, kj_cuda_error* error);
+KJ_CUDA_API int kj_cuda_sampler_stop(uint64_t sampler, double* event_ms, double* host_ms,
+                                     kj_cuda_error* error);
 KJ_CUDA_API int kj_cuda_sampler_destroy(uint64_t sampler, kj_cuda_error* error);
 
 /* Self-test helpers (tests, benchmarks, `kj doctor`): a non-blocking stream in the current context, and a
@@ -218,10 +219,10 @@ KJ_CUDA_API int kj_cuda_ipc_open(int32_t device, const unsigned char handle[64],
                                  kj_cuda_error* error);
 KJ_CUDA_API int kj_cuda_ipc_close(uint64_t ptr, kj_cuda_error* error);
 /* Device memory shared by POSIX file descriptor (ABI 4; crosses PID namespaces): share_alloc allocates at
-   least `bytes` (rounded to `*size`), maps it and exports `*fd`, which the caller sends and closes; share_import
-   maps another process's descriptor (and closes it); share_free unmaps and releases either. */
-KJ_CUDA_API int kj_cuda_share_alloc(int32_t device, uint64_t bytes, uint64_t* ptr, uint64_t* size, int32_t* fd,
-                                    kj_cuda_error* error);
+   least `bytes` (rounded to `*size`), maps it and exports `*fd`, which the caller sends and closes;
+   share_import maps another process's descriptor (and closes it); share_free unmaps and releases either. */
+KJ_CUDA_API int kj_cuda_share_alloc(int32_t device, uint64_t bytes, uint64_t* ptr, uint64_t* size,
+                                    int32_t* fd, kj_cuda_error* error);
 KJ_CUDA_API int kj_cuda_share_import(int32_t device, int32_t fd, uint64_t size, uint64_t* ptr,
                                      kj_cuda_error* error);
 KJ_CUDA_API int kj_cuda_share_free(uint64_t ptr, kj_cuda_error* error);

@@ -342,13 +342,14 @@ int kj_cuda_nvml_snapshot_excluding(int32_t device, const uint32_t* pids, int32_
   });
 }
 
-int kj_cuda_sampler_create(uint64_t stream, uint64_t flush_bytes, uint64_t* sampler, uint64_t* flush_bytes_used,
-                           kj_cuda_error* error) {
+int kj_cuda_sampler_create(uint64_t stream, uint64_t flush_bytes, uint64_t* sampler,
+                           uint64_t* flush_bytes_used, kj_cuda_error* error) {
   return guarded(error, [&] {
     require(sampler, "sampler");
     bind_context(-1);
     const std::size_t bytes = flush_bytes > 0 ? flush_bytes : l2_flusher::default_bytes(context_device());
-    auto* subject = new cuda_event_subject(to_stream(stream), [] {}, bytes);
+    auto* subject = new cuda_event_subject(
+        to_stream(stream), [] {}, bytes);
     *sampler = reinterpret_cast<uint64_t>(subject);
     if (flush_bytes_used) *flush_bytes_used = subject->flush_bytes();
   });

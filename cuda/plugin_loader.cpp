@@ -332,8 +332,8 @@ nvml_snapshot plugin::nvml(int device) const {
 nvml_snapshot plugin::nvml_excluding(const std::vector<std::uint32_t>& pids, int device) const {
   nvml_snapshot s;
   kj_cuda_error error{};
-  const int status = m_fn->nvml_snapshot_excluding(device, pids.data(), static_cast<std::int32_t>(pids.size()),
-                                                   &s.values, &error);
+  const int status = m_fn->nvml_snapshot_excluding(device, pids.data(),
+                                                   static_cast<std::int32_t>(pids.size()), &s.values, &error);
   if (status == KJ_CUDA_UNAVAILABLE) {
     s.unavailable_reason = error.message;
     return s;

@@ -45,7 +45,7 @@ struct device_info {
   bool has_cupti = false;
   bool has_nvml = false;
   std::uint64_t default_flush_bytes = 0; // 3 x L2
-  std::int64_t memory_clock_khz = 0;      // peak memory clock
+  std::int64_t memory_clock_khz = 0;     // peak memory clock
   int memory_bus_bits = 0;
   std::int64_t sm_clock_khz = 0;
   bool can_share_fd = false; // device memory can be shared by file descriptor (across PID namespaces)
@@ -123,7 +123,8 @@ public:
   void trace_begin(std::uint64_t timed_stream) const;
   kernel_trace trace_end() const;
   nvml_snapshot nvml(int device = -1) const; // available == false instead of throwing when NVML is absent
-  // The same, not counting `pids` (a runner's processes, as this process's PID namespace sees them) as others.
+  // The same, not counting `pids` (a runner's processes, as this process's PID namespace sees them) as
+  // others.
   nvml_snapshot nvml_excluding(const std::vector<std::uint32_t>& pids, int device = -1) const;
 
   std::uint64_t stream_create() const;

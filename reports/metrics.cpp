@@ -229,14 +229,16 @@ std::string noise_of(const result_row& r, const nlohmann::json& params) {
     charge_ms += h.value("total_charge_ms", 0.0);
   }
   if (charged_calls > 0 && calls > 0)
-    noise += fmt::format("{}{} of {} calls charged {:.3f} ms on average: the judge's clock around them saw more "
-                         "than the candidate's timer",
-                         noise.empty() ? "" : "; ", charged_calls, calls, charge_ms / static_cast<double>(calls));
+    noise +=
+        fmt::format("{}{} of {} calls charged {:.3f} ms on average: the judge's clock around them saw more "
+                    "than the candidate's timer",
+                    noise.empty() ? "" : "; ", charged_calls, calls, charge_ms / static_cast<double>(calls));
   if (params.is_object() && params.value("co_tenants", 0) > 0)
     noise += fmt::format("{}{} other process(es) used the GPU while it was timed", noise.empty() ? "" : "; ",
                          params.value("co_tenants", 0));
   if (params.is_object() && params.value("throttled", false))
-    noise += fmt::format("{}the GPU's clocks were slowed (NVML) while it was timed", noise.empty() ? "" : "; ");
+    noise +=
+        fmt::format("{}the GPU's clocks were slowed (NVML) while it was timed", noise.empty() ? "" : "; ");
   if (const double ms = charged("draw_charge_ms"); ms > 0)
     noise += fmt::format("{}{:.3f} ms a call charged: kj's input draw was slower in the candidate's process",
                          noise.empty() ? "" : "; ", ms);

@@ -18,9 +18,9 @@ double quantile(std::vector<double> v, double q) { // nearest rank on a sorted c
 
 handshake_bound bound_of_handshake(std::vector<double> overheads_ms) {
   handshake_bound b;
-  overheads_ms.erase(std::remove_if(overheads_ms.begin(), overheads_ms.end(),
-                                    [](double v) { return !(v >= 0) || v > 1e6; }),
-                     overheads_ms.end());
+  overheads_ms.erase(
+      std::remove_if(overheads_ms.begin(), overheads_ms.end(), [](double v) { return !(v >= 0) || v > 1e6; }),
+      overheads_ms.end());
   if (overheads_ms.empty()) {
     b.allowance_ms = 0.2;
     return b;

@@ -47,7 +47,7 @@ call_charge charge_call(double sample_ms, double bracket_ms, const handshake_bou
 // sample: a timer that under-reports every call, not a host that delayed some handshakes.
 struct calls_check {
   bool credited = true;
-  std::size_t charged = 0;   // calls with a charge
+  std::size_t charged = 0; // calls with a charge
   double median_charge_ms = 0;
   double total_charge_ms = 0;
   std::string reason; // when not credited

@@ -12,17 +12,17 @@ struct device_peaks {
   double l2_bytes = 0;    // what an output may leave in L2 unwritten when the call ends
 };
 
-// From the driver's attributes. An architecture kj does not know gets the largest rate per SM it knows, so the
-// floor only errs low.
+// From the driver's attributes. An architecture kj does not know gets the largest rate per SM it knows, so
+// the floor only errs low.
 device_peaks peaks_of(int cc_major, int cc_minor, int sm_count, double sm_clock_khz, double memory_clock_khz,
                       int memory_bus_bits, double l2_bytes);
 
 struct physical_floor {
-  double bytes = 0;       // read from device memory (every input, after kj's L2 flush) + written past L2
-  double flops = 0;       // counted on the reference (matmuls, convolutions, attention; other ops count 0)
-  double memory_ms = 0;   // [ms] bytes at peak bandwidth
-  double compute_ms = 0;  // [ms] flops at the peak rate
-  double floor_ms = 0;    // [ms] the larger of the two
+  double bytes = 0;      // read from device memory (every input, after kj's L2 flush) + written past L2
+  double flops = 0;      // counted on the reference (matmuls, convolutions, attention; other ops count 0)
+  double memory_ms = 0;  // [ms] bytes at peak bandwidth
+  double compute_ms = 0; // [ms] flops at the peak rate
+  double floor_ms = 0;   // [ms] the larger of the two
 };
 
 physical_floor floor_of(double input_bytes, double output_bytes, double flops, const device_peaks& peaks);

@@ -168,7 +168,8 @@ build_record build_cache::build(const job_runner& runner, const std::string& key
   r.log += "--- worker output ---\n" + tail;
   if (stale)
     r.log = "kj built this source again: the cached build's files no longer matched what kj recorded "
-            "after building it\n" + r.log;
+            "after building it\n" +
+            r.log;
   // Hashed now that the job has ended and the folder is kj's again (job_runner::run took it back).
   if (r.status == "ok") r.content = build_content(folder);
   r.interrupted = outcome.interrupted;

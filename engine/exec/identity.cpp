@@ -28,7 +28,7 @@ std::uint32_t uid_base() {
   char* end = nullptr;
   const unsigned long long v = std::strtoull(text, &end, 10);
   return end && *end == '\0' && v >= 1000 && v + k_span < 0xFFFFFFFFull ? static_cast<std::uint32_t>(v)
-                                                                         : k_default_base;
+                                                                        : k_default_base;
 }
 
 bool shared_by_choice() {

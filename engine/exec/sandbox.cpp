@@ -2,10 +2,10 @@
 // the seccomp filter (libseccomp).
 #include "engine/exec/sandbox.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <fmt/core.h>
-#include <algorithm>
 #include <mutex>
 #include <set>
 #include <sys/wait.h>
@@ -36,10 +36,10 @@ std::string find_bwrap() {
 
 // Runs `bwrap ... true` once: namespaces may be forbidden (a container without CAP_SYS_ADMIN, userns off).
 std::string probe_bwrap(const std::string& bwrap, bool pid_namespace) {
-  const std::string command =
-      fmt::format("'{}' --ro-bind / / --unshare-net --unshare-ipc {}--die-with-parent --dev /dev --proc /proc "
-                  "/bin/true >/dev/null 2>&1",
-                  bwrap, pid_namespace ? "--unshare-pid " : "");
+  const std::string command = fmt::format(
+      "'{}' --ro-bind / / --unshare-net --unshare-ipc {}--die-with-parent --dev /dev --proc /proc "
+      "/bin/true >/dev/null 2>&1",
+      bwrap, pid_namespace ? "--unshare-pid " : "");
   const int status = std::system(command.c_str());
   return status == 0
              ? ""

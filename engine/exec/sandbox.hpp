@@ -17,7 +17,8 @@ struct sandbox_policy {
   std::vector<std::filesystem::path> read_only; // exposed read-only (Python's prefixes, a build folder, ...)
   bool gpu = false;                             // expose /dev/nvidia* (and nothing else of /dev)
   sandbox_identity identity;                    // own: the process may switch to it (enter_identity)
-  bool pid_namespace = true; // false: share kj's (a CUDA runner whose device cannot share memory by descriptor)
+  bool pid_namespace =
+      true; // false: share kj's (a CUDA runner whose device cannot share memory by descriptor)
 };
 
 // How to start a process under the policy: argv_prefix goes before the program's own argv (empty: no
@@ -56,8 +57,8 @@ std::filesystem::path exposed_under(const std::filesystem::path& path,
 bool install_candidate_seccomp(std::string& error);
 
 // The part of that filter libseccomp 2.5 cannot express (two comparisons of one argument): kill, prlimit64,
-// sched_set*, setpriority, ioprio_set, migrate_pages, move_pages and get_robust_list name only the caller (its
-// pid or 0; kill also its own group), a classic-BPF filter stacked on libseccomp's (seccomp_self.cpp).
+// sched_set*, setpriority, ioprio_set, migrate_pages, move_pages and get_robust_list name only the caller
+// (its pid or 0; kill also its own group), a classic-BPF filter stacked on libseccomp's (seccomp_self.cpp).
 bool install_self_only_filter(std::string& error);
 
 // Whether kj was built with libseccomp.

@@ -117,8 +117,8 @@ candidate_timing driven_candidate_round(const exec::evaluate_job& job, const exe
   const std::uint64_t base = secret_seed() % (1ull << 62); // the fixed set's seed (kernelbench, cuda-agent)
   std::map<long, json> kept; // slot -> the latest snapshot in it, copied into the vault the moment it came
   bool misplaced = false;
-  driven_options options{.spec = spec, .slots = slots, .slot_bytes = slot_bytes,
-                         .cuda = job.device == device_kind::cuda};
+  driven_options options{
+      .spec = spec, .slots = slots, .slot_bytes = slot_bytes, .cuda = job.device == device_kind::cuda};
   if (!fresh) options.fixed = {{"seed", base}, {"rng", "host"}}; // KernelBench's draw of its one set
   std::tie(options.go, options.prepare) = handshake_bounds(runner);
   options.calibration = runner.handshake_calibration().go_ms;

@@ -22,7 +22,8 @@ std::uint64_t secret_seed();
 
 struct candidate_timing {
   timing_result timed;
-  double draw_ms = 0; // [ms] kj's fastest input draw of the round in the runner (bounded by the judge's clock)
+  double draw_ms =
+      0; // [ms] kj's fastest input draw of the round in the runner (bounded by the judge's clock)
 };
 
 struct reference_timing {
@@ -32,11 +33,12 @@ struct reference_timing {
 };
 
 // A candidate round the judge drives call by call, for every method (robust: a seed per call and three
-// snapshot slots; kernelbench and cuda-agent: one fixed input set, the last call checked): NVML around it from
-// the judge (the runner's processes not counted as others), its snapshots checked ("case" events).
+// snapshot slots; kernelbench and cuda-agent: one fixed input set, the last call checked): NVML around it
+// from the judge (the runner's processes not counted as others), its snapshots checked ("case" events).
 candidate_timing driven_candidate_round(const exec::evaluate_job& job, const exec::timing_spec& spec,
-                                        pybind11::object& session, runner_link& runner, result_channel& channel,
-                                        phase_clock& phase, const cuda::plugin* plugin);
+                                        pybind11::object& session, runner_link& runner,
+                                        result_channel& channel, phase_clock& phase,
+                                        const cuda::plugin* plugin);
 
 // Another subject of the runner's, driven the same way on one fixed input set: "empty" (the timer's floor, an
 // empty forward) or "graph" (replays of the candidate's forward captured as a CUDA graph).

@@ -24,18 +24,19 @@ driven_round::driven_round(round_context context, const json& begin) : m_ctx(std
     throw std::runtime_error("the arena is smaller than the snapshots the judge asked for");
   const bool flush = begin.value("flush", true);
   if (m_ctx.cuda && m_ctx.plugin)
-    m_sampler = std::make_unique<cuda::sampler>(*m_ctx.plugin,
-                                                m_ctx.session.attr("stream")().cast<std::uint64_t>(),
-                                                begin.value("flush_bytes", std::uint64_t{0}));
+    m_sampler =
+        std::make_unique<cuda::sampler>(*m_ctx.plugin, m_ctx.session.attr("stream")().cast<std::uint64_t>(),
+                                        begin.value("flush_bytes", std::uint64_t{0}));
   else if (m_ctx.cuda)
     m_device_sync = py::module_::import("torch").attr("_C").attr("_cuda_synchronize");
   else if (flush)
     m_host_flusher = std::make_unique<timing::host_cache_flusher>();
   if (!calibration) {
     const json fixed = begin.value("fixed", json::object()); // KernelBench's one set: its seed, its draw
-    m_inputs = m_ctx.timing_inputs(m_ctx.session.attr("problem"), m_ctx.session.attr("device"),
-                                   fixed.value("seed", std::uint64_t{0}), m_fresh, fixed.value("rng", "device"),
-                                   !m_fresh); // fresh: nothing drawn before the judge sends a call's seed
+    m_inputs =
+        m_ctx.timing_inputs(m_ctx.session.attr("problem"), m_ctx.session.attr("device"),
+                            fixed.value("seed", std::uint64_t{0}), m_fresh, fixed.value("rng", "device"),
+                            !m_fresh); // fresh: nothing drawn before the judge sends a call's seed
     if (m_subject == "graph") m_replay = m_ctx.session.attr("graph_of")(m_inputs.attr("current"));
     m_ctx.session.attr("set_forbidden")(true); // as around a checked call (kj_runner.py)
   }

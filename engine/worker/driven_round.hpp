@@ -1,11 +1,11 @@
 // The runner's side of a timing round the judge drives call by call, for every subject and timing method: the
 // judge runs the loop (warmup, stopping rule or fixed counts), sends each call's seed and its go, and
-// brackets every call on its own clock (engine/worker/driven_timing.hpp). The runner has no timing loop of its
-// own and reports one sample per call. Requests:
+// brackets every call on its own clock (engine/worker/driven_timing.hpp). The runner has no timing loop of
+// its own and reports one sample per call. Requests:
 //   tb (begin): the subject (candidate, empty, graph, calibration), the inputs (fresh: a seed per call, drawn
 //      when the call is prepared; fixed: one set drawn now from the round's recipe), the flush's size, the
-//      snapshot slots; the sampler (CUDA events and the L2 flush, or the host clock and the LLC flush) and the
-//      collector off for the round.
+//      snapshot slots; the sampler (CUDA events and the L2 flush, or the host clock and the LLC flush) and
+//      the collector off for the round.
 //   tp (prepare): the previous call's output dropped, the next call's inputs drawn from the seed the request
 //      carries (fresh rounds), the cache flushed unless "flush" is false; replies {"draw_ms"}.
 //   tg (go): start, the call, stop: the sample goes out at once ({"ok", "ms"}); then, before anything else
@@ -50,8 +50,9 @@ public:
 
   nlohmann::json begin_reply() const;
   nlohmann::json prepare(const nlohmann::json& request);
-  // Sends the sample line and the snapshot line itself; throws what the call raised (before anything is sent).
-  void go(line_socket& socket, const nlohmann::json& request);
+  // Sends the sample line and the snapshot line itself; throws what the call raised (before anything is
+  // sent).
+  void go(line_socket & socket, const nlohmann::json& request);
   nlohmann::json empty_cache();
   // The reply of te; "flags": backend flags changed since the candidate was imported (name -> "old -> new").
   nlohmann::json end();

@@ -28,8 +28,9 @@ json checked_reply(const json& reply) {
 double number(const json& reply, const char* key) {
   const auto it = reply.find(key);
   if (it == reply.end() || !it->is_number() || !(it->get<double>() >= 0))
-    throw runner_failure("runtime_error",
-                         fmt::format("the candidate's process answered a timed call without a valid '{}'", key));
+    throw runner_failure(
+        "runtime_error",
+        fmt::format("the candidate's process answered a timed call without a valid '{}'", key));
   return it->get<double>();
 }
 
@@ -40,7 +41,7 @@ public:
   remote_subject(runner_link& runner, const driven_options& options, driven_result& out)
       : m_runner(runner), m_options(options), m_out(out) {}
 
-  bool flush_next = true; // the kernelbench and cuda-agent loops warm up without a flush
+  bool flush_next = true;  // the kernelbench and cuda-agent loops warm up without a flush
   bool trace_next = false; // cuda-agent: the next call's sample is its traced kernel time
 
   void prepare() override {
@@ -72,8 +73,8 @@ public:
   double stop_ms() override {
     const double raw = number(m_last.sample, "ms");
     // A traced call's kernel sum may lie far below its wall time: no clock bounds it from below.
-    const timing::call_charge c = trace_next ? timing::call_charge{raw, 0}
-                                             : timing::charge_call(raw, m_last.bracket_ms, m_options.go);
+    const timing::call_charge c =
+        trace_next ? timing::call_charge{raw, 0} : timing::charge_call(raw, m_last.bracket_ms, m_options.go);
     m_raw.push_back(raw);
     m_charges.push_back(c.charge_ms);
     m_brackets.push_back(m_last.bracket_ms);
@@ -101,7 +102,9 @@ public:
     if (!check.credited) out["refused"] = check.reason;
     return out;
   }
-  double fastest_draw() const { return m_draws.empty() ? 0 : *std::min_element(m_draws.begin(), m_draws.end()); }
+  double fastest_draw() const {
+    return m_draws.empty() ? 0 : *std::min_element(m_draws.begin(), m_draws.end());
+  }
 
 private:
   runner_link& m_runner;
@@ -166,7 +169,9 @@ driven_result drive_round(runner_link& runner, const driven_options& options) {
   driven_result out;
   const std::string& method = options.spec.method;
   const bool fixed_counts = method == "kernelbench" || (method == "cuda-agent" && options.cuda);
-  json begin{{"op", "tb"}, {"subject", options.subject}, {"slots", options.slots},
+  json begin{{"op", "tb"},
+             {"subject", options.subject},
+             {"slots", options.slots},
              {"slot_bytes", options.slot_bytes}};
   if (!options.fixed.is_null()) begin["fixed"] = options.fixed;
   if (method == "kernelbench" && options.cuda) begin["flush_bytes"] = 256ull << 20; // KernelBench's dummy
@@ -175,8 +180,9 @@ driven_result drive_round(runner_link& runner, const driven_options& options) {
   const timing::host_probe_result probe_before = probe.measure();
   remote_subject subject(runner, options, out);
   const timing::measurement m = method == "kernelbench" ? kernelbench_loop(runner, subject, options.cuda)
-                                : fixed_counts            ? cuda_agent_loop(subject)
-                                          : timing::measure_cold(subject, measure_params_of(options.spec));
+                                : fixed_counts
+                                    ? cuda_agent_loop(subject)
+                                    : timing::measure_cold(subject, measure_params_of(options.spec));
   const json ended = checked_reply(runner.request({{"op", "te"}}));
   if (ended.contains("snapshot") && options.take) options.take(ended["snapshot"]);
   out.flags = ended.value("flags", json::object());
@@ -188,7 +194,8 @@ driven_result drive_round(runner_link& runner, const driven_options& options) {
   t.samples_ms = m.samples_ms;
   t.params = options.spec;
   t.params["headline"] = std::string(fixed_counts ? "mean" : "median");
-  if (method == "cuda-agent" && !options.cuda) t.params["fallback"] = "cuda-agent timing needs a GPU kernel trace";
+  if (method == "cuda-agent" && !options.cuda)
+    t.params["fallback"] = "cuda-agent timing needs a GPU kernel trace";
   t.params["warmup_calls"] = m.warmup_calls;
   t.params["warmup_ms"] = m.warmup_ms;
   t.params[options.cuda ? "l2_flush_bytes" : "llc_flush_bytes"] = begun.value("flush_bytes", 0ull);

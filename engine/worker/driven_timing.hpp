@@ -1,11 +1,11 @@
 // The judge's side of a round it drives call by call (driven_round.hpp), for every timing method and subject:
 // the judge runs the loop itself, its subject the runner, one request per step. robust: the cold-measurement
-// loop (warmup, the stopping rule), each call's inputs from a seed the judge draws for it alone and sends only
-// when the call is prepared; kernelbench: KernelBench's fixed counts on one input set; cuda-agent: warmups,
-// then calls each traced alone. Every call is bracketed by the judge's clock and (but for cuda-agent's kernel
-// sums, which no clock can bound from below) its sample is credited no lower than the bracket less the
-// handshake's own cost, measured before the candidate was loaded (timing/clock_bound.hpp). The runner reports
-// one sample a call, which is all it says about time.
+// loop (warmup, the stopping rule), each call's inputs from a seed the judge draws for it alone and sends
+// only when the call is prepared; kernelbench: KernelBench's fixed counts on one input set; cuda-agent:
+// warmups, then calls each traced alone. Every call is bracketed by the judge's clock and (but for
+// cuda-agent's kernel sums, which no clock can bound from below) its sample is credited no lower than the
+// bracket less the handshake's own cost, measured before the candidate was loaded (timing/clock_bound.hpp).
+// The runner reports one sample a call, which is all it says about time.
 #pragma once
 
 #include "engine/exec/messages.hpp"
@@ -30,10 +30,10 @@ struct driven_result {
 };
 
 struct driven_options {
-  exec::timing_spec spec;          // its method picks the loop
+  exec::timing_spec spec;            // its method picks the loop
   std::string subject = "candidate"; // or empty (the timer's floor), graph (replays of a captured forward)
-  nlohmann::json fixed;            // {"seed", "rng"}: one input set for every call (null: a seed per call)
-  long slots = 0;                  // snapshot slots in the arena (0: outputs not checked)
+  nlohmann::json fixed;              // {"seed", "rng"}: one input set for every call (null: a seed per call)
+  long slots = 0;                    // snapshot slots in the arena (0: outputs not checked)
   std::uint64_t slot_bytes = 0;
   bool cuda = false;
   timing::handshake_bound go, prepare; // from the runner's calibration

@@ -24,15 +24,16 @@ std::string lower_numerics(const json& changed) {
     out += fmt::format("{}torch.{}: {}", out.empty() ? "" : "; ", name,
                        change.is_string() ? change.get<std::string>() : change.dump());
   }
-  return out.empty() ? "" : "the candidate changed torch's numerics flags (" + out +
-                                "): its forward ran at another precision than the run's, so its time is not "
-                                "credited at the run's precision";
+  return out.empty() ? ""
+                     : "the candidate changed torch's numerics flags (" + out +
+                           "): its forward ran at another precision than the run's, so its time is not "
+                           "credited at the run's precision";
 }
 
 // What the judge's clock says of the candidate's rounds (robust, driven call by call): every call was
 // credited no lower than its bracket less the handshake's cost (driven_timing.cpp); a round whose calls were
-// under-reported systematically is not credited at all. kj's draw, timed in both processes (on CUDA bounded by
-// the judge's bracket around each prepare), is compared pooled over the rounds: time beyond its noise
+// under-reported systematically is not credited at all. kj's draw, timed in both processes (on CUDA bounded
+// by the judge's bracket around each prepare), is compared pooled over the rounds: time beyond its noise
 // allowance is charged to every call. Backend flags the candidate changed (TF32, reduced-precision
 // reductions) mean it ran at another precision than the run's: its timing is not credited at the run's.
 void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& candidate,
@@ -77,9 +78,9 @@ void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& 
     merged.params["flags_changed"] = flags;
     untrusted(lower);
   }
-  // The draw check is enforced on CUDA only, recorded on the host: there an honest candidate's OpenMP threads,
-  // still spinning after its call on a small machine, slow kj's draw in its process as much as a hidden
-  // precomputation would.
+  // The draw check is enforced on CUDA only, recorded on the host: there an honest candidate's OpenMP
+  // threads, still spinning after its call on a small machine, slow kj's draw in its process as much as a
+  // hidden precomputation would.
   if (!cuda || d.charge_ms <= 0) return;
   for (double& sample : merged.samples_ms)
     sample += d.charge_ms;
@@ -107,9 +108,9 @@ void bound_by_physics(timing_result& candidate, py::object& session, const cuda:
   try {
     const json work = to_json(session.attr("physical_work")());
     const cuda::device_info d = plugin.device();
-    const timing::device_peaks peaks =
-        timing::peaks_of(d.cc_major, d.cc_minor, d.sm_count, static_cast<double>(d.sm_clock_khz),
-                         static_cast<double>(d.memory_clock_khz), d.memory_bus_bits, static_cast<double>(d.l2_bytes));
+    const timing::device_peaks peaks = timing::peaks_of(
+        d.cc_major, d.cc_minor, d.sm_count, static_cast<double>(d.sm_clock_khz),
+        static_cast<double>(d.memory_clock_khz), d.memory_bus_bits, static_cast<double>(d.l2_bytes));
     const timing::physical_floor f = timing::floor_of(
         work.value("input_bytes", 0.0), work.value("output_bytes", 0.0), work.value("flops", 0.0), peaks);
     const double median = timing::summarize(candidate.samples_ms).median;
@@ -123,10 +124,11 @@ void bound_by_physics(timing_result& candidate, py::object& session, const cuda:
               {"speed_of_light", median > 0 ? f.floor_ms / median : 0.0}};
     if (f.floor_ms > 0 && median < f.floor_ms && candidate.params.value("trusted", true)) {
       candidate.params["trusted"] = false;
-      candidate.params["untrusted_reason"] = fmt::format(
-          "a median of {:.4f} ms is below the physical floor of {:.4f} ms on this GPU ({:.3g} bytes at {:.3g} "
-          "B/s, {:.3g} FLOPs at {:.3g} op/s): no kernel can be that fast",
-          median, f.floor_ms, f.bytes, peaks.bytes_per_s, f.flops, peaks.ops_per_s);
+      candidate.params["untrusted_reason"] =
+          fmt::format("a median of {:.4f} ms is below the physical floor of {:.4f} ms on this GPU ({:.3g} "
+                      "bytes at {:.3g} "
+                      "B/s, {:.3g} FLOPs at {:.3g} op/s): no kernel can be that fast",
+                      median, f.floor_ms, f.bytes, peaks.bytes_per_s, f.flops, peaks.ops_per_s);
     }
   } catch (const std::exception& e) {
     record = {{"error", std::string("kj could not count the reference's work: ") + e.what()}};

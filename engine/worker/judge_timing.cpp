@@ -174,7 +174,8 @@ timed_pair time_pair(const exec::evaluate_job& job, py::object& session, runner_
   std::string plugin_error;
   const cuda::plugin* plugin = device.cuda ? shared_cuda_plugin(plugin_error) : nullptr;
   for (int r = 0; r < rounds; ++r) {
-    candidate_rounds.push_back(driven_candidate_round(job, round_spec, session, runner, channel, phase, plugin));
+    candidate_rounds.push_back(
+        driven_candidate_round(job, round_spec, session, runner, channel, phase, plugin));
     const frozen_runner frozen(runner); // nothing of the candidate's runs beside the reference
     reference_rounds.push_back(reference_round(round_spec, session, device));
   }
@@ -185,8 +186,10 @@ timed_pair time_pair(const exec::evaluate_job& job, py::object& session, runner_
     reference_results.push_back(r.timed);
   timed_pair pair{merge_rounds(std::move(candidate_results), spec),
                   merge_rounds(std::move(reference_results), spec)};
-  if (fresh) bound_by_clock(pair.candidate, candidate_rounds, reference_rounds, device.cuda);
-  else refuse_under_reported(pair.candidate, candidate_rounds);
+  if (fresh)
+    bound_by_clock(pair.candidate, candidate_rounds, reference_rounds, device.cuda);
+  else
+    refuse_under_reported(pair.candidate, candidate_rounds);
   return pair;
 }
 

@@ -4,8 +4,8 @@
 
 #include "engine/exec/messages.hpp"
 #include "engine/exec/sandbox.hpp"
-#include "engine/worker/line_socket.hpp"
 #include "engine/worker/driven_round.hpp"
+#include "engine/worker/line_socket.hpp"
 #include "engine/worker/output_export.hpp"
 #include "engine/worker/python_env.hpp"
 #include "engine/worker/runner_call.hpp"
@@ -55,7 +55,8 @@ public:
     if (op == "load") return load(request);
     if (op == "arena") return open_arena(request);
     if (op == "tb") return begin_round(request);
-    if (op == "tp") return m_round ? m_round->prepare(request) : failure("harness_error", "tp outside a round");
+    if (op == "tp")
+      return m_round ? m_round->prepare(request) : failure("harness_error", "tp outside a round");
     if (op == "tc") return m_round ? m_round->empty_cache() : failure("harness_error", "tc outside a round");
     if (op == "te") return end_round();
     if (!m_session) return failure("harness_error", "request '" + op + "' before load");
@@ -83,12 +84,13 @@ private:
     const bool calibration = r.value("subject", "") == "calibration";
     if (!calibration && !m_session) return failure("harness_error", "a timed round before load");
     map_arena();
-    py::object session = m_session ? m_session : py::module_::import("kj_runner").attr("CalibrationSession")(
-                                                     py_device(m_device));
-    m_round = std::make_unique<driven_round>(
-        round_context{m_trusted, session, calibration ? py::none() : m_model, m_timing_inputs, m_arena,
-                      m_plugin, m_arena.cuda},
-        r);
+    py::object session =
+        m_session ? m_session
+                  : py::module_::import("kj_runner").attr("CalibrationSession")(py_device(m_device));
+    m_round =
+        std::make_unique<driven_round>(round_context{m_trusted, session, calibration ? py::none() : m_model,
+                                                     m_timing_inputs, m_arena, m_plugin, m_arena.cuda},
+                                       r);
     return m_round->begin_reply();
   }
 
@@ -198,8 +200,8 @@ private:
     return deliver(p.output, p.extra);
   }
 
-  // A checked call (a trial, a strict case): inputs from the recipe, then the call by the same entry as a timed
-  // one (runner_call.hpp), then the input check; the inputs are gone before the outputs are exported.
+  // A checked call (a trial, a strict case): inputs from the recipe, then the call by the same entry as a
+  // timed one (runner_call.hpp), then the input check; the inputs are gone before the outputs are exported.
   json forward(const json& r) {
     const bool check_inputs = r.value("check_inputs", false);
     py::object model, inputs, pristine;
@@ -272,7 +274,7 @@ private:
   trusted_handles m_trusted;
   const cuda::plugin* m_plugin = nullptr;
   arena_view m_arena;
-  int m_arena_fd = -1; // a host arena's memfd (kept while the judge keeps the arena)
+  int m_arena_fd = -1;         // a host arena's memfd (kept while the judge keeps the arena)
   bool m_arena_shared = false; // a CUDA arena imported by descriptor
   int m_arena_id = 0;
   py::object m_session, m_model, m_last, m_timing_inputs;

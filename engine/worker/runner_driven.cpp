@@ -21,8 +21,8 @@ double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_c
 namespace {
 
 // On CUDA the judge polls for a timed request's reply without sleeping from 0.7 x its usual time on: a GPU
-// machine has cores to spare (a 2-core CPU box has not), and a thread woken from a long sleep would add tens of
-// microseconds to the bracket.
+// machine has cores to spare (a 2-core CPU box has not), and a thread woken from a long sleep would add tens
+// of microseconds to the bracket.
 line_socket::spin_window spin_for(device_kind device, std::chrono::steady_clock::time_point start,
                                   double expected_ms) {
   if (device != device_kind::cuda) return {};
@@ -67,8 +67,8 @@ json runner_link::timed_request(const json& message, double& bracket_ms, double 
 
 // The handshake's own cost, call by call, while only kj's code has run in the runner: what the judge's clock
 // sees around a call beyond the runner's sample (an empty call), and around a prepare beyond its draw (none:
-// only the flush, on CUDA, where the draw check is enforced). A failure here is recorded, never a verdict: the
-// judge then bounds calls with a fixed allowance (driven_timing.cpp).
+// only the flush, on CUDA, where the draw check is enforced). A failure here is recorded, never a verdict:
+// the judge then bounds calls with a fixed allowance (driven_timing.cpp).
 void runner_link::calibrate() {
   m_calibration = {};
   const bool cuda = m_spec.device == device_kind::cuda;

@@ -228,11 +228,12 @@ void runner_link::handshake() {
     return;
   }
   if (exec::have_seccomp() && !ready.value("seccomp", false)) { // never a candidate outside its filter
-    m_load = {{"ok", false},
-              {"kind", "harness_error"},
-              {"error", "the candidate's process could not install its seccomp filter, so kj does not load the "
-                        "candidate: " +
-                            ready.value("seccomp_error", std::string())}};
+    m_load = {
+        {"ok", false},
+        {"kind", "harness_error"},
+        {"error", "the candidate's process could not install its seccomp filter, so kj does not load the "
+                  "candidate: " +
+                      ready.value("seccomp_error", std::string())}};
     return;
   }
   calibrate(); // before the candidate is loaded: only kj's code has run in the runner

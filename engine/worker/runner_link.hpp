@@ -159,8 +159,8 @@ private:
   std::filesystem::path m_arena_path; // the judge's view: /proc/self/fd/N of the CPU arena
   int m_arena_fd = -1;                // the CPU arena's memfd
   nlohmann::json m_arena_spec;
-  bool m_arena_shared = false; // a CUDA arena exported by descriptor (share_alloc), not by IPC handle
-  bool m_share_fd = true;      // CUDA arenas go by descriptor, and the runner has a PID namespace
+  bool m_arena_shared = false;  // a CUDA arena exported by descriptor (share_alloc), not by IPC handle
+  bool m_share_fd = true;       // CUDA arenas go by descriptor, and the runner has a PID namespace
   std::string m_isolation_note; // why the runner shares kj's PID namespace, when it does
   handshake_sample m_calibration;
   std::uint64_t m_vault_bytes = 0, m_vault_ptr = 0; // the judge's own copy of the snapshot slots

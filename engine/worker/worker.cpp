@@ -146,11 +146,13 @@ int run_worker(const worker_options& options) {
         if constexpr (std::is_same_v<T, exec::build_job>) {
           std::string error; // the build imports the candidate: its module code runs here, filtered
           if (exec::have_seccomp() && !exec::install_candidate_seccomp(error)) {
-            channel.emit({{"type", "verdict"},
-                          {"verdict", "harness_error"},
-                          {"phase", "build"},
-                          {"error", "the build's process could not install its seccomp filter, so kj does not "
-                                    "import the candidate: " + error}});
+            channel.emit(
+                {{"type", "verdict"},
+                 {"verdict", "harness_error"},
+                 {"phase", "build"},
+                 {"error", "the build's process could not install its seccomp filter, so kj does not "
+                           "import the candidate: " +
+                               error}});
             return;
           }
           build(message, runtime, channel);

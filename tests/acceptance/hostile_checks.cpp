@@ -85,8 +85,9 @@ const std::map<std::string, std::string> k_inert = {
                                    "like a timer, so it always computes"},
     {"os_exit0_in_timing",
      "every timed call gets fresh inputs: no input repeats five times, so it never exits"},
-    {"kill_parent", "the runner's parent is its PID namespace's first process, which signals from inside cannot "
-                    "kill, and no other process of kj's is visible: it computes"}};
+    {"kill_parent",
+     "the runner's parent is its PID namespace's first process, which signals from inside cannot "
+     "kill, and no other process of kj's is visible: it computes"}};
 
 std::vector<std::string> select(const fs::path& corpus, const json& manifest, const std::string& device) {
   const char* all_env = std::getenv("KJ_HOSTILE_ALL");

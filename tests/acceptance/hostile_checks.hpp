@@ -28,7 +28,8 @@ std::vector<std::string> select(const std::filesystem::path& corpus, const nlohm
 // checks everything the manifest asks. Returns kj's result (for a caller that skips when there is no GPU).
 command_result run_and_check(const std::string& device, const std::filesystem::path& corpus = root());
 // The same over `files` of the corpus (its manifest's names) plus `extra` candidates from elsewhere (judged,
-// not checked against this manifest), in a cache folder of its own: `cache` when given (kept, for a second run).
+// not checked against this manifest), in a cache folder of its own: `cache` when given (kept, for a second
+// run).
 command_result run_and_check(const std::string& device, const std::filesystem::path& corpus,
                              const std::vector<std::string>& files,
                              const std::vector<std::filesystem::path>& extra = {},

@@ -333,7 +333,8 @@ TEST_CASE("NVML snapshot: clocks, temperature, power and processes, or a reason 
   CHECK(v.processes >= -1);
 }
 
-TEST_CASE("memory shared by descriptor is one memory on both sides, and a sampler times one call", "[gpu][cuda]") {
+TEST_CASE("memory shared by descriptor is one memory on both sides, and a sampler times one call",
+          "[gpu][cuda]") {
   // The judge's arena crosses the runner's PID namespace as a file descriptor (cuda/ipc.cpp); importing the
   // exported descriptor maps the same memory (here in one process, as the two processes do).
   REQUIRE(gpu().device().can_share_fd);

@@ -51,7 +51,8 @@ TEST_CASE("the filter refuses limits, scheduling and priorities of any process b
     CPU_SET(0, &one);
     if (!refused(::sched_setaffinity(parent, sizeof one, &one))) return 6;
     if (!refused(::setpriority(PRIO_PROCESS, static_cast<id_t>(parent), 19))) return 7;
-    if (!refused(::setpriority(PRIO_USER, 0, 19))) return 8; // every process of its uid: kj's too, unsandboxed
+    if (!refused(::setpriority(PRIO_USER, 0, 19)))
+      return 8; // every process of its uid: kj's too, unsandboxed
     if (!refused(::setpriority(PRIO_PGRP, 0, 19))) return 9;
     if (::setpriority(PRIO_PROCESS, 0, 1) != 0) return 10; // itself: allowed
     if (!refused(::syscall(SYS_ioprio_set, 1, parent, 0))) return 11;

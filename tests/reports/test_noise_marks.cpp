@@ -43,15 +43,18 @@ TEST_CASE("a speedup whose interval includes 1, or whose host moved, is marked a
         std::string::npos);
   // Calls the judge's handshake charged (a host that delayed their replies), other processes on the GPU,
   // throttled clocks: each named.
-  const json handshake{{"handshake",
-                        {{{"runner_samples_ms", {1.0, 1.0, 1.0, 1.0}}, {"charged_calls", 1}, {"total_charge_ms", 0.2}},
-                         {{"runner_samples_ms", {1.0, 1.0, 1.0, 1.0}}, {"charged_calls", 0}, {"total_charge_ms", 0}}}}};
-  CHECK(kj::reports::noise_of(timed(1.5, 1.4, 1.6), handshake) ==
-        "1 of 8 calls charged 0.025 ms on average: the judge's clock around them saw more than the candidate's "
-        "timer");
-  CHECK(kj::reports::noise_of(timed(1.5, 1.4, 1.6), json{{"co_tenants", 2}, {"throttled", true}}) ==
-        "2 other process(es) used the GPU while it was timed; the GPU's clocks were slowed (NVML) while it was "
-        "timed");
+  const json handshake{
+      {"handshake",
+       {{{"runner_samples_ms", {1.0, 1.0, 1.0, 1.0}}, {"charged_calls", 1}, {"total_charge_ms", 0.2}},
+        {{"runner_samples_ms", {1.0, 1.0, 1.0, 1.0}}, {"charged_calls", 0}, {"total_charge_ms", 0}}}}};
+  CHECK(
+      kj::reports::noise_of(timed(1.5, 1.4, 1.6), handshake) ==
+      "1 of 8 calls charged 0.025 ms on average: the judge's clock around them saw more than the candidate's "
+      "timer");
+  CHECK(
+      kj::reports::noise_of(timed(1.5, 1.4, 1.6), json{{"co_tenants", 2}, {"throttled", true}}) ==
+      "2 other process(es) used the GPU while it was timed; the GPU's clocks were slowed (NVML) while it was "
+      "timed");
   result_row no_speedup;
   CHECK(kj::reports::noise_of(no_speedup, json{{"host_change_pair", 0.5}}).empty());
 

@@ -20,7 +20,7 @@ TEST_CASE("an H200's peaks come from its attributes, and a problem's floor from 
   const auto mm = floor_of(2 * n * n * 4, n * n * 4, 2 * n * n * n, h200);
   CHECK(mm.compute_ms > mm.memory_ms);
   CHECK(mm.floor_ms == Approx(1e3 * 2 * n * n * n / 2.141e15).epsilon(0.01)); // 0.064 ms: an honest fp32 one
-                                                                                // takes about 3 ms
+                                                                              // takes about 3 ms
   // An output smaller than L2 may stay there: only its inputs must move.
   CHECK(floor_of(1e6, 1e6, 0, h200).bytes == Approx(1e6));
 }
