@@ -66,6 +66,15 @@ import_report candidate_file(const fs::path& file, const std::vector<kb::problem
   int sample = 0, level = 0, number = 0;
   bool generated = false;
   auto hits = matches(file.filename().string(), problems, sample, generated, level, number);
+  // A file named for another KernelBench problem is never judged against the one selected problem.
+  if (hits.empty() && generated)
+    throw kb::source_error(fmt::format(
+        "candidate file {} is named for level {} problem {}, which is not selected ({} selected: {}): select "
+        "that problem (--level {} --ids {}) or rename the file",
+        file.string(), level, number, problems.size(),
+        problems.size() == 1 ? fmt::format("level {} problem {}", problems[0].level, problems[0].number)
+                             : std::string("see kj run --collect-only"),
+        level, number));
   if (hits.empty() && problems.size() == 1) hits.push_back(0);
   if (hits.empty())
     throw kb::source_error(

@@ -68,7 +68,17 @@ store store::open(const fs::path& path) {
   connection db = connection::open(path, connection::open_mode::read_write_create);
   db.exec("PRAGMA foreign_keys = ON", "enable foreign keys");
   // Reading the header makes a non-database file fail here, at open; a newer database is left untouched.
-  require_not_newer(db, read_user_version(db), schema_version);
+  const int version = read_user_version(db);
+  require_not_newer(db, version, schema_version);
+  // Another tool's SQLite file (no schema version of kj's, tables of its own) is refused before anything is
+  // written to it: no migration, no WAL switch, no -wal or -shm beside it.
+  if (version == 0 && db.query_int64("SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view')",
+                                     "read the schema") > 0)
+    throw db_error(
+        fmt::format("database '{}' is not a kerneljudge database: it holds tables of another tool "
+                    "and no kj schema version; kj writes only to its own databases (give --db a new "
+                    "file, or one kj made)",
+                    path.string()));
   // Setting the journal mode creates the file, so an unusable path fails here too, not at the first write.
   const std::string mode = switch_to_wal(db);
   if (mode != "wal") db.fail("switch to WAL journal mode", fmt::format("the journal mode stayed '{}'", mode));

@@ -211,6 +211,12 @@ std::string noise_of(const result_row& r, const nlohmann::json& params) {
   std::string noise;
   if (r.speedup_ci.valid() && !r.speedup_ci.excludes(1.0))
     noise = fmt::format("its 95% interval [{:.3f}, {:.3f}] includes 1", r.speedup_ci.low, r.speedup_ci.high);
+  // One robust round (--quick, --rounds 1): the candidate's and the reference's timings then come from two
+  // moments only, and a host whose speed drifted between them looks like a speedup the probes may not see.
+  if (params.is_object() && params.value("method", "") == "robust" && params.value("rounds", 0) == 1)
+    noise += fmt::format("{}one timing round (--quick or --rounds 1): a drift of the host between the "
+                         "candidate's round and the reference's cannot be told from a speedup",
+                         noise.empty() ? "" : "; ");
   const double moved = params.is_object() ? params.value("host_change_pair", 0.0) : 0.0;
   if (moved > k_host_moved)
     noise += fmt::format("{}the host's speed moved by {:.0f}% while it was timed", noise.empty() ? "" : "; ",

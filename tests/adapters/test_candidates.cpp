@@ -119,4 +119,12 @@ TEST_CASE("a candidates path may name one file: by its name, or any .py when one
   CHECK(one.candidates[0].source == "B");
   CHECK_THROWS_AS(adapters::candidates_from_directory(dir / "my_kernel.py", two_problems()),
                   kb::source_error);
+  // A file named for another problem than the one selected is refused, never judged against that one.
+  try {
+    adapters::candidates_from_directory(dir / "level_2_problem_3_sample_1_kernel.py", {two_problems()[0]});
+    FAIL("a candidate named for level 2 problem 3 was judged against another problem");
+  } catch (const kb::source_error& e) {
+    CHECK(std::string(e.what()).find("named for level 2 problem 3, which is not selected") !=
+          std::string::npos);
+  }
 }

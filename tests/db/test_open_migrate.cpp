@@ -40,6 +40,30 @@ TEST_CASE("a fresh database is created at open, migrated to the current version 
   CHECK(raw.query_int64("SELECT count(*) FROM schema_migrations", "migrations") == kj::db::schema_version);
 }
 
+TEST_CASE("another tool's SQLite file is refused for writing and left exactly as it was") {
+  kj::test::scratch_dir dir;
+  const auto path = dir / "other.sqlite";
+  {
+    auto raw = raw_open(path);
+    raw.exec("CREATE TABLE runs (id INTEGER PRIMARY KEY, note TEXT)", "another tool's table");
+    raw.exec("CREATE TABLE evaluations (id INTEGER PRIMARY KEY)", "another tool's table");
+  }
+  const auto size = std::filesystem::file_size(path);
+  try {
+    store::open(path);
+    FAIL("another tool's database was opened for writing");
+  } catch (const kj::db::db_error& e) {
+    CHECK(std::string(e.what()).find("not a kerneljudge database") != std::string::npos);
+    CHECK(std::string(e.what()).find(path.string()) != std::string::npos);
+  }
+  CHECK(std::filesystem::file_size(path) == size);
+  CHECK_FALSE(std::filesystem::exists(path.string() + "-wal"));
+  CHECK_FALSE(std::filesystem::exists(path.string() + "-shm"));
+  auto raw = raw_open(path);
+  CHECK(raw.query_text("PRAGMA journal_mode", "journal mode") == "delete");
+  CHECK(raw.query_int64("SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'", "none") == 0);
+}
+
 TEST_CASE("reopening a database keeps its data and applies no migration twice") {
   kj::test::scratch_dir dir;
   const auto path = dir / "kj.sqlite";
@@ -156,7 +180,8 @@ TEST_CASE("two kj processes opening one new database at once both get it (the WA
   kj::test::scratch_dir dir;
   const auto path = dir / "kj.sqlite";
   auto other = raw_open(path);
-  other.exec("BEGIN EXCLUSIVE; CREATE TABLE t(x); INSERT INTO t VALUES (1)", "hold the lock");
+  // (A kj process migrates in one transaction, so no other process ever sees its tables without its version.)
+  other.exec("BEGIN EXCLUSIVE", "hold the lock");
   std::thread release([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     other.exec("COMMIT", "release the lock");

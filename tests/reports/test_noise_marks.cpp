@@ -55,6 +55,11 @@ TEST_CASE("a speedup whose interval includes 1, or whose host moved, is marked a
       kj::reports::noise_of(timed(1.5, 1.4, 1.6), json{{"co_tenants", 2}, {"throttled", true}}) ==
       "2 other process(es) used the GPU while it was timed; the GPU's clocks were slowed (NVML) while it was "
       "timed");
+  // One robust round (--quick): an identity candidate measured 5.55x with an interval of [2.90, 6.08] on a
+  // loaded 2-core host; one round cannot tell such a drift from a speedup, and says so.
+  CHECK(kj::reports::noise_of(timed(5.55, 2.90, 6.08), json{{"method", "robust"}, {"rounds", 1}})
+            .find("one timing round") == 0);
+  CHECK(kj::reports::noise_of(timed(5.55, 2.90, 6.08), json{{"method", "robust"}, {"rounds", 3}}).empty());
   result_row no_speedup;
   CHECK(kj::reports::noise_of(no_speedup, json{{"host_change_pair", 0.5}}).empty());
 
