@@ -38,6 +38,7 @@ worker_outcome job_runner::run(const job& message, const launch_spec& launch, st
   worker.job_file = scratch / "job.json";
   worker.log_file = scratch / "worker.log";
   worker.timeout = launch.timeout;
+  worker.own_limit = launch.own_limit;
   worker.wrapper = launch.wrapper;
   worker.environment = scrubbed_environment();
   const auto inherited = worker.environment;

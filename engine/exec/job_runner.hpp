@@ -19,6 +19,8 @@ namespace kj::exec {
 struct launch_spec {
   std::string name; // names the scratch folder, e.g. "L1-19-s0"
   std::chrono::milliseconds timeout{600'000};
+  // An evaluation's: how long kj's own work may take beside the candidate's `timeout` (process.hpp).
+  std::chrono::milliseconds own_limit{0};
   // Added to the worker's scrubbed environment, e.g. CUDA_VISIBLE_DEVICES for a device slot.
   std::map<std::string, std::string> environment;
   // The candidate's content-addressed build folder (build_cache): torch's extension cache points there.

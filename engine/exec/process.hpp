@@ -14,7 +14,10 @@ namespace kj::exec {
 struct worker_launch {
   std::filesystem::path job_file;
   std::filesystem::path log_file; // the worker's stdout and stderr (candidate prints, compiler output)
+  // The job's time limit. An evaluation's judge reports whose time is whose ("clock" events): its deadline
+  // then moves by kj's own time, which is bounded by `own_limit` instead (0: no bound of its own).
   std::chrono::milliseconds timeout{600'000};
+  std::chrono::milliseconds own_limit{0};
   // The worker's whole environment: only what scrubbed_environment() lets through from kj's own, plus what
   // the launcher adds (build folder, device). Nothing else reaches a worker.
   std::map<std::string, std::string> environment;
@@ -34,9 +37,19 @@ std::map<std::string, std::string> scrubbed_environment();
 // Whether a variable name may be passed on (the rule scrubbed_environment applies).
 bool passes_scrub(const std::string& name);
 
+// The last "clock" event of an evaluation's judge (engine/worker/judge_clock.hpp).
+struct judge_time {
+  bool reported = false;
+  double candidate_s = 0; // waiting for the candidate's process: charged to its limit
+  double own_s = 0;       // everything else: kj's own
+  bool waiting = false;   // the judge was waiting for the candidate's process
+};
+
 struct worker_outcome {
-  std::vector<nlohmann::json> events;
+  std::vector<nlohmann::json> events; // every event but the clock's
+  judge_time clock;
   bool timed_out = false;
+  bool own_overrun = false; // kj's own time passed worker_launch::own_limit: kj's failure
   bool interrupted = false; // the user pressed Ctrl-C
   int exit_code = -1;       // when it exited
   int term_signal = 0;      // when a signal ended it

@@ -23,6 +23,7 @@ result_channel::~result_channel() {
 void result_channel::emit(const nlohmann::json& event) {
   std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   line.push_back('\n');
+  const std::lock_guard hold(m_lock);
   std::size_t written = 0;
   while (written < line.size()) {
     const ssize_t n = ::write(m_fd, line.data() + written, line.size() - written);

@@ -109,7 +109,7 @@ void report_findings(const exec::evaluate_job& job, runner_link& runner, result_
     channel.emit({{"type", "finding"}, {"kind", "lower_precision"}, {"excerpt", low}});
 }
 
-runner_spec spec_of(const exec::evaluate_job& job) {
+runner_spec spec_of(const exec::evaluate_job& job, std::shared_ptr<judge_clock> clock) {
   runner_spec spec;
   for (const auto& p : python_sandbox_paths())
     spec.read_only.emplace_back(p);
@@ -123,10 +123,7 @@ runner_spec spec_of(const exec::evaluate_job& job) {
   spec.scratch = std::filesystem::path(scratch && *scratch ? scratch : "/tmp") / "runner";
   spec.limits.memory_bytes = static_cast<std::uint64_t>(job.limits.memory_gib * double(1ull << 30));
   spec.limits.processes = job.limits.processes;
-  // The orchestrator kills the whole job at its limit; the judge stops waiting a little before, so that the
-  // verdict names the phase.
-  spec.deadline = std::chrono::steady_clock::now() +
-                  std::chrono::milliseconds(static_cast<long long>(std::max(5.0, job.timeout_s - 5) * 1000));
+  spec.clock = std::move(clock);
   return spec;
 }
 
@@ -205,12 +202,20 @@ json verdict_event(const std::string& verdict, const std::string& phase, const s
 
 } // namespace
 
-std::unique_ptr<runner_link> launch_runner(const exec::evaluate_job& job) {
-  return std::make_unique<runner_link>(spec_of(job));
+std::shared_ptr<judge_clock> start_clock(const exec::evaluate_job& job, result_channel& channel) {
+  // The orchestrator kills the whole job 5 s after the candidate's time and kj's own are spent; the judge
+  // stops waiting for the candidate before, so that the verdict names the phase.
+  return std::make_shared<judge_clock>(
+      std::chrono::milliseconds(static_cast<long long>(std::max(0.1, job.timeout_s) * 1000)), &channel);
 }
 
-void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launched, py::module_& runtime,
-              result_channel& channel) {
+std::unique_ptr<runner_link> launch_runner(const exec::evaluate_job& job,
+                                           std::shared_ptr<judge_clock> clock) {
+  return std::make_unique<runner_link>(spec_of(job, std::move(clock)));
+}
+
+void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launched,
+              const std::shared_ptr<judge_clock>& clock, py::module_& runtime, result_channel& channel) {
   const exec::protocol_spec& protocol = job.protocol;
   phase_clock phase(channel);
   phase.enter("load_problem");
@@ -233,7 +238,7 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     py::object applied = session.attr("load_problem")(job.problem.path, job.problem.source, job.overrides);
     phase.enter("load_candidate",
                 {{"applied_overrides", to_json(applied)}}); // the runner: start, sandbox, load
-    link = launched ? std::move(launched) : launch_runner(job);
+    link = launched ? std::move(launched) : launch_runner(job, clock);
     link->connect(plugin);
     runner_link& runner = *link;
     if (!runner.load().value("ok", false))

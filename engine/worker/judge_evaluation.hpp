@@ -15,11 +15,15 @@ namespace kj::worker {
 // Imports problem and candidate only, so that the candidate's extensions are compiled into the build cache.
 void build(const exec::build_job& job, pybind11::module_& runtime, result_channel& channel);
 
+// The evaluation's clock (judge_clock.hpp), reporting on `channel` from now on: the candidate may use the
+// job's --timeout; kj's own time is not counted.
+std::shared_ptr<judge_clock> start_clock(const exec::evaluate_job& job, result_channel& channel);
+
 // The runner of an evaluation, started before the judge imports torch (python_sandbox_paths()): the two
 // processes' start-ups overlap. evaluate() connects to it and loads problem and candidate.
-std::unique_ptr<runner_link> launch_runner(const exec::evaluate_job& job);
+std::unique_ptr<runner_link> launch_runner(const exec::evaluate_job& job, std::shared_ptr<judge_clock> clock);
 
-void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> runner, pybind11::module_& runtime,
-              result_channel& channel);
+void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> runner,
+              const std::shared_ptr<judge_clock>& clock, pybind11::module_& runtime, result_channel& channel);
 
 } // namespace kj::worker

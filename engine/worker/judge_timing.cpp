@@ -209,7 +209,7 @@ timed_pair time_pair_steadily(const exec::evaluate_job& job, py::object& session
         const double change = pair_host_change(pair.candidate, pair.reference);
         return std::pair{std::move(pair), change};
       },
-      3, max_host_change, [&] { return clock::now() + 2 * last < runner.deadline(); });
+      3, max_host_change, [&] { return 2 * last < runner.clock().candidate_left(); });
   compare_host_conditions(steadiest.result.candidate, steadiest.result.reference, steadiest.attempts);
   return std::move(steadiest.result);
 }

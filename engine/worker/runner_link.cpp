@@ -217,6 +217,7 @@ void runner_link::launch() {
 }
 
 void runner_link::handshake() {
+  m_charging = false;              // the runner's start and the calibration are kj's own code
   json ready = exchange(json());   // the runner speaks first
   if (!ready.value("ok", false)) { // before the candidate is loaded, only kj's code has run: kj's failure
     m_load = ready;
@@ -237,6 +238,7 @@ void runner_link::handshake() {
     return;
   }
   calibrate(); // before the candidate is loaded: only kj's code has run in the runner
+  m_charging = true;
   m_load = exchange({{"op", "load"},
                      {"problem", m_spec.problem},
                      {"candidate", m_spec.candidate},
@@ -439,16 +441,20 @@ json runner_link::exchange(const json& message, int pass_fd) {
 json runner_link::next_reply(const std::string& op, const line_socket::spin_window& spin) {
   if (m_dead) return death();
   std::string line;
+  const judge_clock::wait waiting(*m_spec.clock, m_charging);
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(m_spec.deadline -
-                                                                            std::chrono::steady_clock::now());
+    const auto left = m_spec.clock->candidate_left();
     const line_socket::status status =
         m_socket->receive(line, std::max(left, std::chrono::milliseconds(1)), spin);
     if (status == line_socket::status::closed) return died(op);
     if (status == line_socket::status::timed_out) {
       m_death_kind = "timeout";
       m_death_text =
-          fmt::format("the candidate's process did not finish '{}' before the job's time limit", op);
+          fmt::format("the candidate's process did not finish '{}' within its time limit: it used "
+                      "{:.1f} s, all of the {:.0f} s it may (kj's own work, {:.1f} s so far, is not "
+                      "counted)",
+                      op, m_spec.clock->candidate_s(),
+                      std::chrono::duration<double>(m_spec.clock->budget()).count(), m_spec.clock->own_s());
       break;
     }
     json reply;

@@ -5,6 +5,7 @@
 
 #include "cuda/plugin_loader.hpp"
 #include "engine/exec/messages.hpp"
+#include "engine/worker/judge_clock.hpp"
 #include "engine/worker/line_socket.hpp"
 #include "engine/worker/process_tree.hpp"
 
@@ -42,7 +43,9 @@ struct runner_spec {
   std::map<std::string, std::int64_t> overrides;
   exec::protocol_spec protocol;
   std::filesystem::path scratch; // the runner's own folder (its working directory, HOME and TMPDIR)
-  std::chrono::steady_clock::time_point deadline; // the job's: no request waits past it
+  // The candidate's time limit: no request waits past what is left of it, and every wait after the load
+  // began is charged to it (never null).
+  std::shared_ptr<judge_clock> clock;
   runner_limits limits;
   std::vector<std::filesystem::path> read_only; // what the sandbox exposes besides the system folders
   bool import_on_device =
@@ -93,8 +96,8 @@ public:
   const handshake_sample& handshake_calibration() const { return m_calibration; }
 
   bool alive() const { return !m_dead; }
-  // The job's deadline: no request waits past it.
-  std::chrono::steady_clock::time_point deadline() const { return m_spec.deadline; }
+  // The candidate's time limit and what it has used.
+  const judge_clock& clock() const { return *m_spec.clock; }
   // Stops (SIGSTOP) or resumes the runner and everything it started, so that nothing of the candidate's runs
   // while the judge times the reference: a thread or process it left behind cannot slow the reference down.
   void freeze(bool stopped);
@@ -143,6 +146,7 @@ private:
   int m_pid = -1;
   std::atomic<bool> m_dead{false};
   std::string m_death_kind, m_death_text, m_death_reason;
+  bool m_charging = false;  // waits are charged to the candidate: from its load on
   bool m_sandboxed = false; // started through bubblewrap, which reports a signal as 128 + its number
   std::filesystem::path m_writable_build; // a deferred build's folder, the runner's while it compiles
   std::atomic<bool> m_stop_threads{false};

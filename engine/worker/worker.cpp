@@ -111,9 +111,11 @@ int run_worker(const worker_options& options) {
   }
   auto interpreter = start_interpreter();
   std::unique_ptr<runner_link> runner; // an evaluation's runner imports torch while the judge does
+  std::shared_ptr<judge_clock> clock;  // and whose time is whose, from the start
   if (const auto* evaluation = std::get_if<exec::evaluate_job>(&job)) {
+    clock = start_clock(*evaluation, channel);
     try {
-      runner = launch_runner(*evaluation);
+      runner = launch_runner(*evaluation, clock);
     } catch (const std::exception&) { // evaluate() starts it again and reports what fails (Python's too)
     }
   }
@@ -158,7 +160,7 @@ int run_worker(const worker_options& options) {
           build(message, runtime, channel);
         }
         if constexpr (std::is_same_v<T, exec::evaluate_job>)
-          evaluate(message, std::move(runner), runtime, channel);
+          evaluate(message, std::move(runner), clock, runtime, channel);
       },
       job);
   exit_without_finalizing(0);

@@ -134,8 +134,14 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
     exec::evaluate_job device_job = *job;
     device_job.import_on_device = deferred;
     if (deferred) device_job.timeout_s += ctx.judging.build_timeout_s; // its compile runs in this job now
-    exec::launch_spec launch{
-        .name = name, .timeout = milliseconds(device_job.timeout_s), .wrapper = ctx.wrapper};
+    // --timeout is the candidate's; kj's own work beside it (the reference, the checks of its outputs) is
+    // not counted against it, and has a bound of its own (a kj that hangs is kj's failure). The judge ends a
+    // candidate at its limit itself; the worker is killed only 5 s after that.
+    exec::launch_spec launch{.name = name,
+                             .timeout = milliseconds(device_job.timeout_s) + std::chrono::seconds(5),
+                             .own_limit =
+                                 std::max(milliseconds(600'000), 2 * milliseconds(device_job.timeout_s)),
+                             .wrapper = ctx.wrapper};
     if (result->build) launch.build_dir = ctx.builds->dir(result->build->key);
     return scheduler::device_step{device_job, launch, [applied](const json& e) {
                                     if (e.contains("applied_overrides")) *applied = e["applied_overrides"];

@@ -241,6 +241,20 @@ void fill_evaluation(const exec::worker_outcome& outcome, const std::string& log
   record.verdict = outcome.timed_out ? "timeout" : "crashed";
   record.error = fmt::format("worker {} during {} without reporting a verdict", exec::describe_exit(outcome),
                              last_phase);
+  if (outcome.timed_out && outcome.clock.reported) {
+    record.error += fmt::format(" (the candidate's process had used {:.1f} s, kj's own work {:.1f} s)",
+                                outcome.clock.candidate_s, outcome.clock.own_s);
+    if (outcome.own_overrun ||
+        !outcome.clock.waiting) { // the judge was at its own work: never the candidate's
+      record.verdict = "harness_error";
+      record.error =
+          fmt::format("kj's own work (the judge, outside the candidate's process) {} during {}: "
+                      "kj's failure, not the candidate's (the candidate's process had used {:.1f} s, "
+                      "kj {:.1f} s)",
+                      outcome.own_overrun ? "ran past its own time limit" : "stopped reporting", last_phase,
+                      outcome.clock.candidate_s, outcome.clock.own_s);
+    }
+  }
   if (last_phase == "start") { // no candidate code had run: kj's own start did not fit (or kj failed)
     record.verdict = "harness_error";
     record.error = fmt::format("kj's own worker {} while starting Python and torch, before the candidate's "

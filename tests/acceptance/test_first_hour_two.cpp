@@ -2,6 +2,7 @@
 // real `kj` on the CPU: a folder named like a built-in source, two model folders with one name, limits too
 // small for kj itself, a hosted API without a key, another process holding the database, Ctrl-C during a
 // build, and the README's quick start as written.
+#include "tests/acceptance/kj_user.hpp"
 #include "tests/acceptance/live_kj.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
@@ -25,27 +26,6 @@ std::string gelu_source() {
 }
 const std::string k_wrong =
     "\nclass ModelNew(Model):\n    def forward(self, x):\n        return 2 * super().forward(x)\n";
-
-// `kj ARGS --db DB` in `dir`, with the shared build cache and these environment variables.
-struct user {
-  const scratch_dir& dir;
-  std::map<std::string, std::string> env;
-  std::string db() const { return (dir / "kj.sqlite").string(); }
-  command_result kj(std::vector<std::string> args) const {
-    args.insert(args.end(), {"--db", db()});
-    args.insert(args.begin(), kj_binary().string());
-    auto all = env;
-    if (const char* cache = std::getenv("KJ_CACHE_DIR"); cache && *cache) all.emplace("KJ_CACHE_DIR", cache);
-    const auto r = run_program(args, dir.path(), all);
-    INFO("kj " << args[1] << "\n" << r.err);
-    return r;
-  }
-  command_result run(std::vector<std::string> args) const {
-    args.insert(args.begin(), {"run", "--device", "cpu", "--level", "1"});
-    return kj(args);
-  }
-  json runs() const { return json::parse(kj({"runs", "--format", "json"}).out); }
-};
 
 } // namespace
 

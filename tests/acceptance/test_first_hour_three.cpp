@@ -1,0 +1,111 @@
+// A new user's first hour, round three (issue 46), through the real `kj` on the CPU: kj's own slowness is
+// never charged to a candidate's --timeout, another tool's SQLite file is never written, and a candidate file
+// named for another problem is never judged against the one selected.
+#include "db/sqlite.hpp"
+#include "tests/acceptance/kj_user.hpp"
+
+#include <filesystem>
+
+namespace fs = std::filesystem;
+using namespace kj::test;
+using nlohmann::json;
+
+namespace {
+
+// ReLU whose reference sleeps: the judge runs the reference, so kj's own work (trials, strict classes) is
+// slow while the candidate is instant.
+const char* const k_slow_reference = R"(import time
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        time.sleep(0.5)
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(64, 64)]
+
+
+def get_init_inputs():
+    return []
+)";
+
+std::string model_new(const std::string& body) {
+  return "import time\n\nimport torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+         "    def __init__(self):\n        super().__init__()\n\n    def forward(self, x):\n" +
+         body;
+}
+
+} // namespace
+
+TEST_CASE("kj's own slow work is never a candidate's timeout, and the candidate's own time still is") {
+  scratch_dir dir;
+  const user u{dir, {}};
+  write_file(dir / "1_SlowReference.py", k_slow_reference);
+  write_file(dir / "nan_kernel.py", model_new("        return torch.full_like(x, float('nan'))\n"));
+  write_file(dir / "sleepy_kernel.py", model_new("        time.sleep(3600)\n        return x\n"));
+  // The reference's 0.5 s a call makes kj's trials and strict checks take about 16 s, past --timeout 10,
+  // while the candidate answers at once: it is judged (incorrect: NaN), never `timeout`.
+  const auto instant = u.kj({"run", "--device", "cpu", "--problem", "1_SlowReference.py", "--candidates",
+                             "nan_kernel.py", "--timeout", "10", "--run-id", "nan"});
+  REQUIRE(instant.exit_code == 0);
+  auto rows = u.results();
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["verdict"] == "incorrect");
+  double seconds = 0; // kj's own time was longer than the limit
+  for (const auto& [phase, s] : rows[0]["phases"].items())
+    seconds += s.get<double>();
+  CHECK(seconds > 10);
+  // A candidate that never answers uses its whole limit: timeout, naming both clocks.
+  const auto sleepy = u.kj({"run", "--device", "cpu", "--problem", "1_SlowReference.py", "--candidates",
+                            "sleepy_kernel.py", "--timeout", "10", "--run-id", "sleepy"});
+  REQUIRE(sleepy.exit_code == 0);
+  rows = json::parse(u.kj({"results", "--run", "sleepy", "--format", "json"}).out);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["verdict"] == "timeout");
+  CHECK(contains(rows[0]["error"].get<std::string>(), "all of the 10 s it may (kj's own work"));
+}
+
+TEST_CASE("another tool's SQLite file is refused before anything is written to it") {
+  scratch_dir dir;
+  const user u{dir, {}};
+  {
+    using kj::db::sqlite::connection;
+    auto other = connection::open(u.db(), connection::open_mode::read_write_create);
+    other.exec(
+        "CREATE TABLE runs (id INTEGER PRIMARY KEY, note TEXT); INSERT INTO runs (note) VALUES ('mine')",
+        "another tool's table");
+  }
+  const auto before = read_file(u.db());
+  for (const auto& args : {std::vector<std::string>{"db", "migrate"},
+                           std::vector<std::string>{"run", "--device", "cpu", "--level", "1", "--ids", "2",
+                                                    "--candidates", "builtin:identity"}}) {
+    const auto r = u.kj(args);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "is not a kerneljudge database: it holds tables of another tool"));
+  }
+  CHECK(read_file(u.db()) == before); // byte for byte, in its own journal mode
+  CHECK_FALSE(fs::exists(u.db() + "-wal"));
+  CHECK_FALSE(fs::exists(u.db() + "-shm"));
+}
+
+TEST_CASE("a candidate file named for another problem than the one selected is refused, naming both") {
+  scratch_dir dir;
+  const user u{dir, {}};
+  write_file(dir / "level_1_problem_3_sample_0_kernel.py", "ModelNew = None\n");
+  const auto r = u.run({"--ids", "2", "--candidates", "level_1_problem_3_sample_0_kernel.py"});
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "is named for level 1 problem 3, which is not selected"));
+  CHECK(contains(r.err, "--level 1 --ids 3"));
+  const auto listed =
+      u.run({"--ids", "2", "--candidates", "level_1_problem_3_sample_0_kernel.py", "--collect-only"});
+  CHECK(listed.exit_code == 2);
+  CHECK_FALSE(fs::exists(u.db())); // nothing recorded
+}
