@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 #include <fstream>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdexcept>
 #include <string_view>
@@ -98,7 +99,11 @@ prepared_exec prepare(const worker_launch& launch) {
       ::close(fd);
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
-  if (launch.nice > 0) (void)::nice(launch.nice);
+  if (launch.nice > 0) { // beside timing: a core goes to it only when no judge or runner wants one
+    (void)::nice(launch.nice);
+    const sched_param idle{};
+    (void)::sched_setscheduler(0, SCHED_IDLE, &idle); // inherited by its compilers
+  }
   ::execve(p.program.c_str(), p.argv.data(), p.envp.data());
   ::_exit(121);
 }

@@ -23,7 +23,7 @@ struct worker_launch {
   std::map<std::string, std::string> environment;
   // A sandbox launcher (bwrap ... --) to start the worker under; empty: none (engine/exec/sandbox.hpp).
   std::vector<std::string> sandbox_prefix;
-  int nice = 0; // > 0: a lower CPU priority (builds running beside timing)
+  int nice = 0; // > 0: a lower CPU priority and SCHED_IDLE (builds running beside timing)
   // Runs `wrapper[0] wrapper[1..] <kj> worker ...` (after the sandbox launcher, if any): a profiler that
   // starts the worker and passes descriptor 3 on. wrapper[0] is looked up on the environment's PATH.
   std::vector<std::string> wrapper;
