@@ -1,6 +1,7 @@
 // `kj results --format markdown`: the rows as a GitHub-flavoured Markdown table, for a pull request or an
 // issue.
 #include "reports/results_table.hpp"
+#include "reports/telling_line.hpp"
 
 #include <fmt/format.h>
 
@@ -26,7 +27,7 @@ std::string speedup(const result_row& r) {
 
 std::string note(const result_row& r) {
   if (!r.untrusted.empty()) return "time not trusted: " + r.untrusted;
-  if (!r.error.empty()) return r.error;
+  if (!r.error.empty()) return telling_line(r.error);
   if (!r.noise.empty()) return "may be noise: " + r.noise;
   return r.findings;
 }

@@ -1,6 +1,8 @@
 // Implements the results writers; every format carries the same fields.
 #include "reports/results_table.hpp"
 
+#include "reports/telling_line.hpp"
+
 #include <algorithm>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -56,7 +58,8 @@ json memory_json(const result_row& r) {
 // "~" beside a speedup that may be noise: its interval includes 1, or the host moved (result_row::noise).
 const char* noise_mark(const result_row& r, const stats::interval& ci) {
   const bool host = r.noise.find("host") != std::string::npos;
-  return host || (ci.valid() && !ci.excludes(1.0)) ? "~" : "";
+  const bool one_round = r.noise.find("one timing round") != std::string::npos;
+  return host || one_round || (ci.valid() && !ci.excludes(1.0)) ? "~" : "";
 }
 
 std::string speedup_text(const result_row& r) {
@@ -82,7 +85,7 @@ std::string tokens_text(const result_row& r) {
 // narrow table cuts it at `width` characters; the wide one (width 0) never.
 std::string note_of(const result_row& r, std::size_t width) {
   const std::size_t w = width ? width : std::string::npos;
-  std::string note = first_line(r.error, w);
+  std::string note = telling_line(r.error, w);
   if (note.empty() && !r.unsound_problem.empty())
     note = (r.unsound_problem == r.verified_why ? "unsound problem, " : "unsound problem (kj audit): ") +
            first_line(r.unsound_problem, width ? width * 2 / 3 : std::string::npos);
@@ -243,7 +246,7 @@ void write_aligned(const std::vector<result_row>& rows, std::ostream& out, bool 
     for (const auto& r : rows) {
       producer_w = std::max(producer_w, r.producer.size());
       candidate_w = std::max(candidate_w, candidate_label(r).size());
-      strict_w = std::max(strict_w, r.strict_failed.size() + 6);
+      strict_w = std::max(strict_w, r.strict_failed.size() + 6 + r.degenerate.size() + 3);
       problem_w = std::max(problem_w, r.problem_name.size());
     }
   const std::size_t note_w = wide ? 0 : 60;
@@ -255,24 +258,26 @@ void write_aligned(const std::vector<result_row>& rows, std::ostream& out, bool 
   for (const auto& r : rows) {
     std::string strict =
         r.strict_verdict == kj::strict_verdict::fail ? "fail: " + r.strict_failed : name_of(r.strict_verdict);
-    if (!r.degenerate.empty()) strict += " (degenerate)";
+    const std::string degenerate = r.degenerate.empty() ? "" : " (degenerate)";
+    strict =
+        (wide ? strict : cut_list(strict, strict_w > degenerate.size() ? strict_w - degenerate.size() : 1)) +
+        degenerate;
     std::string note = note_of(r, note_w);
     if (llm)
       note = fmt::format("{:>13} {:>8}  {}", tokens_text(r),
                          r.cost_usd ? fmt::format("{:.4f}", *r.cost_usd) : "", note);
-    out << fmt::format(
-        "{:>2} {:>4} {:<{}} {:<{}} {:<{}} {:<28} {:<{}} {:>9} {:>9} {:>8} {:<24}  {}\n", r.level, r.number,
-        cut(r.problem_name, problem_w), problem_w, cut(r.producer, producer_w), producer_w,
-        cut(candidate_label(r), candidate_w), candidate_w, verdict_text(r), cut(strict, strict_w), strict_w,
-        ms(r.candidate_median_ms), ms(r.reference_median_ms), speedup_text(r), best_text(r), note);
+    out << fmt::format("{:>2} {:>4} {:<{}} {:<{}} {:<{}} {:<28} {:<{}} {:>9} {:>9} {:>8} {:<24}  {}\n",
+                       r.level, r.number, cut(r.problem_name, problem_w), problem_w,
+                       cut(r.producer, producer_w), producer_w, cut(candidate_label(r), candidate_w),
+                       candidate_w, verdict_text(r), strict, strict_w, ms(r.candidate_median_ms),
+                       ms(r.reference_median_ms), speedup_text(r), best_text(r), note);
   }
   const bool marked = std::any_of(rows.begin(), rows.end(), [](const result_row& r) {
     return (speedup_text(r) + best_text(r)).find('~') != std::string::npos;
   });
   if (marked)
-    out << "~ marks a speedup that may be noise: its 95% interval includes 1, or the host's speed moved by "
-           "more "
-           "than 5% while it was timed (--verbose says which)\n";
+    out << "~ marks a speedup that may be noise: its 95% interval includes 1, the host's speed moved by more "
+           "than 5% while it was timed, or it came from one timing round (--quick) (--verbose says which)\n";
 }
 
 // The writers results_writers.cpp lists: the table cut to fit, the wide table, a block per evaluation
