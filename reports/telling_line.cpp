@@ -35,18 +35,24 @@ bool compiler_error(const std::string& line) {
   return std::regex_search(line, located) || line.starts_with("error: ") || line.starts_with("fatal error: ");
 }
 
-// A traceback's exception line (the last unindented line after it), else the first line.
+// A traceback's exception line (the last unindented line after it); after a header that ends in ':'
+// ("ModelNew.forward raised:"), the last unindented line of what it introduces; else the first line.
 std::string telling_in(const std::vector<std::string>& lines) {
-  bool traceback = false;
+  bool introduced = false;
   std::string exception, first;
   for (const auto& line : lines) {
     if (blank(line)) continue;
-    if (first.empty()) first = line;
-    if (line.starts_with("Traceback (most recent call last)")) {
-      traceback = true;
+    const bool header = line.starts_with("Traceback (most recent call last)");
+    if (first.empty()) {
+      first = line;
+      introduced = header || line.ends_with(":");
       continue;
     }
-    if (traceback && line[0] != ' ' && line[0] != '\t') exception = line;
+    if (header) {
+      introduced = true;
+      continue;
+    }
+    if (introduced && line[0] != ' ' && line[0] != '\t') exception = line;
   }
   return exception.empty() ? first : exception;
 }

@@ -91,10 +91,13 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
                   "judge only shard I of N (e.g. 2/4): a fixed partition of the candidates by a hash of "
                   "problem, candidate source and sample; each shard writes its own DB, kj merge combines "
                   "them (docs/scaling.md)");
-  cmd->add_option("--progress", s->options.progress,
-                  "a progress line per judged candidate on stderr (tallies, throughput, ETA): auto (when "
-                  "stderr is a terminal), always (e.g. into a batch job's log) or never")
-      ->check(CLI::IsMember({"auto", "always", "never"}))
+  cmd->add_option(
+         "--progress", s->options.progress,
+         "progress on stderr: always (a line per judged candidate: tallies, throughput, ETA; "
+         "and what runs when kj is silent), log (a status line every minute, or $KJ_HEARTBEAT_S "
+         "seconds: counts, rate, ETA and what runs, for a CI log or nohup), never, or auto (always on "
+         "a terminal, else log)")
+      ->check(CLI::IsMember({"auto", "always", "log", "never"}))
       ->capture_default_str();
   cmd->add_option("--cache-dir", s->cache_dir,
                   "build cache and scratch folder (default: $KJ_CACHE_DIR or ~/.cache/kerneljudge)");

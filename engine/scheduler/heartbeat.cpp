@@ -3,13 +3,19 @@
 
 #include <cstdlib>
 #include <fmt/core.h>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace kj::scheduler {
 
-heartbeat::heartbeat(bool quiet, std::chrono::milliseconds interval) : m_quiet(quiet), m_interval(interval) {
-  if (!m_quiet) m_thread = std::thread([this] { loop(); });
+heartbeat::heartbeat(progress_mode mode)
+    : heartbeat(mode, default_interval(mode == progress_mode::log ? std::chrono::seconds(60)
+                                                                  : std::chrono::seconds(30))) {}
+
+heartbeat::heartbeat(progress_mode mode, std::chrono::milliseconds interval)
+    : m_mode(mode), m_interval(interval) {
+  if (m_mode != progress_mode::none) m_thread = std::thread([this] { loop(); });
 }
 
 heartbeat::~heartbeat() {
@@ -21,12 +27,27 @@ heartbeat::~heartbeat() {
   if (m_thread.joinable()) m_thread.join();
 }
 
-std::chrono::milliseconds heartbeat::default_interval() {
+std::chrono::milliseconds heartbeat::default_interval(std::chrono::milliseconds fallback) {
   if (const char* env = std::getenv("KJ_HEARTBEAT_S"); env && *env) {
     const double s = std::atof(env);
     if (s > 0) return std::chrono::milliseconds(static_cast<long long>(s * 1000));
   }
-  return std::chrono::seconds(30);
+  return fallback;
+}
+
+void heartbeat::begin(std::size_t planned, std::size_t /*skipped*/) {
+  std::lock_guard lock(m_mutex);
+  m_planned = planned;
+  m_start = clock::now();
+}
+
+void heartbeat::evaluation(evaluation_result& result) {
+  {
+    std::lock_guard lock(m_mutex);
+    ++m_done;
+    ++m_tally[result.record.verdict];
+  }
+  touch();
 }
 
 void heartbeat::started(bool build, const std::string& label, const std::string& slot) {
@@ -52,7 +73,24 @@ void heartbeat::expect_builds(std::size_t planned) {
 
 void heartbeat::touch() {
   std::lock_guard lock(m_mutex);
-  m_last_line = clock::now();
+  if (m_mode != progress_mode::log) m_last_line = clock::now();
+}
+
+std::string heartbeat::status() const {
+  std::string text;
+  {
+    std::lock_guard lock(m_mutex);
+    const double elapsed = std::chrono::duration<double>(clock::now() - m_start).count();
+    const double per_job = m_done > 0 ? elapsed / static_cast<double>(m_done) : 0;
+    text = fmt::format("progress: {} of {} evaluations in {}", m_done, m_planned, clock_text(elapsed));
+    if (!m_tally.empty()) text += " (" + tally_text(m_tally) + ")";
+    if (per_job > 0)
+      text +=
+          fmt::format(", {:.1f}/min, ETA {}", 60 / per_job,
+                      clock_text(per_job * static_cast<double>(m_planned > m_done ? m_planned - m_done : 0)));
+  }
+  const std::string running = line();
+  return running.empty() ? text : text + " | " + running;
 }
 
 std::string heartbeat::line() const {
@@ -84,7 +122,7 @@ void heartbeat::loop() {
     if (m_wake.wait_until(lock, due, [this] { return m_stop; })) break;
     if (clock::now() < m_last_line + m_interval) continue; // a line was printed meanwhile
     lock.unlock();
-    const std::string text = line();
+    const std::string text = m_mode == progress_mode::log ? status() : line();
     if (!text.empty()) fmt::print(stderr, "kj: {}\n", text);
     lock.lock();
     m_last_line = clock::now();

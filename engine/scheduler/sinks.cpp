@@ -42,23 +42,21 @@ void db_sink::baseline(baseline_result& result) {
 
 progress_sink::progress_sink(bool quiet) : m_quiet(quiet), m_start(std::chrono::steady_clock::now()) {}
 
-bool progress_sink::quiet_for(const std::string& mode) {
-  if (mode == "always") return false;
-  if (mode == "never") return true;
-  return ::isatty(STDERR_FILENO) == 0;
+progress_mode progress_mode_for(const std::string& option) {
+  if (option == "always") return progress_mode::lines;
+  if (option == "never") return progress_mode::none;
+  if (option == "log") return progress_mode::log;
+  return ::isatty(STDERR_FILENO) ? progress_mode::lines : progress_mode::log;
 }
 
-namespace {
+namespace {} // namespace
 
-// "2 correct, 1 incorrect": verdicts in name order.
 std::string tally_text(const std::map<std::string, std::size_t>& tally) {
   std::string text;
   for (const auto& [verdict, n] : tally)
     text += fmt::format("{}{} {}", text.empty() ? "" : ", ", n, verdict);
   return text;
 }
-
-} // namespace
 
 std::string clock_text(double seconds) {
   const long total = seconds > 0 ? static_cast<long>(seconds + 0.5) : 0;

@@ -103,16 +103,22 @@ struct progress_counts {
 std::string progress_line(const evaluation_result& result, const progress_counts& counts);
 // "0:07", "9:12", "1:02:03": minutes and seconds, with hours when there are any.
 std::string clock_text(double seconds);
+// "2 correct, 1 incorrect": verdicts in name order.
+std::string tally_text(const std::map<std::string, std::size_t>& tally);
+
+// --progress: "always" (a line per judged candidate, and the heartbeat when kj is silent), "log" (a status
+// line at a steady interval: counts, rate, ETA and what runs, for a CI log or nohup), "never", or "auto":
+// always on a terminal, log elsewhere (a file, a pipe, a batch job).
+enum class progress_mode { lines, log, none };
+progress_mode progress_mode_for(const std::string& option);
 
 // The console view on stderr: a progress_line per finished job (unless `quiet`), and the final tally.
 // Stderr, not stdout: stdout carries the results table, which scripts capture (`kj run ... > table.txt` still
 // shows progress on the terminal).
+
 class progress_sink final : public result_sink {
 public:
   explicit progress_sink(bool quiet);
-  // --progress: "always", "never", or "auto": the lines show when stderr is a terminal (quiet in a log file,
-  // a pipe, a batch job).
-  static bool quiet_for(const std::string& mode);
   void begin(std::size_t planned, std::size_t skipped) override;
   void evaluation(evaluation_result& result) override;
   void end(bool interrupted) override;

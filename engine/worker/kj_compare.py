@@ -28,8 +28,8 @@ def compare(reference, output, atol, rtol, chunk=None):
     if isinstance(reference, torch.Tensor):
         return _compare_tensor(reference, output, atol, rtol, chunk)
     refs = outputs_of(reference)
-    result = {"passed": False, "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "message": "",
-              "reason": "structure"}
+    result = {"passed": False, "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "nonfinite": 0,
+              "message": "", "reason": "structure"}
     if refs is None:
         result["message"] = f"the reference returned {type(reference).__name__}, which kj cannot compare"
         return result
@@ -44,6 +44,7 @@ def compare(reference, output, atol, rtol, chunk=None):
             "passed": r == o, "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": int(r != o),
             "message": "" if r == o else f"expected {r!r}, got {o!r}", "reason": "" if r == o else "tolerance"}
         result["mismatches"] += one["mismatches"]
+        result["nonfinite"] += one.get("nonfinite", 0)
         result["max_abs_err"] = max(result["max_abs_err"], one["max_abs_err"])
         result["max_rel_err"] = max(result["max_rel_err"], one["max_rel_err"])
         if not one["passed"] and result["passed"]:
@@ -64,7 +65,9 @@ def _compare_chunk(r, o, atol, rtol, result):
     if native and bool(finite.all()):
         result["mismatches"] += int((diff > o.abs().mul_(rtol).add_(atol)).sum())
     else:
-        result["mismatches"] += int((~torch.isclose(r, o, atol=atol, rtol=rtol)).sum())
+        far = ~torch.isclose(r, o, atol=atol, rtol=rtol)
+        result["mismatches"] += int(far.sum())
+        result["nonfinite"] += int((far & ~finite).sum())  # NaN or Inf where the other side differs
         diff, r = diff[finite], r[finite]
     if diff.numel():
         result["max_abs_err"] = max(result["max_abs_err"], float(diff.max()))
@@ -75,8 +78,8 @@ def _compare_chunk(r, o, atol, rtol, result):
 
 def _compare_tensor(reference, output, atol, rtol, chunk):
     """One tensor, a chunk at a time, so that comparing never needs more than a few chunks of extra memory."""
-    result = {"passed": False, "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "message": "",
-              "reason": "structure"}
+    result = {"passed": False, "max_abs_err": 0.0, "max_rel_err": 0.0, "mismatches": 0, "nonfinite": 0,
+              "message": "", "reason": "structure"}
     if not isinstance(output, torch.Tensor):
         result["message"] = f"ModelNew returned {_type_name(output)}, expected one torch.Tensor"
         return result
@@ -94,10 +97,14 @@ def _compare_tensor(reference, output, atol, rtol, chunk):
         for r, o in flat_chunks(reference.detach(), output.detach(), size=chunk):
             _compare_chunk(r, o, atol, rtol, result)
     result["passed"] = result["mismatches"] == 0
-    result["reason"] = "" if result["passed"] else "tolerance"
+    # A NaN or Inf where the reference has a number (or the other way) is no tolerance question.
+    result["reason"] = "" if result["passed"] else "nonfinite" if result["nonfinite"] else "tolerance"
     if not result["passed"]:
+        nonfinite, finite = result["nonfinite"], result["mismatches"] - result["nonfinite"]
         result["message"] = (f"output mismatch: {result['mismatches']} of {reference.numel()} elements outside "
-                             f"atol={atol} rtol={rtol}; max abs error {result['max_abs_err']:.3g}")
+                             f"atol={atol} rtol={rtol}"
+                             + (f", {nonfinite} of them NaN or Inf against a number" if nonfinite else "")
+                             + (f"; max abs error {result['max_abs_err']:.3g}" if finite else ""))
     return result
 
 

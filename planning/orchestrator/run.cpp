@@ -181,8 +181,8 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
   }
   const exec::job_runner runner{st.cache_dir, options.keep_scratch};
   const exec::build_cache builds(st.cache_dir / "builds");
-  const bool quiet = scheduler::progress_sink::quiet_for(options.progress);
-  scheduler::heartbeat beat(quiet);
+  const scheduler::progress_mode mode = scheduler::progress_mode_for(options.progress);
+  scheduler::heartbeat beat(mode);
   // CPU timing must not share the machine with a compiler: there every build comes first. On a GPU the
   // next candidates compile while the current one is timed.
   const scheduler::scheduler runs(runner, builds,
@@ -200,7 +200,7 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
   const evaluation_context ctx = context_of(options.judging, st.env, st.device, builds);
   device_use use{.slots = std::max<std::size_t>(1, scheduler::device_slots(st.device, st.gpus).size())};
   scheduler::db_sink to_db(store);
-  scheduler::progress_sink progress(quiet);
+  scheduler::progress_sink progress(mode != scheduler::progress_mode::lines);
   maxfail_sink maxfail(options.maxfail);
   scheduler::sink_set sinks({&to_db, &progress, &beat, &maxfail});
   run_plan plan = plan_run(store,

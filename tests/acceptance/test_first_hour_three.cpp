@@ -109,3 +109,16 @@ TEST_CASE("a candidate file named for another problem than the one selected is r
   CHECK(listed.exit_code == 2);
   CHECK_FALSE(fs::exists(u.db())); // nothing recorded
 }
+
+TEST_CASE("off a terminal kj prints a status line at a steady interval: counts, rate, ETA and what runs") {
+  scratch_dir dir;
+  const user u{dir, {{"KJ_HEARTBEAT_S", "1"}}}; // stderr is a pipe here, as in a CI log or under nohup
+  const auto r = u.run({"--ids", "2-3", "--candidates", "builtin:identity", "--no-timing"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.err, "kj: progress: 0 of 2 evaluations in 0:0"));
+  CHECK(contains(r.err, "judging L1 "));
+  CHECK(contains(r.err, "kj: judged 2 of 2 evaluations"));
+  const auto never = u.run({"--ids", "2", "--candidates", "builtin:identity", "--no-timing", "--progress",
+                            "never", "--run-id", "quiet"});
+  CHECK_FALSE(contains(never.err, "kj: progress:"));
+}

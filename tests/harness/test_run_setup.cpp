@@ -87,7 +87,7 @@ TEST_CASE("a run is locked while one process works on it, and the lock goes with
 }
 
 TEST_CASE("the heartbeat says what compiles and what is judged, and for how long") {
-  scheduler::heartbeat beat(true);
+  scheduler::heartbeat beat(scheduler::progress_mode::none);
   CHECK(beat.line().empty());
   beat.expect_builds(3);
   beat.started(true, "L1 2_GELU mA s0", "");

@@ -17,6 +17,9 @@ def test_compare_reasons():
     ref = torch.rand(100)
     assert kj_compare.compare(ref, ref.clone(), 1e-4, 1e-4)["passed"]
     assert kj_compare.compare(ref, ref + 1.0, 1e-4, 1e-4)["reason"] == "tolerance"
+    nan = kj_compare.compare(ref, torch.full_like(ref, float("nan")), 1e-4, 1e-4)
+    assert nan["reason"] == "nonfinite" and "100 of them NaN or Inf" in nan["message"]
+    assert "max abs error" not in nan["message"]  # no finite difference to speak of (it once said 0)
     assert kj_compare.compare(ref, ref.reshape(10, 10), 1e-4, 1e-4)["reason"] == "shape"
     assert kj_compare.compare(ref, ref.double(), 1e-4, 1e-4)["reason"] == "dtype"
     assert kj_compare.compare((ref, ref), ref, 1e-4, 1e-4)["reason"] == "structure"

@@ -35,6 +35,11 @@ TEST_CASE("the telling line of an error is its cause, never kj's separator") {
   CHECK(telling_line(
             "\n--- its output ---\nTraceback (most recent call last):\n  File \"a\"\nValueError: bad\n") ==
         "ValueError: bad");
+  // kj's header for a candidate's exception: the exception, not the header.
+  CHECK(telling_line("ModelNew.forward raised:\nTraceback (most recent call last):\n  File \"k.py\", line 9\n"
+                     "ValueError: boom from candidate\n") == "ValueError: boom from candidate");
+  CHECK(telling_line("ModelNew.forward raised:\nRuntimeError: deep failure in inner()") ==
+        "RuntimeError: deep failure in inner()");
   CHECK(telling_line("a one-line message") == "a one-line message");
   CHECK(telling_line("") == "");
   CHECK(telling_line("a long message that is cut", 10) == "a long ...");
