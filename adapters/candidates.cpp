@@ -75,6 +75,15 @@ import_report candidate_file(const fs::path& file, const std::vector<kb::problem
         problems.size() == 1 ? fmt::format("level {} problem {}", problems[0].level, problems[0].number)
                              : std::string("see kj run --collect-only"),
         level, number));
+  // Named like another KernelBench problem's file ("4_Softmax.py" with problem 2 selected): refused too.
+  static const std::regex problem_file(R"((\d+)_\w+\.py)");
+  const std::string file_name = file.filename().string();
+  if (std::smatch m; hits.empty() && problems.size() == 1 && std::regex_match(file_name, m, problem_file) &&
+                     std::stoi(m[1]) != problems[0].number)
+    throw kb::source_error(fmt::format(
+        "candidate file {} is named like KernelBench problem {}'s file, but the selected problem is {} ({}): "
+        "select that problem or rename the file",
+        file.string(), m[1].str(), problems[0].number, problems[0].file_name));
   if (hits.empty() && problems.size() == 1) hits.push_back(0);
   if (hits.empty())
     throw kb::source_error(

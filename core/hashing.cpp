@@ -22,8 +22,11 @@ std::string sha256_hex(const std::string& text) {
 }
 
 std::string now_iso8601() {
+  return iso8601_of(std::chrono::system_clock::now());
+}
+
+std::string iso8601_of(std::chrono::system_clock::time_point now) {
   using namespace std::chrono;
-  const auto now = system_clock::now();
   const auto seconds = floor<std::chrono::seconds>(now);
   const auto millis = duration_cast<milliseconds>(now - seconds).count();
   const std::time_t t = system_clock::to_time_t(seconds);

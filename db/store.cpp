@@ -159,17 +159,50 @@ int store::file_version(const fs::path& path) {
   return read_user_version(connection::open(path, connection::open_mode::read_only));
 }
 
-void store::copy_to(const fs::path& destination) const {
-  const fs::path tmp = destination.string() + ".tmp";
+namespace {
+
+// kj db copy replaces only a database kj made (its schema_migrations table): never a folder, another tool's
+// SQLite file or any other file.
+void require_replaceable(const fs::path& destination) {
   std::error_code ec;
-  fs::remove(tmp, ec);
-  m_impl->m_db.prepare("VACUUM INTO ?", fmt::format("copy to '{}'", tmp.string()))
-      .bind_all(tmp.string())
-      .run();
+  if (!fs::exists(destination, ec)) return;
+  if (!fs::is_regular_file(destination, ec))
+    throw db_error(fmt::format("cannot copy to '{}': it exists and is not a file", destination.string()));
+  bool ours = false;
+  try {
+    connection db = connection::open(destination, connection::open_mode::read_only);
+    ours = db.query_int64("SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'",
+                          "read the schema") > 0;
+  } catch (const db_error&) {
+  }
+  if (!ours)
+    throw db_error(
+        fmt::format("cannot copy to '{}': it exists and is not a kerneljudge database; kj replaces "
+                    "only its own databases (remove it, or name a new file)",
+                    destination.string()));
+}
+
+} // namespace
+
+void store::copy_to(const fs::path& destination) const {
+  require_replaceable(destination);
+  // A name of kj's own beside the destination, removed whatever happens: nothing else there is touched.
+  const fs::path tmp = fmt::format("{}.kj-copy-{}.tmp", destination.string(), ::getpid());
+  std::error_code ec;
+  try {
+    m_impl->m_db.prepare("VACUUM INTO ?", fmt::format("copy to '{}'", destination.string()))
+        .bind_all(tmp.string())
+        .run();
+  } catch (const db_error&) {
+    fs::remove(tmp, ec);
+    throw;
+  }
   fs::rename(tmp, destination, ec);
-  if (ec)
-    throw db_error(fmt::format("database '{}': cannot move the copy '{}' to '{}': {}",
-                               m_impl->m_path.string(), tmp.string(), destination.string(), ec.message()));
+  if (ec) {
+    const std::string why = ec.message();
+    fs::remove(tmp, ec);
+    throw db_error(fmt::format("cannot copy to '{}': {}", destination.string(), why));
+  }
 }
 
 int store::user_version() const {

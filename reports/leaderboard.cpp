@@ -46,7 +46,7 @@ baseline_column column_for(const std::string& baseline, const std::vector<const 
     ++c.with_speedup;
     correct.push_back(*s);
     if (*s > 1) ++c.faster.count;
-    if (r->speedup_ci_vs(baseline).valid() && r->speedup_ci_vs(baseline).low > 1)
+    if (r->speedup_ci_vs(baseline).valid() && r->speedup_ci_vs(baseline).low > 1 && !timing_doubtful(*r))
       ++c.faster_noise_aware.count;
     for (std::size_t i = 0; i < grid.size(); ++i)
       if (*s > grid[i]) c.fast_p[i] += 1;

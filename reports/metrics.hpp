@@ -129,6 +129,12 @@ inline constexpr double k_host_moved = 0.05;
 // result_row::noise of a row whose speedups are derived, from its candidate timing's params.
 std::string noise_of(const result_row& r, const nlohmann::json& params);
 
+// Whether the row's timing conditions (not its interval) make any speedup of it possible noise: the host's
+// speed moved, or one timing round could not tell (the `~` mark, and no noise-aware "faster").
+inline bool timing_doubtful(const result_row& r) {
+  return r.noise.find("host") != std::string::npos || r.noise.find("one timing round") != std::string::npos;
+}
+
 // Marks the rows whose problem the newest `kj audit` of its device found unsound
 // (result_row::unsound_problem).
 void mark_unsound_problems(const db::store& store, std::vector<result_row>& rows);

@@ -96,6 +96,12 @@ report_data build_report(const db::store& store, const report_options& options) 
   for (const auto& run : all_runs)
     if (used_runs.contains(run.run_uid) || (runs.size() == 1 && run.run_uid == runs[0]))
       data.runs.push_back(run);
+  for (const auto& r : data.rows) // the generating calls' usage the rows carry (LLM candidates)
+    if (r.output_tokens && !data.usage.contains(r.candidate_id))
+      data.usage[r.candidate_id] = {static_cast<double>(r.input_tokens.value_or(0) +
+                                                        r.cache_read_tokens.value_or(0) +
+                                                        r.cache_write_tokens.value_or(0)),
+                                    static_cast<double>(*r.output_tokens), r.cost_usd};
   data.board = leaderboard(data.rows, data.usage);
   data.table_compatible = paper_table(data.rows, false, options.metrics.bootstrap);
   data.table_strict = paper_table(data.rows, true, options.metrics.bootstrap);

@@ -57,9 +57,7 @@ json memory_json(const result_row& r) {
 
 // "~" beside a speedup that may be noise: its interval includes 1, or the host moved (result_row::noise).
 const char* noise_mark(const result_row& r, const stats::interval& ci) {
-  const bool host = r.noise.find("host") != std::string::npos;
-  const bool one_round = r.noise.find("one timing round") != std::string::npos;
-  return host || one_round || (ci.valid() && !ci.excludes(1.0)) ? "~" : "";
+  return timing_doubtful(r) || (ci.valid() && !ci.excludes(1.0)) ? "~" : "";
 }
 
 std::string speedup_text(const result_row& r) {

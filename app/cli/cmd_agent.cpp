@@ -108,7 +108,8 @@ action add_agent_command(CLI::App& app, int argc, char** argv) {
   s->generation.add_to(*cmd, generation_use::agent);
   add_budget_options(*cmd, *s);
   add_engine_options(*cmd, *s);
-  cmd->add_option("--run-id", s->options.run_uid, "name of the run; an existing run is resumed");
+  cmd->add_option("--run-id", s->options.run_uid, "name of the run; an existing run is resumed")
+      ->check(run_id());
   cmd->add_option("--cache-dir", s->cache_dir, "build cache and scratch folder (default: $KJ_CACHE_DIR)");
   cmd->add_option("--workspaces", s->workspaces,
                   "where the trajectories' workspaces go (default: <cache>/agent)");

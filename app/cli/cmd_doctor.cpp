@@ -100,11 +100,14 @@ action add_doctor_command(CLI::App& app) {
     }
     if (!env.is_object()) env = json::object();
     const bool cuda = env.value("cuda_available", false);
-    f.line(cuda ? "ok" : "warn", "GPU",
-           cuda ? fmt::format("{} (CUDA {}), {} visible", env.value("device_name", "?"),
-                              env.value("torch_cuda", std::string("?")), env.value("device_count", 0))
-                : "torch sees no GPU: runs use the CPU (a CUDA machine needs torch built for CUDA and "
-                  "the NVIDIA driver; check nvidia-smi and torch.cuda.is_available())");
+    if (!env.contains("torch")) // torch was never asked: nothing to say of the GPU
+      f.line("warn", "GPU", "not checked: kj's worker could not start Python and torch (above)");
+    else
+      f.line(cuda ? "ok" : "warn", "GPU",
+             cuda ? fmt::format("{} (CUDA {}), {} visible", env.value("device_name", "?"),
+                                env.value("torch_cuda", std::string("?")), env.value("device_count", 0))
+                  : "torch sees no GPU: runs use the CPU (a CUDA machine needs torch built for CUDA and "
+                    "the NVIDIA driver; check nvidia-smi and torch.cuda.is_available())");
     const std::string sandbox = exec::sandbox_kind();
     f.line(sandbox == "bwrap" ? "ok" : "warn", "sandbox",
            sandbox == "bwrap"

@@ -59,7 +59,8 @@ action add_generate_command(CLI::App& app, int argc, char** argv) {
   cmd->add_option("--out", s->out, "also write each candidate as level_L_problem_N_sample_S_kernel.py here");
   cmd->add_option("--run-id", s->run_uid,
                   "name of the run; an existing one is resumed (answers it recorded are "
-                  "not asked for again)");
+                  "not asked for again)")
+      ->check(run_id());
   s->sources.add_to(*cmd);
   s->generation.add_to(*cmd, generation_use::generate);
   return [s, argc, argv] {

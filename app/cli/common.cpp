@@ -3,6 +3,8 @@
 
 #include "engine/exec/timing_methods.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -129,6 +131,23 @@ CLI::Validator seconds() {
                            text);
       },
       "SECONDS");
+}
+
+CLI::Validator run_id() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const bool plain =
+            !text.empty() && text.size() <= 100 && std::all_of(text.begin(), text.end(), [](char c) {
+              return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+            });
+        if (plain && text != "latest" && text.front() != '-' && text.front() != '.') return "";
+        return fmt::format(
+            "'{}' cannot name a run: use letters, digits, '-', '_' and '.' (100 at most, not "
+            "starting with '-' or '.'), and not 'latest', which kj results and kj compare read as "
+            "the newest run",
+            text);
+      },
+      "ID");
 }
 
 CLI::Validator within(double low, double high, bool whole) {

@@ -43,6 +43,7 @@ struct source_flags {
 CLI::Validator at_least(double minimum, bool whole = false); // >= minimum
 CLI::Validator above(double bound);                          // > bound
 CLI::Validator seconds();                                    // a duration in seconds, > 0, no unit
+CLI::Validator run_id(); // a run's name: letters, digits, '-', '_', '.'; never 'latest'
 CLI::Validator within(double low, double high, bool whole = false);
 
 // Fails with exit code 2 when KJ_PYTHON names no executable file (before any worker tries to start it).

@@ -154,7 +154,10 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
       ctx.builds->forget(result->build->key);
       return {evaluation_task(ctx, p, c, *pristine, on_result, true)};
     }
-    if (device) {
+    if (device) { // the evaluation's own bounds: from its worker's start (not from when it was planned)
+      result->record.started_at = core::iso8601_of(
+          std::chrono::system_clock::now() - std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                                                 std::chrono::duration<double>(device->outcome.wall_s)));
       fill_evaluation(device->outcome, device->log_tail, result->record, ctx.judging.trace);
       result->record.overrides_json = applied->dump();
       result->slot = device->slot;

@@ -127,4 +127,8 @@ TEST_CASE("a candidates path may name one file: by its name, or any .py when one
     CHECK(std::string(e.what()).find("named for level 2 problem 3, which is not selected") !=
           std::string::npos);
   }
+  // So is a file named like another problem's KernelBench file.
+  write_file(dir / "9_Other_Problem.py", "B");
+  CHECK_THROWS_AS(adapters::candidates_from_directory(dir / "9_Other_Problem.py", {two_problems()[0]}),
+                  kb::source_error);
 }

@@ -193,3 +193,25 @@ TEST_CASE("two kj processes opening one new database at once both get it (the WA
   CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(250));
   CHECK(db->user_version() == kj::db::schema_version);
 }
+
+TEST_CASE("kj db copy replaces only kj's own databases and leaves no temporary file behind") {
+  kj::test::scratch_dir dir;
+  auto db = store::open(dir / "kj.sqlite");
+  db.copy_to(dir / "fresh.sqlite"); // a new file
+  CHECK(store::open(dir / "fresh.sqlite").user_version() == kj::db::schema_version);
+  db.copy_to(dir / "fresh.sqlite"); // kj's own: replaced
+  {
+    auto raw = raw_open(dir / "other.sqlite");
+    raw.exec("CREATE TABLE users (id INTEGER PRIMARY KEY)", "another tool's table");
+  }
+  const auto other = kj::test::read_file(dir / "other.sqlite");
+  CHECK_THROWS_AS(db.copy_to(dir / "other.sqlite"), kj::db::db_error);
+  CHECK(kj::test::read_file(dir / "other.sqlite") == other);
+  std::filesystem::create_directory(dir / "folder.sqlite");
+  CHECK_THROWS_AS(db.copy_to(dir / "folder.sqlite"), kj::db::db_error);
+  kj::test::write_file(dir / "notes.txt", "mine");
+  CHECK_THROWS_AS(db.copy_to(dir / "notes.txt"), kj::db::db_error);
+  CHECK(kj::test::read_file(dir / "notes.txt") == "mine");
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    CHECK(entry.path().extension() != ".tmp");
+}
