@@ -16,8 +16,10 @@ bool needs_build(const std::string& candidate_source) {
   return candidate_source.find("cpp_extension") != std::string::npos;
 }
 
-int default_build_jobs() {
-  return static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 8));
+int default_build_jobs(std::size_t beside_slots) {
+  const long cores = std::max(1u, std::thread::hardware_concurrency());
+  const long free = beside_slots ? cores - 2 * static_cast<long>(beside_slots) - 1 : cores;
+  return static_cast<int>(std::clamp<long>(free, 1, 8));
 }
 
 std::vector<device_slot> device_slots(device_kind device, const std::vector<int>& gpus) {
@@ -196,7 +198,9 @@ bool scheduler::run(std::vector<task> tasks) const {
   };
 
   add(s, std::move(tasks));
-  const int builders = m_options.build_jobs > 0 ? m_options.build_jobs : default_build_jobs();
+  const int builders = m_options.build_jobs > 0
+                           ? m_options.build_jobs
+                           : default_build_jobs(m_options.overlap ? m_options.slots.size() : 0);
   std::vector<std::thread> threads;
   for (int i = 0; i < builders; ++i)
     threads.emplace_back(build_worker);

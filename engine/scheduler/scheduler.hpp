@@ -89,8 +89,10 @@ private:
   options m_options;
 };
 
-// The default build parallelism: the number of cores, at most 8.
-int default_build_jobs();
+// The default build parallelism: the number of cores, at most 8. Beside timing (`beside_slots` device slots
+// judging while builds run), the cores a slot's judge and runner poll on are left free: cores - 2 x slots -
+// 1, at least 1 (each build then compiles one file at a time: MAX_JOBS=1).
+int default_build_jobs(std::size_t beside_slots = 0);
 
 // The device slots for a device: one "cpu" slot, or one per listed GPU (CUDA_VISIBLE_DEVICES=<id>).
 std::vector<device_slot> device_slots(device_kind device, const std::vector<int>& gpus);

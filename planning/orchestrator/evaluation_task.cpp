@@ -82,7 +82,10 @@ exec::launch_spec build_launch(const evaluation_context& ctx, const std::string&
   launch.sandbox = exec::sandbox_policy{};
   for (const auto& path : ctx.env.value("python_paths", std::vector<std::string>{}))
     launch.sandbox->read_only.emplace_back(path);
-  if (ctx.device == device_kind::cuda) launch.nice = 10;
+  if (ctx.device == device_kind::cuda) { // beside timing: low priority, one compiler at a time per build
+    launch.nice = 10;
+    if (const char* jobs = std::getenv("MAX_JOBS"); !jobs || !*jobs) launch.environment["MAX_JOBS"] = "1";
+  }
   return launch;
 }
 

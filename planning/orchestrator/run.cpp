@@ -137,7 +137,7 @@ struct run_state {
 };
 
 // Says what the plan compiles and leaves out, and tells the heartbeat how many builds to expect.
-void announce(const run_plan& plan, const run_options& options, device_kind device,
+void announce(const run_plan& plan, const run_options& options, device_kind device, std::size_t beside_slots,
               scheduler::heartbeat& beat) {
   std::size_t compiles = 0, reused = 0;
   for (const auto& t : plan.tasks) {
@@ -148,7 +148,7 @@ void announce(const run_plan& plan, const run_options& options, device_kind devi
     fmt::print(stderr, "kj: {} candidates were built before (their cached builds are reused)\n", reused);
   if (compiles)
     fmt::print(stderr, "kj: compiling {} candidates ({} at a time){}...\n", compiles,
-               options.build_jobs > 0 ? options.build_jobs : scheduler::default_build_jobs(),
+               options.build_jobs > 0 ? options.build_jobs : scheduler::default_build_jobs(beside_slots),
                device == device_kind::cuda ? " while the device judges the others" : " before judging");
   if (plan.not_failed)
     fmt::print(stderr, "kj: --rerun-failed: {} candidates passed before and are left out\n", plan.not_failed);
@@ -211,7 +211,8 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
                               sinks.evaluation(r);
                             }},
                            candidates);
-  announce(plan, options, st.device, beat);
+  announce(plan, options, st.device,
+           st.device == device_kind::cuda ? scheduler::device_slots(st.device, st.gpus).size() : 0, beat);
   sinks.begin(plan.tasks.size() + plan.no_code.size(), plan.kept);
   for (auto& r : plan.no_code)
     sinks.evaluation(r);

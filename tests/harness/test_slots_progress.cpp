@@ -6,7 +6,9 @@
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 using namespace kj::test;
 using kj::scheduler::clock_text;
@@ -105,4 +107,11 @@ TEST_CASE("ETA and durations read as m:ss, with hours when there are any") {
   CHECK(clock_text(552) == "9:12");
   CHECK(clock_text(3723) == "1:02:03");
   CHECK(clock_text(36000) == "10:00:00");
+}
+
+TEST_CASE("builds beside timing leave two cores per device slot and one more free") {
+  const long cores = std::max(1u, std::thread::hardware_concurrency());
+  CHECK(kj::scheduler::default_build_jobs() == std::clamp<long>(cores, 1, 8));
+  CHECK(kj::scheduler::default_build_jobs(1) == std::clamp<long>(cores - 3, 1, 8));
+  CHECK(kj::scheduler::default_build_jobs(8) == std::clamp<long>(cores - 17, 1, 8));
 }
