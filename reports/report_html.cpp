@@ -11,6 +11,17 @@ namespace kj::reports::detail {
 
 namespace {
 
+// "—" with the reason it is blank as its tooltip.
+std::string blank(const std::string& why) {
+  return "<span title=\"" + html::escape(why) + "\">" + html::missing + "</span>";
+}
+
+std::string percent_or(const std::optional<double>& v, const char* why) {
+  return v ? html::percent(v) : blank(why);
+}
+
+const char* const k_no_trace = "measured only on CUDA, from the candidate's kernel trace";
+
 std::string level_label(int level) {
   return level == all_levels ? "all" : fmt::format("L{}", level);
 }
@@ -38,7 +49,11 @@ std::string runs_section(const report_data& data) {
 
 // Three cells per baseline: faster, faster noise-aware, geomean (correct only, and with failures as 1).
 std::string baseline_cells(const baseline_column& c) {
-  if (c.with_speedup == 0) return fmt::format("<td>{0}</td><td>{0}</td><td>{0}</td>", html::missing);
+  if (c.with_speedup == 0)
+    return fmt::format(
+        "<td>{0}</td><td>{0}</td><td>{0}</td>",
+        blank("no evaluation of this group has a speedup against this baseline: none was timed "
+              "correct, or the baseline was not measured with the run's timing options"));
   return fmt::format("<td>{}</td><td>{}</td><td>{}<br><span class=\"ci\">{}</span></td>",
                      html::percent(c.faster.value()), html::percent(c.faster_noise_aware.value()),
                      html::ratio(c.geomean_correct), html::ratio(c.geomean_all));
@@ -91,8 +106,12 @@ std::string leaderboard_section(const report_data& data) {
     for (const auto& b : baselines)
       out += baseline_cells(row.column(b));
     out += fmt::format("<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                       row.tokens_per_solved ? fmt::format("{:.0f}", *row.tokens_per_solved) : html::missing,
-                       row.cost_per_solved ? fmt::format("${:.4f}", *row.cost_per_solved) : html::missing,
+                       row.tokens_per_solved ? fmt::format("{:.0f}", *row.tokens_per_solved)
+                                             : blank("only for candidates kj generated with an LLM (kj run "
+                                                     "--adapter, kj generate), with a problem solved"),
+                       row.cost_per_solved ? fmt::format("${:.4f}", *row.cost_per_solved)
+                                           : blank("only for generated candidates whose model's price kj "
+                                                   "knows (--prices), with a problem solved"),
                        row.crashes, row.timeouts);
   }
   return out + "</table>\n";
@@ -100,7 +119,13 @@ std::string leaderboard_section(const report_data& data) {
 
 std::string speedup_cell(const result_row& r, const std::string& mode) {
   const auto s = r.speedup_vs(mode);
-  if (!s) return fmt::format("<td>{}</td>", html::missing);
+  if (!s)
+    return fmt::format("<td>{}</td>",
+                       blank(!r.candidate ? "not timed: the candidate failed its checks, or timing was off"
+                             : mode == "compile-default"
+                                 ? "no torch.compile baseline measured with this run's timing options "
+                                   "(kj baselines; a --quick run's options are not the default ones)"
+                                 : "no baseline time for this evaluation"));
   const auto ci = r.speedup_ci_vs(mode);
   const std::string label =
       mode == "best" ? fmt::format(" <span class=\"ci\">{}</span>", html::escape(r.best_baseline)) : "";
@@ -133,10 +158,12 @@ std::string problem_mark(const result_row& r) {
 
 std::string problem_row(const result_row& r) {
   std::string strict =
-      r.strict_verdict == kj::strict_verdict::none ? html::missing : html::escape(name_of(r.strict_verdict));
+      r.strict_verdict == kj::strict_verdict::none
+          ? blank("the strict verdict did not run (--no-strict, or the evaluation ended before it)")
+          : html::escape(name_of(r.strict_verdict));
   if (!r.strict_failed.empty())
     strict += "<br><span class=\"ci\">" + html::escape(r.strict_failed) + "</span>";
-  std::string cand = html::missing;
+  std::string cand = blank("not timed: the candidate failed its checks, or timing was off");
   if (r.candidate)
     cand = fmt::format("{}<br><span class=\"ci\">n={} {}</span>", html::ms(r.candidate->ms),
                        r.candidate->samples_ms.size(), html::interval(r.candidate->ci_ms));
@@ -149,8 +176,8 @@ std::string problem_row(const result_row& r) {
       html::escape(provenance_text({&r})), r.level, r.number, html::escape(r.problem_name) + problem_mark(r),
       html::escape(r.producer), r.sample, r.verdict == kj::verdict::correct ? "good" : "bad",
       html::escape(name_of(r.verdict)), strict, html::escape(r.findings), cand, speedup_cell(r, "eager"),
-      speedup_cell(r, "compile-default"), speedup_cell(r, "best"), html::percent(r.library_share),
-      html::percent(r.gpu_busy_share), page, page);
+      speedup_cell(r, "compile-default"), speedup_cell(r, "best"), percent_or(r.library_share, k_no_trace),
+      percent_or(r.gpu_busy_share, k_no_trace), page, page);
 }
 
 std::string problems_section(const report_data& data) {
@@ -159,7 +186,8 @@ std::string problems_section(const report_data& data) {
       "of each producer, problem and sample). Speedups: baseline time over candidate time, with "
       "the 95% bootstrap interval from the raw samples. <a href=\"problems.csv\">problems.csv</a> "
       "has the same rows. A problem that <code>kj audit</code> found unsound (a null candidate passes "
-      "the strict rule, or its reference is stochastic or constant) is marked: its results say little.</p>\n"
+      "the strict rule, or its reference is stochastic or constant) is marked: its results say little. A "
+      "blank cell says why it is blank when you point at it.</p>\n"
       "<table><tr><th>L</th><th>id</th><th class=\"l\">problem</th><th class=\"l\">producer</th>"
       "<th>sample</th><th class=\"l\">compatible</th><th class=\"l\">strict</th>"
       "<th class=\"l\">findings</th><th>candidate</th><th>vs eager</th><th>vs compile</th>"

@@ -12,6 +12,9 @@ py::object call_forward(const py::object& session, const py::object& model, cons
     const gc_off off;
     return model(*inputs);
   } catch (py::error_already_set& e) {
+    // The traceback travels with the exception object (pybind11 keeps it apart): the candidate's error text
+    // names its file and line.
+    if (e.trace() && !e.trace().is_none()) PyException_SetTraceback(e.value().ptr(), e.trace().ptr());
     py::object error = session.attr("forward_error")(e.value());
     PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
     throw py::error_already_set();

@@ -122,3 +122,21 @@ TEST_CASE("off a terminal kj prints a status line at a steady interval: counts, 
                             "never", "--run-id", "quiet"});
   CHECK_FALSE(contains(never.err, "kj: progress:"));
 }
+
+TEST_CASE("a candidate's exception keeps its traceback: its own file, function and line") {
+  scratch_dir dir;
+  const user u{dir, {}};
+  write_file(
+      dir / "raise_kernel.py",
+      "import torch.nn as nn\n\n\ndef inner():\n    raise RuntimeError('deep failure in inner()')\n\n\n"
+      "class ModelNew(nn.Module):\n    def forward(self, x):\n        inner()\n        return x\n");
+  REQUIRE(u.run({"--ids", "2", "--candidates", "raise_kernel.py", "--no-timing"}).exit_code == 0);
+  const auto rows = u.results();
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["verdict"] == "runtime_error");
+  const std::string error = rows[0]["error"];
+  CHECK(contains(error, "raise_kernel.py\", line 5, in inner"));
+  CHECK(contains(error, "RuntimeError: deep failure in inner()"));
+  const auto table = u.kj({"results"});
+  CHECK(contains(table.out, "RuntimeError: deep failure in inner()")); // the telling line, not kj's header
+}

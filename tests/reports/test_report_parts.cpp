@@ -102,3 +102,24 @@ TEST_CASE("an agent result's page shows its trajectory, every model-written text
   CHECK(html.find(payload) == std::string::npos); // nothing the model wrote is markup
   CHECK(kj::reports::detail::trajectory_section(store, result + 1).empty()); // not a trajectory's result
 }
+
+TEST_CASE("every blank cell of the report's tables says why it is blank") {
+  kj::test::scratch_dir dir;
+  const auto data = fixture_report(dir);
+  const std::string page = kj::reports::detail::index_html(data, "", {});
+  for (const char* id : {"<h2 id=\"leaderboard\"", "<h2 id=\"problems\""}) {
+    INFO(id);
+    const std::size_t from = page.find(id);
+    REQUIRE(from != std::string::npos);
+    const std::string html = page.substr(from, page.find("</table>", from) - from);
+    std::size_t at = 0, blanks = 0;
+    while ((at = html.find(kj::reports::html::missing, at)) != std::string::npos) {
+      ++blanks;
+      // the cell's text is wrapped in a span whose title gives the reason
+      CHECK(html.rfind("<span title=\"", at) != std::string::npos);
+      CHECK(html.substr(at - 2, 2) == "\">");
+      at += 1;
+    }
+    CHECK(blanks > 0); // the fixture has untimed and unused columns
+  }
+}
