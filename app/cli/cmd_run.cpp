@@ -69,9 +69,10 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
       *cmd, s->options.judging,
       "seconds the candidate's process may take while it is judged: kj's own work beside it (the reference, "
       "the checks of its outputs) is not counted (its build has --build-timeout)");
-  cmd->add_option("--run-id", s->options.run_uid,
-                  "name of the run; an existing run with this id is resumed: the candidates it already "
-                  "judged are kept, the others run (also after Ctrl-C or kill -9)")
+  cmd->add_option(
+         "--run-id", s->options.run_uid,
+         "name of the run; an existing run with this id is resumed: the candidates it already "
+         "judged are kept, the others run (also after Ctrl-C or kill -9); letters, digits, '-', '_' and '.'")
       ->check(run_id());
   cmd->add_flag("--force", s->options.force,
                 "resume a --run-id whose options differ from this command's (extending it with these "

@@ -143,8 +143,7 @@ CLI::Validator run_id() {
         if (plain && text != "latest" && text.front() != '-' && text.front() != '.') return "";
         return fmt::format(
             "'{}' cannot name a run: use letters, digits, '-', '_' and '.' (100 at most, not "
-            "starting with '-' or '.'), and not 'latest', which kj results and kj compare read as "
-            "the newest run",
+            "starting with '-' or '.'), and not 'latest', which kj compare reads as the newest run",
             text);
       },
       "ID");

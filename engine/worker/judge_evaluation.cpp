@@ -130,7 +130,7 @@ runner_spec spec_of(const exec::evaluate_job& job, std::shared_ptr<judge_clock> 
 // KernelBench's trials; `tolerance_only` stays true while every failure is a value outside the fixed
 // tolerance (which the strict verdict judges by its own rule), not a shape, dtype or structure.
 void run_trials(const exec::evaluate_job& job, py::object& session, result_channel& channel, bool& all_passed,
-                bool& tolerance_only, std::string& first_failure) {
+                bool& tolerance_only, std::string& first_failure, std::string& first_reason) {
   auto seeds =
       session.attr("trial_seeds")(job.protocol.seed, job.protocol.trials).cast<std::vector<std::uint64_t>>();
   for (std::size_t i = 0; i < seeds.size(); ++i) {
@@ -144,6 +144,7 @@ void run_trials(const exec::evaluate_job& job, py::object& session, result_chann
     if (all_passed) {
       all_passed = false;
       first_failure = fmt::format("trial {} (seed {}): {}", i, seeds[i], trial.value("message", ""));
+      first_reason = trial.value("reason", "");
     }
   }
 }
@@ -254,8 +255,8 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
 
     phase.enter("compatible");
     bool all_passed = true, tolerance_only = true, strict_clean = false;
-    std::string first_failure;
-    run_trials(job, session, channel, all_passed, tolerance_only, first_failure);
+    std::string first_failure, first_reason;
+    run_trials(job, session, channel, all_passed, tolerance_only, first_failure, first_reason);
     if (job.strict) {
       phase.enter("strict");
       strict_clean = run_case_classes(job, runtime, session, runner, channel);
@@ -278,8 +279,10 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     const std::string last = phase.name();
     phase.close();
     if (!all_passed)
-      channel.emit(
-          verdict_event("incorrect", last, first_failure, tolerance_only ? "tolerance" : "mismatch"));
+      channel.emit(verdict_event("incorrect", last, first_failure,
+                                 tolerance_only                ? "tolerance"
+                                 : first_reason == "nonfinite" ? "nonfinite" // NaN or Inf against a number
+                                                               : "mismatch"));
     else
       channel.emit(verdict_event("correct", last, ""));
   } catch (const runner_failure& e) {

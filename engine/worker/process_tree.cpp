@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <string>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +46,13 @@ std::uint64_t resident_bytes(int pid) {
   std::uint64_t size = 0, resident = 0;
   statm >> size >> resident;
   return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+std::uint64_t proportional_bytes(int pid) {
+  std::ifstream rollup(fmt::format("/proc/{}/smaps_rollup", pid));
+  for (std::string line; std::getline(rollup, line);)
+    if (line.starts_with("Pss:")) return std::stoull(line.substr(4)) * 1024; // "Pss:  1234 kB"
+  return resident_bytes(pid);
 }
 
 // bubblewrap passes its child's end on as an exit code: the code itself, or 128 + the signal that killed it.

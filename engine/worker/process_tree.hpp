@@ -15,6 +15,10 @@ std::vector<int> descendants(int root);
 void kill_descendants(int root);
 // Resident memory of one process [bytes] (0 when it is gone).
 std::uint64_t resident_bytes(int pid);
+// Its proportional set size [bytes]: pages shared with other processes counted by their share, so that a
+// sum over forked children counts a shared page once (/proc/PID/smaps_rollup; resident_bytes when
+// unreadable).
+std::uint64_t proportional_bytes(int pid);
 // "was killed by signal 11 (Segmentation fault)", "exited with code 7": bubblewrap passes its child's end on
 // as an exit code, 128 + the signal that killed it, which `sandboxed` reads as that signal.
 std::string describe_status(int status, bool sandboxed);

@@ -2,6 +2,7 @@
 // prints (head and tail kept, the rest counted): the parts of runner_link that run on threads of their own.
 #include "engine/worker/runner_link.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <fmt/core.h>
@@ -21,10 +22,19 @@ void runner_link::watch() {
     std::uint64_t rss = 0;
     for (int pid : tree)
       rss += resident_bytes(pid);
+    // Resident sizes count a page shared by forked children once per child: over the limit, the processes'
+    // proportional sizes (a shared page counted once) decide (reading them costs more: only then).
+    if (rss > m_spec.limits.memory_bytes) {
+      std::uint64_t pss = 0;
+      for (int pid : tree)
+        pss += proportional_bytes(pid);
+      rss = std::min(rss, pss);
+    }
     if (rss > m_peak_rss) m_peak_rss = rss;
     std::string broken;
     if (rss > m_spec.limits.memory_bytes)
-      broken = fmt::format("oom: its processes held {} MiB of host memory, over the limit of {} MiB",
+      broken = fmt::format("oom: its processes held {} MiB of host memory (shared pages counted once), over "
+                           "the limit of {} MiB",
                            rss >> 20, m_spec.limits.memory_bytes >> 20);
     else if (static_cast<int>(tree.size()) > m_spec.limits.processes)
       broken = fmt::format("processes: it started more than {} processes", m_spec.limits.processes);
