@@ -1,5 +1,8 @@
-// Implements version_string from the values CMake records at configure time.
+// Implements version_string: kj's version (CMake's project version) and the source tree's git SHA, read at
+// every build (cmake/KjVersion.cmake).
 #include "core/version.hpp"
+
+#include "kj_git_sha.hpp"
 
 namespace kj {
 
