@@ -165,6 +165,12 @@ namespace {
 // SQLite file or any other file.
 void require_replaceable(const fs::path& destination) {
   std::error_code ec;
+  if (const fs::path folder = destination.parent_path(); !folder.empty() && !fs::is_directory(folder, ec))
+    throw db_error(fmt::format("cannot copy to '{}': its folder {} does not exist (create it first)",
+                               destination.string(), folder.string()));
+  if (fs::is_symlink(destination, ec))
+    throw db_error(fmt::format("cannot copy to '{}': it is a symbolic link (name the file it points to)",
+                               destination.string()));
   if (!fs::exists(destination, ec)) return;
   if (!fs::is_regular_file(destination, ec))
     throw db_error(fmt::format("cannot copy to '{}': it exists and is not a file", destination.string()));

@@ -29,8 +29,13 @@ heartbeat::~heartbeat() {
 
 std::chrono::milliseconds heartbeat::default_interval(std::chrono::milliseconds fallback) {
   if (const char* env = std::getenv("KJ_HEARTBEAT_S"); env && *env) {
-    const double s = std::atof(env);
-    if (s > 0) return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+    char* end = nullptr;
+    const double s = std::strtod(env, &end);
+    if (end && *end == '\0' && s >= 0.1 && s <= 86400)
+      return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+    fmt::print(stderr,
+               "kj: KJ_HEARTBEAT_S={} is not a number of seconds from 0.1 to 86400; every {} s instead\n",
+               env, fallback.count() / 1000);
   }
   return fallback;
 }

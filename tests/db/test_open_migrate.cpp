@@ -212,6 +212,15 @@ TEST_CASE("kj db copy replaces only kj's own databases and leaves no temporary f
   kj::test::write_file(dir / "notes.txt", "mine");
   CHECK_THROWS_AS(db.copy_to(dir / "notes.txt"), kj::db::db_error);
   CHECK(kj::test::read_file(dir / "notes.txt") == "mine");
+  try {
+    db.copy_to(dir / "no" / "such" / "folder.sqlite");
+    FAIL("a copy into a missing folder");
+  } catch (const kj::db::db_error& e) {
+    CHECK(std::string(e.what()).find("does not exist (create it first)") != std::string::npos);
+  }
+  std::filesystem::create_symlink(dir / "fresh.sqlite", dir / "link.sqlite");
+  CHECK_THROWS_AS(db.copy_to(dir / "link.sqlite"), kj::db::db_error);
+  CHECK(std::filesystem::is_symlink(dir / "link.sqlite"));
   for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
     CHECK(entry.path().extension() != ".tmp");
 }
