@@ -108,8 +108,9 @@ prepared_exec prepare(const worker_launch& launch) {
   ::_exit(121);
 }
 
+// `at`: [s] since the launch, when the line arrived (the clock's lines do not count as the worker's reports).
 void handle_line(std::string_view line, worker_outcome& outcome,
-                 const std::function<void(const nlohmann::json&)>& on_event) {
+                 const std::function<void(const nlohmann::json&)>& on_event, double at) {
   if (line.empty()) return;
   try {
     auto event = nlohmann::json::parse(line);
@@ -118,6 +119,8 @@ void handle_line(std::string_view line, worker_outcome& outcome,
                        event.value("waiting", false)};
       return;
     }
+    if (outcome.events.empty() && outcome.first_event_s == 0) outcome.first_event_s = at;
+    outcome.last_event_s = at;
     if (on_event) on_event(event);
     outcome.events.push_back(std::move(event));
   } catch (const nlohmann::json::exception&) {
@@ -248,12 +251,11 @@ worker_outcome run_worker_process(const worker_launch& launch,
     }
     pending.append(buffer, static_cast<std::size_t>(n));
     const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (outcome.events.empty() && outcome.first_event_s == 0) outcome.first_event_s = at;
-    outcome.last_event_s = at;
     for (std::size_t eol; (eol = pending.find('\n')) != std::string::npos; pending.erase(0, eol + 1))
-      handle_line(std::string_view(pending).substr(0, eol), outcome, on_event);
+      handle_line(std::string_view(pending).substr(0, eol), outcome, on_event, at);
   }
-  handle_line(pending, outcome, on_event);
+  handle_line(pending, outcome, on_event,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   ::close(fds[0]);
   while (!reaped && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
