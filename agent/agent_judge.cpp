@@ -85,7 +85,7 @@ std::optional<ncu_report> judge::nsight(const kb::problem& problem, const adapte
   if (m_settings.ncu.empty() || device() != "cuda") return std::nullopt;
   static std::atomic<unsigned> sequence{0};
   const fs::path cache =
-      m_settings.evaluate.cache_dir.empty() ? exec::default_cache_dir() : m_settings.evaluate.cache_dir;
+      exec::cache_dir_or_default(m_settings.evaluate.cache_dir);
   const fs::path dir = cache / "ncu";
   fs::create_directories(dir);
   const fs::path report = dir / fmt::format("agent-{}-{}", ::getpid(), sequence++);
@@ -118,7 +118,7 @@ problem_cost judge::cost(const kb::problem& problem) {
     if (auto it = m_costs.find(key); it != m_costs.end()) return it->second;
   }
   const fs::path cache =
-      m_settings.evaluate.cache_dir.empty() ? exec::default_cache_dir() : m_settings.evaluate.cache_dir;
+      exec::cache_dir_or_default(m_settings.evaluate.cache_dir);
   exec::describe_job job{{{problem.path.string(), problem.source}}, overrides, true};
   problem_cost cost;
   cost.error = "the describe job reported nothing";

@@ -111,7 +111,7 @@ void add_baselines(db::store& store, const agent_options& o, device_kind device,
   opts.modes = o.baselines == "cached" ? modes : baselines::parse_modes(o.baselines);
   std::erase(opts.modes, "eager");
   opts.measure_missing = o.baselines != "cached";
-  const fs::path cache = o.cache_dir.empty() ? exec::default_cache_dir() : o.cache_dir;
+  const fs::path cache = exec::cache_dir_or_default(o.cache_dir);
   const exec::job_runner runner{cache, false};
   const exec::build_cache builds(cache / "builds");
   const scheduler::scheduler runs(
@@ -205,7 +205,7 @@ judge_settings judge_settings_of(const agent_options& o, const std::string& devi
   j.evaluate.device = device;
   j.evaluate.env = env;
   j.evaluate.judging = o.judging;
-  j.evaluate.cache_dir = o.cache_dir.empty() ? exec::default_cache_dir() : o.cache_dir;
+  j.evaluate.cache_dir = exec::cache_dir_or_default(o.cache_dir);
   j.gpus = gpus;
   if (device == "cuda") j.ncu = find_ncu(o.ncu);
   return j;

@@ -239,6 +239,9 @@ std::string noise_of(const result_row& r, const nlohmann::json& params) {
         fmt::format("{}{} of {} calls charged {:.3f} ms on average: the judge's clock around them saw more "
                     "than the candidate's timer",
                     noise.empty() ? "" : "; ", charged_calls, calls, charge_ms / static_cast<double>(calls));
+  if (params.is_object() && params.contains("clock_doubt"))
+    noise += fmt::format("{}{}: {}", noise.empty() ? "" : "; ", k_clock_doubt,
+                         params.value("clock_doubt", std::string()));
   if (params.is_object() && params.value("co_tenants", 0) > 0)
     noise += fmt::format("{}{} other process(es) used the GPU while it was timed", noise.empty() ? "" : "; ",
                          params.value("co_tenants", 0));

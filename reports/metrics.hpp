@@ -129,10 +129,15 @@ inline constexpr double k_host_moved = 0.05;
 // result_row::noise of a row whose speedups are derived, from its candidate timing's params.
 std::string noise_of(const result_row& r, const nlohmann::json& params);
 
+// How result_row::noise names a timing whose calls the judge's clock charged systematically (`clock_doubt`).
+inline constexpr const char* k_clock_doubt = "most calls charged by the judge's clock";
+
 // Whether the row's timing conditions (not its interval) make any speedup of it possible noise: the host's
-// speed moved, or one timing round could not tell (the `~` mark, and no noise-aware "faster").
+// speed moved, one timing round could not tell, or the judge's clock charged most calls (the `~` mark, and no
+// noise-aware "faster").
 inline bool timing_doubtful(const result_row& r) {
-  return r.noise.find("host") != std::string::npos || r.noise.find("one timing round") != std::string::npos;
+  return r.noise.find("host") != std::string::npos || r.noise.find("one timing round") != std::string::npos ||
+         r.noise.find(k_clock_doubt) != std::string::npos;
 }
 
 // Marks the rows whose problem the newest `kj audit` of its device found unsound

@@ -53,12 +53,12 @@ calls_check check_calls(const std::vector<double>& raw_ms, const std::vector<dou
   if (2 * c.charged <= charges_ms.size() ||
       c.median_charge_ms <= std::max(bound.allowance_ms, 0.1 * median_raw))
     return c;
-  c.credited = false;
+  c.systematic = true;
   c.reason = fmt::format(
-      "the judge's clock around each timed call contradicts the candidate's process: {} of {} calls took "
-      "longer than the sample it reported plus the handshake's cost ({:.3f} ms), by {:.3f} ms at the median "
-      "(its median sample {:.3f} ms): the timer in the candidate's process under-reported",
-      c.charged, charges_ms.size(), bound.allowance_ms, c.median_charge_ms, median_raw);
+      "the judge's clock charged {} of {} calls, {:.3f} ms at the median beyond the handshake's cost ({:.3f} "
+      "ms; median sample {:.3f} ms): the candidate's timer under-reported, or the host delayed the "
+      "handshakes; the charged time is what is credited",
+      c.charged, charges_ms.size(), c.median_charge_ms, bound.allowance_ms, median_raw);
   return c;
 }
 

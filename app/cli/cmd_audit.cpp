@@ -137,7 +137,7 @@ action add_audit_command(CLI::App& app) {
   return [s] {
     check_python_override();
     s->options.cache_dir =
-        s->cache_dir.empty() ? exec::default_cache_dir() : std::filesystem::path(s->cache_dir);
+        exec::cache_dir_or_default(s->cache_dir);
     orchestrator::check_cache_dir(s->options.cache_dir);
     s->options.problems = orchestrator::load_all_problems(s->sources.resolve(), s->options.cache_dir);
     s->options.overrides = s->sources.overrides();

@@ -78,7 +78,7 @@ action add_doctor_command(CLI::App& app) {
   return [s] {
     findings f;
     fmt::print("kj {}\n", version_string());
-    const fs::path cache = s->cache_dir.empty() ? exec::default_cache_dir() : fs::path(s->cache_dir);
+    const fs::path cache = exec::cache_dir_or_default(s->cache_dir);
     bool cache_ok = false;
     try {
       orchestrator::check_cache_dir(cache);

@@ -59,7 +59,7 @@ action add_problems_command(CLI::App& app) {
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   return [s] {
-    const auto problems = orchestrator::load_all_problems(s->sources.resolve(), exec::default_cache_dir());
+    const auto problems = orchestrator::load_all_problems(s->sources.resolve(), exec::cache_dir_or_default({}));
     std::vector<json> described(problems.size(), json::object());
     if (!s->no_shapes) {
       exec::describe_job job;
@@ -68,7 +68,7 @@ action add_problems_command(CLI::App& app) {
         job.problems.push_back({p.path.string(), p.source});
       // Per-problem overrides (CPU sizes) differ, so those problems are described one worker each.
       if (s->cpu_sizes) job.problems.clear();
-      const exec::job_runner runner{exec::default_cache_dir(), false};
+      const exec::job_runner runner{exec::cache_dir_or_default({}), false};
       // The worker reports one "problem" event per file, in order: matched by position, since paths are not
       // unique (the rows of an --ops6k file share theirs).
       auto collect = [&](const exec::describe_job& j, std::size_t first) {

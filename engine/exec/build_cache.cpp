@@ -154,7 +154,8 @@ build_record build_cache::build(const job_runner& runner, const std::string& key
   launch.log_tail_bytes = k_log_bytes;
   std::string tail;
   const worker_outcome outcome = runner.run(message, launch, &tail);
-  build_record r{key, "ok", "", outcome.wall_s, core::now_iso8601()};
+  // Its own seconds: not those it stood still while a device slot timed.
+  build_record r{key, "ok", "", outcome.wall_s - outcome.stood_still_s, core::now_iso8601()};
   if (const json* built = find_event(outcome, "built"); built && built->contains("deferred")) {
     r.status = "deferred"; // its import needs the GPU: the runner imports (and compiles) it there
     r.log = built->value("deferred", "") + "\n";

@@ -27,6 +27,13 @@ fs::path default_cache_dir() {
   return fs::temp_directory_path() / "kerneljudge";
 }
 
+fs::path cache_dir_or_default(const fs::path& requested) {
+  std::error_code ec;
+  const fs::path chosen = requested.empty() ? default_cache_dir() : requested;
+  const fs::path absolute = fs::absolute(chosen, ec);
+  return ec ? chosen : absolute.lexically_normal();
+}
+
 worker_outcome job_runner::run(const job& message, const launch_spec& launch, std::string* log_tail,
                                const std::function<void(const nlohmann::json&)>& on_event) const {
   static std::atomic<unsigned> sequence{0}; // two jobs of one name in one kj (a slot and the pool) differ
@@ -60,6 +67,7 @@ worker_outcome job_runner::run(const job& message, const launch_spec& launch, st
   for (const auto& [key, value] : launch.environment)
     worker.environment[key] = value;
   worker.nice = launch.nice;
+  worker.quiet_while_timing = launch.quiet_while_timing;
   if (launch.sandbox) {
     sandbox_policy policy = *launch.sandbox;
     policy.scratch = scratch;

@@ -31,6 +31,7 @@ struct launch_spec {
   // build folder writable (see engine/exec/sandbox.hpp); nullopt for trusted jobs.
   std::optional<sandbox_policy> sandbox;
   int nice = 0; // > 0: a lower CPU priority and SCHED_IDLE (builds that run beside timing)
+  bool quiet_while_timing = false; // a build: stopped while a device slot times (quiet_builds.hpp)
   // A program and its arguments that start the worker (a profiler such as Nsight Compute); empty: none.
   std::vector<std::string> wrapper;
 };
@@ -47,6 +48,10 @@ struct job_runner {
 
 // The default cache folder: $KJ_CACHE_DIR, else $XDG_CACHE_HOME/kerneljudge, else ~/.cache/kerneljudge.
 std::filesystem::path default_cache_dir();
+
+// The cache folder a command uses: `requested`, or the default when empty; always absolute (the sandbox
+// binds it from another working folder, so a relative --cache-dir would name nothing there).
+std::filesystem::path cache_dir_or_default(const std::filesystem::path& requested);
 
 // The first event of the given type, or null.
 const nlohmann::json* find_event(const worker_outcome& outcome, const std::string& type);

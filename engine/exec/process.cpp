@@ -1,6 +1,8 @@
 // Implements worker process management: fork/exec, a private report pipe, deadlines, process-group kills.
 #include "engine/exec/process.hpp"
 
+#include "engine/exec/quiet_builds.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -9,6 +11,12 @@
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <fstream>
+#include <cstdlib>
+#include <cstdio>
+#include <map>
+#include <iterator>
+#include <dirent.h>
+#include <optional>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -27,6 +35,26 @@ namespace kj::exec {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
+
+// pid -> parent pid of every process, from /proc/<pid>/stat.
+std::map<int, int> parents() {
+  std::map<int, int> out;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return out;
+  while (dirent* e = ::readdir(proc)) {
+    const int pid = std::atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const auto close = text.rfind(')'); // the command name may hold spaces and parentheses
+    if (close == std::string::npos || close + 4 >= text.size()) continue;
+    int ppid = 0;
+    std::sscanf(text.c_str() + close + 2, "%*c %d", &ppid);
+    out[pid] = ppid;
+  }
+  ::closedir(proc);
+  return out;
+}
 
 void on_signal(int) {
   g_interrupted = true;
@@ -108,15 +136,31 @@ prepared_exec prepare(const worker_launch& launch) {
   ::_exit(121);
 }
 
-// `at`: [s] since the launch, when the line arrived (the clock's lines do not count as the worker's reports).
+// Whether this worker holds kj's builds still: a judge's "quiet" lines (engine/worker/judge_timing.cpp) say
+// when it times; a worker that ends while it holds them lets them go.
+struct quiet_hold {
+  bool held = false;
+  void set(bool on) {
+    if (on == held) return;
+    held = on;
+    on ? quiet_builds::hold() : quiet_builds::release();
+  }
+  ~quiet_hold() { set(false); }
+};
+
+// `at`: [s] since the launch, when the line arrived (the clock's and quiet lines are not the worker's reports).
 void handle_line(std::string_view line, worker_outcome& outcome,
-                 const std::function<void(const nlohmann::json&)>& on_event, double at) {
+                 const std::function<void(const nlohmann::json&)>& on_event, double at, quiet_hold& quiet) {
   if (line.empty()) return;
   try {
     auto event = nlohmann::json::parse(line);
     if (event.is_object() && event.value("type", "") == "clock") {
       outcome.clock = {true, event.value("candidate_s", 0.0), event.value("own_s", 0.0),
                        event.value("waiting", false)};
+      return;
+    }
+    if (event.is_object() && event.value("type", "") == "quiet") {
+      quiet.set(event.value("on", false));
       return;
     }
     if (outcome.events.empty() && outcome.first_event_s == 0) outcome.first_event_s = at;
@@ -185,6 +229,23 @@ std::map<std::string, std::string> scrubbed_environment() {
   return out;
 }
 
+std::vector<int> descendants(int root) {
+  const auto parent = parents();
+  std::multimap<int, int> children;
+  for (const auto& [pid, ppid] : parent)
+    children.emplace(ppid, pid);
+  std::vector<int> out, queue{root};
+  while (!queue.empty()) {
+    const int p = queue.back();
+    queue.pop_back();
+    for (auto [it, end] = children.equal_range(p); it != end; ++it) {
+      out.push_back(it->second);
+      queue.push_back(it->second);
+    }
+  }
+  return out;
+}
+
 bool interrupt_requested() {
   return g_interrupted;
 }
@@ -214,6 +275,9 @@ worker_outcome run_worker_process(const worker_launch& launch,
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) exec_worker(launch, prepared, fds[1], log_fd, null_fd, kj);
   ::setpgid(pid, pid); // also in the parent, so that killpg works even before the child ran
+  std::optional<quiet_builds::enrolled> build;
+  if (launch.quiet_while_timing) build.emplace(pid);
+  quiet_hold quiet;
   ::close(fds[1]);
   if (log_fd >= 0) ::close(log_fd);
   if (null_fd >= 0) ::close(null_fd);
@@ -228,7 +292,8 @@ worker_outcome run_worker_process(const worker_launch& launch,
     const auto now = std::chrono::steady_clock::now();
     // kj's own time (as the judge reports it) moves the deadline; it has a bound of its own
     const auto own = std::chrono::milliseconds(static_cast<std::int64_t>(outcome.clock.own_s * 1000));
-    const auto deadline = start + launch.timeout + own;
+    const auto stood_still = build ? build->stopped() : std::chrono::steady_clock::duration{};
+    const auto deadline = start + launch.timeout + own + stood_still;
     outcome.own_overrun = launch.own_limit.count() > 0 && own > launch.own_limit;
     if (now >= deadline || outcome.own_overrun || g_interrupted) {
       (now >= deadline || outcome.own_overrun ? outcome.timed_out : outcome.interrupted) = true;
@@ -252,10 +317,11 @@ worker_outcome run_worker_process(const worker_launch& launch,
     pending.append(buffer, static_cast<std::size_t>(n));
     const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     for (std::size_t eol; (eol = pending.find('\n')) != std::string::npos; pending.erase(0, eol + 1))
-      handle_line(std::string_view(pending).substr(0, eol), outcome, on_event, at);
+      handle_line(std::string_view(pending).substr(0, eol), outcome, on_event, at, quiet);
   }
   handle_line(pending, outcome, on_event,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), quiet);
+  quiet.set(false);
   ::close(fds[0]);
   while (!reaped && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -263,6 +329,7 @@ worker_outcome run_worker_process(const worker_launch& launch,
   if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) outcome.term_signal = WTERMSIG(status);
   outcome.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (build) outcome.stood_still_s = std::chrono::duration<double>(build->stopped()).count();
   return outcome;
 }
 
@@ -279,7 +346,8 @@ std::string file_tail(const std::filesystem::path& path, std::size_t bytes) {
 
 // How a worker ended, in a few words.
 std::string describe_exit(const worker_outcome& outcome) {
-  if (outcome.timed_out) return fmt::format("killed after {:.0f} s (the job's time limit)", outcome.wall_s);
+  if (outcome.timed_out)
+    return fmt::format("killed after {:.0f} s (the job's time limit)", outcome.wall_s - outcome.stood_still_s);
   if (outcome.interrupted) return "interrupted by the user";
   if (outcome.term_signal)
     return fmt::format("killed by signal {} ({})", outcome.term_signal, ::strsignal(outcome.term_signal));

@@ -24,6 +24,9 @@ struct worker_launch {
   // A sandbox launcher (bwrap ... --) to start the worker under; empty: none (engine/exec/sandbox.hpp).
   std::vector<std::string> sandbox_prefix;
   int nice = 0; // > 0: a lower CPU priority and SCHED_IDLE (builds running beside timing)
+  // A build: it stands still while a device slot times (engine/exec/quiet_builds.hpp); its time limit does not
+  // count the pause.
+  bool quiet_while_timing = false;
   // Runs `wrapper[0] wrapper[1..] <kj> worker ...` (after the sandbox launcher, if any): a profiler that
   // starts the worker and passes descriptor 3 on. wrapper[0] is looked up on the environment's PATH.
   std::vector<std::string> wrapper;
@@ -54,6 +57,7 @@ struct worker_outcome {
   int exit_code = -1;       // when it exited
   int term_signal = 0;      // when a signal ended it
   double wall_s = 0;
+  double stood_still_s = 0; // [s] of wall_s a build stood still while a device slot timed
   double first_event_s =
       0;                   // [s] from the launch to the worker's first report (its start, Python and imports)
   double last_event_s = 0; // [s] from the launch to its last report (then only its exit remains)
@@ -66,6 +70,9 @@ struct worker_outcome {
 // killed when the worker exits.
 worker_outcome run_worker_process(const worker_launch& launch,
                                   const std::function<void(const nlohmann::json&)>& on_event = {});
+
+// Every descendant of `root` (children, theirs, and orphans reparented to a root that reaps), from /proc.
+std::vector<int> descendants(int root);
 
 // The last `bytes` of a file, for error messages ("" when unreadable).
 std::string file_tail(const std::filesystem::path& path, std::size_t bytes = 4000);

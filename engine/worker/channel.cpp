@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 namespace kj::worker {
@@ -31,6 +32,17 @@ void result_channel::emit(const nlohmann::json& event) {
     if (n <= 0) ::_exit(3); // nobody is listening any more
     written += static_cast<std::size_t>(n);
   }
+}
+
+quiet_host::quiet_host(result_channel& channel) : m_channel(channel) {
+  m_channel.emit({{"type", "quiet"}, {"on", true}});
+  // The orchestrator reads the line at once and stops the builds' processes: a few milliseconds at most; the
+  // first timed calls are warmups anyway.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+quiet_host::~quiet_host() {
+  m_channel.emit({{"type", "quiet"}, {"on", false}});
 }
 
 } // namespace kj::worker

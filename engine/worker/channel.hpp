@@ -24,4 +24,17 @@ private:
   std::mutex m_lock;
 };
 
+// While it lives, kj's own builds stand still (engine/exec/quiet_builds.hpp): the judge says so on its channel
+// ("quiet" lines) when a timed phase begins and ends, and gives the orchestrator a moment to stop them.
+class quiet_host {
+public:
+  explicit quiet_host(result_channel& channel);
+  ~quiet_host();
+  quiet_host(const quiet_host&) = delete;
+  quiet_host& operator=(const quiet_host&) = delete;
+
+private:
+  result_channel& m_channel;
+};
+
 } // namespace kj::worker

@@ -99,7 +99,7 @@ public:
              {"runner_samples_ms", raw},
              {"brackets_ms",
               std::vector<double>(m_brackets.begin() + static_cast<std::ptrdiff_t>(from), m_brackets.end())}};
-    if (!check.credited) out["refused"] = check.reason;
+    if (check.systematic) out["systematic"] = check.reason;
     return out;
   }
   double fastest_draw() const {

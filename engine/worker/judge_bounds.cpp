@@ -32,7 +32,8 @@ std::string lower_numerics(const json& changed) {
 
 // What the judge's clock says of the candidate's rounds (robust, driven call by call): every call was
 // credited no lower than its bracket less the handshake's cost (driven_timing.cpp); a round whose calls were
-// under-reported systematically is not credited at all. kj's draw, timed in both processes (on CUDA bounded
+// charged systematically marks the timing doubtful (`clock_doubt`: a forging timer or a host that delayed every
+// handshake; the charged samples bound it either way). kj's draw, timed in both processes (on CUDA bounded
 // by the judge's bracket around each prepare), is compared pooled over the rounds: time beyond its noise
 // allowance is charged to every call. Backend flags the candidate changed (TF32, reduced-precision
 // reductions) mean it ran at another precision than the run's: its timing is not credited at the run's.
@@ -41,7 +42,7 @@ void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& 
   json rounds = json::array(), handshakes = json::array();
   std::vector<double> judge_draws;
   double draw_ms = 0, judge_draw_ms = 0;
-  std::string refused;
+  std::string doubt;
   json flags = json::object();
   const auto fastest = [](double so_far, double v) {
     return v > 0 && (so_far == 0 || v < so_far) ? v : so_far;
@@ -54,7 +55,7 @@ void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& 
     const json handshake = candidate[i].timed.params.value("handshake", json());
     if (handshake.is_object()) {
       handshakes.push_back(handshake);
-      if (refused.empty() && handshake.contains("refused")) refused = handshake["refused"];
+      if (doubt.empty() && handshake.contains("systematic")) doubt = handshake["systematic"];
     }
     flags.update(candidate[i].timed.params.value("flags_changed", json::object()));
   }
@@ -73,7 +74,7 @@ void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& 
     merged.params["trusted"] = false;
     merged.params["untrusted_reason"] = reason;
   };
-  if (!refused.empty()) untrusted(refused);
+  if (!doubt.empty()) merged.params["clock_doubt"] = doubt;
   if (const std::string lower = lower_numerics(flags); !lower.empty()) {
     merged.params["flags_changed"] = flags;
     untrusted(lower);
@@ -88,14 +89,11 @@ void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& 
   merged.params["judge_clock"]["draw_charge_reason"] = d.reason;
 }
 
-void refuse_under_reported(timing_result& merged, const std::vector<candidate_timing>& candidate) {
+void mark_systematic_charges(timing_result& merged, const std::vector<candidate_timing>& candidate) {
   for (const auto& c : candidate) {
     const json handshake = c.timed.params.value("handshake", json());
-    if (!handshake.is_object() || !handshake.contains("refused")) continue;
-    if (merged.params.value("trusted", true)) {
-      merged.params["trusted"] = false;
-      merged.params["untrusted_reason"] = handshake["refused"];
-    }
+    if (!handshake.is_object() || !handshake.contains("systematic")) continue;
+    merged.params["clock_doubt"] = handshake["systematic"];
     return;
   }
 }

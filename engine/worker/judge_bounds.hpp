@@ -21,9 +21,9 @@ std::string lower_numerics(const nlohmann::json& changed);
 void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& candidate,
                     const std::vector<reference_timing>& reference, bool cuda);
 
-// Methods with one round (kernelbench, cuda-agent): a round whose calls the judge's clock refused leaves the
-// timing uncredited.
-void refuse_under_reported(timing_result& merged, const std::vector<candidate_timing>& candidate);
+// Methods with one round (kernelbench, cuda-agent): a round whose calls the judge's clock charged
+// systematically marks the timing doubtful (`clock_doubt`), credited at its charged samples.
+void mark_systematic_charges(timing_result& merged, const std::vector<candidate_timing>& candidate);
 
 // The physical floor of the candidate's calls on this GPU, recorded; a median below it is not credited.
 void bound_by_physics(timing_result& candidate, pybind11::object& session, const cuda::plugin& plugin);

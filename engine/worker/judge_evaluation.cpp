@@ -270,7 +270,10 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     if (job.timing.enabled && timed) {
       phase.enter("timing");
       watch.pause(true);
-      time_subjects(job, session, runner, channel, phase);
+      {
+        const quiet_host quiet(channel); // kj's builds stand still while it times
+        time_subjects(job, session, runner, channel, phase);
+      }
       watch.pause(false);
     }
     phase.enter("memory");

@@ -4,42 +4,15 @@
 
 #include <cerrno>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 #include <fmt/core.h>
 #include <fstream>
-#include <iterator>
-#include <map>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
 
 namespace kj::worker {
-namespace {
-
-// pid -> parent pid of every process, from /proc/<pid>/stat.
-std::map<int, int> parents() {
-  std::map<int, int> out;
-  DIR* proc = ::opendir("/proc");
-  if (!proc) return out;
-  while (dirent* e = ::readdir(proc)) {
-    const int pid = std::atoi(e->d_name);
-    if (pid <= 0) continue;
-    std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-    std::string text((std::istreambuf_iterator<char>(stat)), {});
-    const auto close = text.rfind(')'); // the command name may hold spaces and parentheses
-    if (close == std::string::npos || close + 4 >= text.size()) continue;
-    int ppid = 0;
-    std::sscanf(text.c_str() + close + 2, "%*c %d", &ppid);
-    out[pid] = ppid;
-  }
-  ::closedir(proc);
-  return out;
-}
-
-} // namespace
 
 std::uint64_t resident_bytes(int pid) {
   std::ifstream statm(fmt::format("/proc/{}/statm", pid));
@@ -80,26 +53,9 @@ int wait_briefly_then_kill(pid_t pid) {
   return status;
 }
 
-std::vector<int> descendants(int root) {
-  const auto parent = parents();
-  std::multimap<int, int> children;
-  for (const auto& [pid, ppid] : parent)
-    children.emplace(ppid, pid);
-  std::vector<int> out, queue{root};
-  while (!queue.empty()) {
-    const int p = queue.back();
-    queue.pop_back();
-    for (auto [it, end] = children.equal_range(p); it != end; ++it) {
-      out.push_back(it->second);
-      queue.push_back(it->second);
-    }
-  }
-  return out;
-}
-
 void kill_descendants(int root) {
   for (int round = 0; round < 50; ++round) {
-    const auto all = descendants(root);
+    const auto all = exec::descendants(root);
     if (all.empty()) break;
     for (int pid : all)
       ::kill(pid, SIGKILL);

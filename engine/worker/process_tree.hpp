@@ -2,6 +2,8 @@
 // /proc, measured, killed; and the words for how a process ended.
 #pragma once
 
+#include "engine/exec/process.hpp"
+
 #include <cstdint>
 #include <string>
 #include <sys/types.h>
@@ -9,8 +11,8 @@
 
 namespace kj::worker {
 
-// Every descendant of `root` (children, theirs, and orphans reparented to a subreaper root), read from /proc.
-std::vector<int> descendants(int root);
+using exec::descendants; // engine/exec/process.hpp
+
 // SIGKILLs them, repeatedly until none is left (a fork bomb keeps forking while it is killed), and reaps.
 void kill_descendants(int root);
 // Resident memory of one process [bytes] (0 when it is gone).

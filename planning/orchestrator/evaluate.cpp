@@ -14,7 +14,7 @@ std::optional<exec::build_record> build(const kb::problem& problem, const adapte
                                         const evaluate_options& options) {
   if (!scheduler::needs_build(candidate.source)) return std::nullopt;
   const std::filesystem::path cache_dir =
-      options.cache_dir.empty() ? exec::default_cache_dir() : options.cache_dir;
+      exec::cache_dir_or_default(options.cache_dir);
   const nlohmann::json env = options.env.is_null() ? probe_environment(cache_dir) : options.env;
   const device_kind device = resolve_device(options.device, env);
   const exec::build_cache builds(cache_dir / "builds");
@@ -31,7 +31,7 @@ std::optional<exec::build_record> build(const kb::problem& problem, const adapte
 scheduler::evaluation_result evaluate(const kb::problem& problem, const adapters::candidate& candidate,
                                       const evaluate_options& options) {
   const std::filesystem::path cache_dir =
-      options.cache_dir.empty() ? exec::default_cache_dir() : options.cache_dir;
+      exec::cache_dir_or_default(options.cache_dir);
   const nlohmann::json env = options.env.is_null() ? probe_environment(cache_dir) : options.env;
   const device_kind device = resolve_device(options.device, env);
   const exec::job_runner runner{cache_dir, false};

@@ -77,13 +77,15 @@ std::string candidate_build_key(const evaluation_context& ctx, const std::string
 }
 
 exec::launch_spec build_launch(const evaluation_context& ctx, const std::string& name) {
-  // The build runs the candidate's module code: sandboxed, at a lower priority when it runs beside timing.
+  // The build runs the candidate's module code: sandboxed, at a lower priority, and standing still while a
+  // device slot times (engine/exec/quiet_builds.hpp).
   exec::launch_spec launch{.name = name, .timeout = milliseconds(ctx.judging.build_timeout_s)};
   launch.sandbox = exec::sandbox_policy{};
   for (const auto& path : ctx.env.value("python_paths", std::vector<std::string>{}))
     launch.sandbox->read_only.emplace_back(path);
-  if (ctx.device == device_kind::cuda) { // beside timing: low priority, one compiler at a time per build
-    launch.nice = 10;
+  launch.nice = 10;
+  launch.quiet_while_timing = true;
+  if (ctx.device == device_kind::cuda) { // one compiler at a time per build: nvcc's files are many
     if (const char* jobs = std::getenv("MAX_JOBS"); !jobs || !*jobs) launch.environment["MAX_JOBS"] = "1";
   }
   return launch;

@@ -22,7 +22,7 @@ using nlohmann::json;
 namespace kj::orchestrator {
 
 fs::path session_cache_dir(const fs::path& requested) {
-  const fs::path cache_dir = requested.empty() ? exec::default_cache_dir() : requested;
+  const fs::path cache_dir = exec::cache_dir_or_default(requested);
   check_cache_dir(cache_dir);
   return cache_dir;
 }

@@ -1,6 +1,7 @@
 // The build cache trusts a compiled build only while its folder holds what kj hashed after building it
 // (engine/exec/build_cache.hpp): a file changed, added or removed afterwards makes it a miss, built again.
 #include "engine/exec/build_cache.hpp"
+#include "engine/exec/job_runner.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
@@ -56,4 +57,12 @@ TEST_CASE("a build kept without a content hash is not trusted, its failures are"
   cache.store({k_key, "compile_error", "error: expected ';'", 1.0, ""}); // the candidate's own, final
   REQUIRE(cache.lookup(k_key).has_value());
   CHECK(cache.lookup(k_key)->status == "compile_error");
+}
+
+TEST_CASE("a relative cache folder is made absolute: the sandbox binds it from another working folder") {
+  const fs::path resolved = kj::exec::cache_dir_or_default("build/kj-cache");
+  CHECK(resolved.is_absolute());
+  CHECK(resolved == (fs::current_path() / "build" / "kj-cache").lexically_normal());
+  CHECK(kj::exec::cache_dir_or_default("").is_absolute());
+  CHECK(kj::exec::cache_dir_or_default("/tmp/x/../kj") == fs::path("/tmp/kj"));
 }
