@@ -4,6 +4,7 @@
 #include "engine/exec/process.hpp"
 #include "engine/exec/quiet_builds.hpp"
 #include "tests/support/catch_compat.hpp"
+#include "tests/support/paths.hpp"
 
 #include <chrono>
 #include <csignal>
@@ -119,4 +120,56 @@ TEST_CASE("descendants lists children, grandchildren and a daemon that left the 
   ::waitpid(leader, nullptr, 0);
   ::close(fds[0]);
   ::close(fds[1]);
+}
+
+namespace {
+
+// A stand-in worker: `script` run by sh in place of `kj worker` (its report pipe is descriptor 3).
+kj::exec::worker_launch stand_in(const kj::test::scratch_dir& dir, const std::string& name,
+                                 const std::string& script) {
+  kj::exec::worker_launch launch;
+  launch.job_file = dir / (name + ".json");
+  launch.log_file = dir / (name + ".log");
+  launch.environment = {{"PATH", "/usr/bin:/bin"}};
+  launch.wrapper = {"/bin/sh", "-c", script};
+  return launch;
+}
+
+} // namespace
+
+TEST_CASE("a judge's quiet lines stop a build beside it, whose limit does not count the pause") {
+  kj::test::scratch_dir dir;
+  // The build: 1.5 s of work by the clock of a process that runs (a busy loop reading its own CPU time),
+  // within a 2.5 s limit; a judge holds the host quiet for 2 s meanwhile, so the build ends after about 3.5 s.
+  kj::exec::worker_launch build = stand_in(
+      dir, "build",
+      "python3 -c 'import time\nwhile time.process_time() < 1.5: pass' && echo '{\"type\":\"built\"}' >&3");
+  build.timeout = std::chrono::milliseconds(2500);
+  build.quiet_while_timing = true;
+  kj::exec::worker_launch judge = stand_in(dir, "judge",
+                                           "sleep 0.3; echo '{\"type\":\"quiet\",\"on\":true}' >&3; sleep 2; "
+                                           "echo '{\"type\":\"quiet\",\"on\":false}' >&3; echo "
+                                           "'{\"type\":\"verdict\"}' >&3");
+  kj::exec::worker_outcome built, judged;
+  std::thread building([&] { built = kj::exec::run_worker_process(build); });
+  judged = kj::exec::run_worker_process(judge);
+  building.join();
+  INFO(kj::exec::file_tail(build.log_file, 2000));
+  CHECK_FALSE(built.timed_out);
+  REQUIRE(built.events.size() == 1);
+  CHECK(built.events[0]["type"] == "built");
+  CHECK(built.stood_still_s > 1.5);
+  CHECK(built.wall_s - built.stood_still_s < 2.5);
+  REQUIRE(judged.events.size() == 1); // the quiet lines are the orchestrator's, not the worker's reports
+  CHECK(judged.events[0]["type"] == "verdict");
+  CHECK(kj::exec::quiet_builds::holds() == 0);
+}
+
+TEST_CASE("a judge that dies while it holds the host quiet lets the builds go") {
+  kj::test::scratch_dir dir;
+  kj::exec::worker_launch judge =
+      stand_in(dir, "judge", "echo '{\"type\":\"quiet\",\"on\":true}' >&3; sleep 0.2; kill -9 $$");
+  const kj::exec::worker_outcome judged = kj::exec::run_worker_process(judge);
+  CHECK(judged.term_signal == SIGKILL);
+  CHECK(kj::exec::quiet_builds::holds() == 0);
 }
