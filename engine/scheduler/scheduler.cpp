@@ -142,10 +142,15 @@ bool scheduler::run(std::vector<task> tasks) const {
         const std::string& label = e.work.label.empty() ? e.work.name : e.work.label;
         if (m_options.observer) m_options.observer->started(true, label, "");
         build_done done;
+        // With one device slot a build stands still while it times (exec/quiet_builds.hpp); with several,
+        // some slot times nearly always and builds would starve: they run at SCHED_IDLE on the cores the
+        // slots leave (default_build_jobs).
+        exec::launch_spec launch = step.launch;
+        launch.quiet_while_timing = launch.quiet_while_timing && m_options.slots.size() == 1;
         if (!step.cache_key.empty()) {
-          done.record = m_cache.build(m_runner, step.cache_key, step.message, step.launch);
+          done.record = m_cache.build(m_runner, step.cache_key, step.message, launch);
         } else {
-          done.outcome = m_runner.run(step.message, step.launch, &done.log_tail);
+          done.outcome = m_runner.run(step.message, launch, &done.log_tail);
         }
         if (m_options.observer) m_options.observer->finished(true, label, "");
         lock.lock();
