@@ -84,8 +84,7 @@ scheduler::evaluation_result judge::profile(const kb::problem& problem, const ad
 std::optional<ncu_report> judge::nsight(const kb::problem& problem, const adapters::candidate& candidate) {
   if (m_settings.ncu.empty() || device() != "cuda") return std::nullopt;
   static std::atomic<unsigned> sequence{0};
-  const fs::path cache =
-      exec::cache_dir_or_default(m_settings.evaluate.cache_dir);
+  const fs::path cache = exec::cache_dir_or_default(m_settings.evaluate.cache_dir);
   const fs::path dir = cache / "ncu";
   fs::create_directories(dir);
   const fs::path report = dir / fmt::format("agent-{}-{}", ::getpid(), sequence++);
@@ -117,8 +116,7 @@ problem_cost judge::cost(const kb::problem& problem) {
     std::lock_guard lock(m_lock);
     if (auto it = m_costs.find(key); it != m_costs.end()) return it->second;
   }
-  const fs::path cache =
-      exec::cache_dir_or_default(m_settings.evaluate.cache_dir);
+  const fs::path cache = exec::cache_dir_or_default(m_settings.evaluate.cache_dir);
   exec::describe_job job{{{problem.path.string(), problem.source}}, overrides, true};
   problem_cost cost;
   cost.error = "the describe job reported nothing";

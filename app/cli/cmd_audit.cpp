@@ -136,8 +136,7 @@ action add_audit_command(CLI::App& app) {
                   "also write the audits as JSON (the --format json array) to this file, beside the table");
   return [s] {
     check_python_override();
-    s->options.cache_dir =
-        exec::cache_dir_or_default(s->cache_dir);
+    s->options.cache_dir = exec::cache_dir_or_default(s->cache_dir);
     orchestrator::check_cache_dir(s->options.cache_dir);
     s->options.problems = orchestrator::load_all_problems(s->sources.resolve(), s->options.cache_dir);
     s->options.overrides = s->sources.overrides();

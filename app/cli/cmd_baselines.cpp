@@ -125,14 +125,12 @@ int measure(baselines_state& s) {
   const auto start = std::chrono::steady_clock::now();
   const orchestrator::shard part =
       s.shard.empty() ? orchestrator::shard{} : orchestrator::parse_shard(s.shard);
-  const auto problems = orchestrator::load_all_problems(
-      s.sources.resolve(),
-      exec::cache_dir_or_default(s.cache_dir));
+  const auto problems =
+      orchestrator::load_all_problems(s.sources.resolve(), exec::cache_dir_or_default(s.cache_dir));
   s.options.overrides = s.sources.overrides();
   s.options.modes = baselines::parse_modes(s.modes);
   db::store store = db::store::open(s.db_path);
-  const std::filesystem::path cache_dir =
-      exec::cache_dir_or_default(s.cache_dir);
+  const std::filesystem::path cache_dir = exec::cache_dir_or_default(s.cache_dir);
   check_python_override();
   orchestrator::check_cache_dir(cache_dir);
   fmt::print(stderr, "kj: starting a worker to probe Python, torch and the device...\n");

@@ -66,7 +66,8 @@ action add_generate_command(CLI::App& app, int argc, char** argv) {
   return [s, argc, argv] {
     const adapters::generation_options options = s->generation.resolve();
     require_credentials(options);
-    const auto problems = orchestrator::load_all_problems(s->sources.resolve(), exec::cache_dir_or_default({}));
+    const auto problems =
+        orchestrator::load_all_problems(s->sources.resolve(), exec::cache_dir_or_default({}));
     db::store store = db::store::open(s->db);
     const std::string run_uid = s->run_uid.empty() ? new_generation_uid() : s->run_uid;
     std::int64_t run_id = 0;

@@ -59,7 +59,8 @@ action add_problems_command(CLI::App& app) {
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   return [s] {
-    const auto problems = orchestrator::load_all_problems(s->sources.resolve(), exec::cache_dir_or_default({}));
+    const auto problems =
+        orchestrator::load_all_problems(s->sources.resolve(), exec::cache_dir_or_default({}));
     std::vector<json> described(problems.size(), json::object());
     if (!s->no_shapes) {
       exec::describe_job job;

@@ -30,7 +30,7 @@ struct launch_spec {
   // Jobs that run candidate code (builds): the worker starts in this sandbox, with the scratch folder and the
   // build folder writable (see engine/exec/sandbox.hpp); nullopt for trusted jobs.
   std::optional<sandbox_policy> sandbox;
-  int nice = 0; // > 0: a lower CPU priority and SCHED_IDLE (builds that run beside timing)
+  int nice = 0;                    // > 0: a lower CPU priority and SCHED_IDLE (builds that run beside timing)
   bool quiet_while_timing = false; // a build: stopped while a device slot times (quiet_builds.hpp)
   // A program and its arguments that start the worker (a profiler such as Nsight Compute); empty: none.
   std::vector<std::string> wrapper;

@@ -7,15 +7,15 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <fstream>
-#include <cstdlib>
-#include <cstdio>
-#include <map>
 #include <iterator>
-#include <dirent.h>
+#include <map>
 #include <optional>
 #include <poll.h>
 #include <sched.h>
@@ -148,7 +148,8 @@ struct quiet_hold {
   ~quiet_hold() { set(false); }
 };
 
-// `at`: [s] since the launch, when the line arrived (the clock's and quiet lines are not the worker's reports).
+// `at`: [s] since the launch, when the line arrived (the clock's and quiet lines are not the worker's
+// reports).
 void handle_line(std::string_view line, worker_outcome& outcome,
                  const std::function<void(const nlohmann::json&)>& on_event, double at, quiet_hold& quiet) {
   if (line.empty()) return;
@@ -347,7 +348,8 @@ std::string file_tail(const std::filesystem::path& path, std::size_t bytes) {
 // How a worker ended, in a few words.
 std::string describe_exit(const worker_outcome& outcome) {
   if (outcome.timed_out)
-    return fmt::format("killed after {:.0f} s (the job's time limit)", outcome.wall_s - outcome.stood_still_s);
+    return fmt::format("killed after {:.0f} s (the job's time limit)",
+                       outcome.wall_s - outcome.stood_still_s);
   if (outcome.interrupted) return "interrupted by the user";
   if (outcome.term_signal)
     return fmt::format("killed by signal {} ({})", outcome.term_signal, ::strsignal(outcome.term_signal));

@@ -24,8 +24,8 @@ struct worker_launch {
   // A sandbox launcher (bwrap ... --) to start the worker under; empty: none (engine/exec/sandbox.hpp).
   std::vector<std::string> sandbox_prefix;
   int nice = 0; // > 0: a lower CPU priority and SCHED_IDLE (builds running beside timing)
-  // A build: it stands still while a device slot times (engine/exec/quiet_builds.hpp); its time limit does not
-  // count the pause.
+  // A build: it stands still while a device slot times (engine/exec/quiet_builds.hpp); its time limit does
+  // not count the pause.
   bool quiet_while_timing = false;
   // Runs `wrapper[0] wrapper[1..] <kj> worker ...` (after the sandbox launcher, if any): a profiler that
   // starts the worker and passes descriptor 3 on. wrapper[0] is looked up on the environment's PATH.

@@ -1,4 +1,5 @@
-// Implements quiet_builds: a table of enrolled build workers, stopped and continued as timing slots come and go.
+// Implements quiet_builds: a table of enrolled build workers, stopped and continued as timing slots come and
+// go.
 #include "engine/exec/quiet_builds.hpp"
 
 #include "engine/exec/process.hpp"

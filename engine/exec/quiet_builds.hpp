@@ -1,11 +1,12 @@
 // kj's own builds stand still while a device slot times. A compiler of kj's that shares the host with a timed
-// round takes the core the judge or the runner needs at the moment one wakes the other: the judge's clock then
-// sees a call's bracket grow by a time slice the runner never saw, and refuses an honest candidate's timing
-// (an H200 beside eight builds: 3.9 ms per call on a 0.4 ms sample, 2026-12-03). So every process of a build
-// worker (its process group and every descendant, a daemon that left the group included) is stopped with
-// SIGSTOP from the moment a judge reports that it times until the last timing slot is done, then continued
-// with SIGCONT; a build's time limit does not count the time it stood still. The scheduler enrolls builds only
-// when the run has one device slot (with several, one times nearly always and builds would starve).
+// round takes the core the judge or the runner needs at the moment one wakes the other: the judge's clock
+// then sees a call's bracket grow by a time slice the runner never saw, and refuses an honest candidate's
+// timing (an H200 beside eight builds: 3.9 ms per call on a 0.4 ms sample, 2026-12-03). So every process of a
+// build worker (its process group and every descendant, a daemon that left the group included) is stopped
+// with SIGSTOP from the moment a judge reports that it times until the last timing slot is done, then
+// continued with SIGCONT; a build's time limit does not count the time it stood still. The scheduler enrolls
+// builds only when the run has one device slot (with several, one times nearly always and builds would
+// starve).
 #pragma once
 
 #include <chrono>

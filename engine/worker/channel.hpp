@@ -24,7 +24,8 @@ private:
   std::mutex m_lock;
 };
 
-// While it lives, kj's own builds stand still (engine/exec/quiet_builds.hpp): the judge says so on its channel
+// While it lives, kj's own builds stand still (engine/exec/quiet_builds.hpp): the judge says so on its
+// channel
 // ("quiet" lines) when a timed phase begins and ends, and gives the orchestrator a moment to stop them.
 class quiet_host {
 public:

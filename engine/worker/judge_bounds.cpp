@@ -32,10 +32,10 @@ std::string lower_numerics(const json& changed) {
 
 // What the judge's clock says of the candidate's rounds (robust, driven call by call): every call was
 // credited no lower than its bracket less the handshake's cost (driven_timing.cpp); a round whose calls were
-// charged systematically marks the timing doubtful (`clock_doubt`: a forging timer or a host that delayed every
-// handshake; the charged samples bound it either way). kj's draw, timed in both processes (on CUDA bounded
-// by the judge's bracket around each prepare), is compared pooled over the rounds: time beyond its noise
-// allowance is charged to every call. Backend flags the candidate changed (TF32, reduced-precision
+// charged systematically marks the timing doubtful (`clock_doubt`: a forging timer or a host that delayed
+// every handshake; the charged samples bound it either way). kj's draw, timed in both processes (on CUDA
+// bounded by the judge's bracket around each prepare), is compared pooled over the rounds: time beyond its
+// noise allowance is charged to every call. Backend flags the candidate changed (TF32, reduced-precision
 // reductions) mean it ran at another precision than the run's: its timing is not credited at the run's.
 void bound_by_clock(timing_result& merged, const std::vector<candidate_timing>& candidate,
                     const std::vector<reference_timing>& reference, bool cuda) {

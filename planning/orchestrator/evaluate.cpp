@@ -13,8 +13,7 @@ namespace kj::orchestrator {
 std::optional<exec::build_record> build(const kb::problem& problem, const adapters::candidate& candidate,
                                         const evaluate_options& options) {
   if (!scheduler::needs_build(candidate.source)) return std::nullopt;
-  const std::filesystem::path cache_dir =
-      exec::cache_dir_or_default(options.cache_dir);
+  const std::filesystem::path cache_dir = exec::cache_dir_or_default(options.cache_dir);
   const nlohmann::json env = options.env.is_null() ? probe_environment(cache_dir) : options.env;
   const device_kind device = resolve_device(options.device, env);
   const exec::build_cache builds(cache_dir / "builds");
@@ -30,8 +29,7 @@ std::optional<exec::build_record> build(const kb::problem& problem, const adapte
 
 scheduler::evaluation_result evaluate(const kb::problem& problem, const adapters::candidate& candidate,
                                       const evaluate_options& options) {
-  const std::filesystem::path cache_dir =
-      exec::cache_dir_or_default(options.cache_dir);
+  const std::filesystem::path cache_dir = exec::cache_dir_or_default(options.cache_dir);
   const nlohmann::json env = options.env.is_null() ? probe_environment(cache_dir) : options.env;
   const device_kind device = resolve_device(options.device, env);
   const exec::job_runner runner{cache_dir, false};

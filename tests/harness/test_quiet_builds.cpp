@@ -140,7 +140,8 @@ kj::exec::worker_launch stand_in(const kj::test::scratch_dir& dir, const std::st
 TEST_CASE("a judge's quiet lines stop a build beside it, whose limit does not count the pause") {
   kj::test::scratch_dir dir;
   // The build: 1.5 s of work by the clock of a process that runs (a busy loop reading its own CPU time),
-  // within a 2.5 s limit; a judge holds the host quiet for 2 s meanwhile, so the build ends after about 3.5 s.
+  // within a 2.5 s limit; a judge holds the host quiet for 2 s meanwhile, so the build ends after about 3.5
+  // s.
   kj::exec::worker_launch build = stand_in(
       dir, "build",
       "python3 -c 'import time\nwhile time.process_time() < 1.5: pass' && echo '{\"type\":\"built\"}' >&3");

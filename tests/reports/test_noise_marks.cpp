@@ -64,7 +64,8 @@ TEST_CASE("a speedup whose interval includes 1, or whose host moved, is marked a
   // charged time is credited, the row marked and kept out of the noise-aware "faster".
   result_row doubted = timed(1.5, 1.4, 1.6);
   doubted.noise = kj::reports::noise_of(doubted, json{{"clock_doubt", "the judge's clock charged 40 of 40"}});
-  CHECK(doubted.noise.find("most calls charged by the judge's clock: the judge's clock charged 40 of 40") == 0);
+  CHECK(doubted.noise.find("most calls charged by the judge's clock: the judge's clock charged 40 of 40") ==
+        0);
   CHECK(kj::reports::timing_doubtful(doubted));
   CHECK_FALSE(kj::reports::timing_doubtful(clear));
   result_row no_speedup;
