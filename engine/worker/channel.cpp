@@ -2,6 +2,7 @@
 #include "engine/worker/channel.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <fcntl.h>
 #include <stdexcept>
