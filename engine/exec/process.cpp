@@ -139,9 +139,11 @@ prepared_exec prepare(const worker_launch& launch) {
 // Whether this worker holds kj's builds still: a judge's "quiet" lines (engine/worker/judge_timing.cpp) say
 // when it times; a worker that ends while it holds them lets them go.
 struct quiet_hold {
+  bool allowed = false; // only an evaluation's judge (kj's code, own_limit set): never a build, whose report
+                        // pipe the candidate's module code can write to
   bool held = false;
   void set(bool on) {
-    if (on == held) return;
+    if (on == held || (on && !allowed)) return;
     held = on;
     on ? quiet_builds::hold() : quiet_builds::release();
   }
@@ -279,6 +281,7 @@ worker_outcome run_worker_process(const worker_launch& launch,
   std::optional<quiet_builds::enrolled> build;
   if (launch.quiet_while_timing) build.emplace(pid);
   quiet_hold quiet;
+  quiet.allowed = launch.own_limit.count() > 0 && !launch.quiet_while_timing;
   ::close(fds[1]);
   if (log_fd >= 0) ::close(log_fd);
   if (null_fd >= 0) ::close(null_fd);

@@ -36,7 +36,6 @@ void run_mode(const exec::baseline_job& job, py::module_& runtime, py::object& s
       timing_result timing;
       {
         const gc_paused no_gc;
-        const quiet_host quiet(channel); // kj's builds stand still while it times
         py::object call_baseline = baseline.attr("call");
         py::object prepare_call = session.attr("prepare_call");
         const std::function<void()> call = [&] { call_baseline(); };

@@ -151,6 +151,7 @@ TEST_CASE("a judge's quiet lines stop a build beside it, whose limit does not co
                                            "sleep 0.3; echo '{\"type\":\"quiet\",\"on\":true}' >&3; sleep 2; "
                                            "echo '{\"type\":\"quiet\",\"on\":false}' >&3; echo "
                                            "'{\"type\":\"verdict\"}' >&3");
+  judge.own_limit = std::chrono::milliseconds(60'000); // an evaluation's judge: its quiet lines count
   kj::exec::worker_outcome built, judged;
   std::thread building([&] { built = kj::exec::run_worker_process(build); });
   judged = kj::exec::run_worker_process(judge);
@@ -170,7 +171,23 @@ TEST_CASE("a judge that dies while it holds the host quiet lets the builds go") 
   kj::test::scratch_dir dir;
   kj::exec::worker_launch judge =
       stand_in(dir, "judge", "echo '{\"type\":\"quiet\",\"on\":true}' >&3; sleep 0.2; kill -9 $$");
+  judge.own_limit = std::chrono::milliseconds(60'000);
   const kj::exec::worker_outcome judged = kj::exec::run_worker_process(judge);
   CHECK(judged.term_signal == SIGKILL);
   CHECK(kj::exec::quiet_builds::holds() == 0);
+}
+
+TEST_CASE("a build's own quiet line stops nothing: only an evaluation's judge holds the host quiet") {
+  kj::test::scratch_dir dir;
+  kj::exec::worker_launch build =
+      stand_in(dir, "build", "echo '{\"type\":\"quiet\",\"on\":true}' >&3; sleep 0.3");
+  build.quiet_while_timing = true;
+  std::thread watching([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    CHECK(kj::exec::quiet_builds::holds() == 0);
+  });
+  const kj::exec::worker_outcome built = kj::exec::run_worker_process(build);
+  watching.join();
+  CHECK(built.stood_still_s == 0);
+  CHECK(built.events.empty());
 }
