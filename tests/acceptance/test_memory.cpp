@@ -1,4 +1,4 @@
-// The memory model on the CPU (docs/design.md): a 1 GiB-input problem under a memory limit just above what
+// The memory model on the CPU (docs/design.md): a 256 MiB-input problem under a memory limit just above what
 // the model says a candidate's process holds; the candidate's own out-of-memory is its runtime_error, kj's
 // own is a harness_error, and a case that produced no output is never compared. Outputs larger than the
 // runner's first arena keep every answer of their request (found on a GPU at KernelBench's sizes).
@@ -26,7 +26,7 @@ json run_memory(const scratch_dir& dir, const std::string& run, const fs::path& 
                          "--candidates",
                          candidates.string(),
                          "--memory-limit",
-                         "4",
+                         "1.5",
                          "--no-timing",
                          "--trials",
                          "2",
@@ -56,8 +56,8 @@ const json& row_of(const json& rows, const std::string& file) {
 
 } // namespace
 
-TEST_CASE("a 1 GiB-input problem under a 4 GiB limit: honest correct, greedy out of memory, kj's own OOM is "
-          "harness_error") {
+TEST_CASE("a 256 MiB-input problem under a 1.5 GiB limit: honest correct, greedy out of memory, kj's own OOM "
+          "is harness_error") {
   scratch_dir dir;
   const fs::path candidates = fixtures_dir() / "memory" / "candidates";
   const json rows = run_memory(dir, "limits", candidates);
@@ -68,10 +68,11 @@ TEST_CASE("a 1 GiB-input problem under a 4 GiB limit: honest correct, greedy out
   CHECK(honest["verdict"] == "correct");
   CHECK(honest["strict_verdict"] == "pass");
   REQUIRE(honest["memory"].is_object());
-  // The runner held one input set, one output, the input check's host copy and the interpreter: under 4 GiB.
-  CHECK(honest["memory"]["runner_rss_bytes"].get<double>() < 4 * k_gib);
-  CHECK(honest["memory"]["runner_rss_bytes"].get<double>() > 1 * k_gib);
-  CHECK(honest["memory"]["judge_rss_bytes"].get<double>() < 5 * k_gib);
+  // The runner held one input set, one output, the input check's host copy and the interpreter: under 1.5 GiB
+  // (measured: 1.02 GiB; the judge 1.07 GiB). At 1 GiB of input this test took 527 s of CI, strict cases mostly.
+  CHECK(honest["memory"]["runner_rss_bytes"].get<double>() < 1.5 * k_gib);
+  CHECK(honest["memory"]["runner_rss_bytes"].get<double>() > 0.25 * k_gib);
+  CHECK(honest["memory"]["judge_rss_bytes"].get<double>() < 2 * k_gib);
 
   const json& greedy = row_of(rows, "level_1_problem_1_sample_1_kernel.py");
   INFO(greedy.dump(2).substr(0, 3000));
