@@ -105,15 +105,15 @@ std::string history_text(const std::vector<history_entry>& entries) {
     const result_row& r = e.row;
     if (r.problem_key() != problem) out += fmt::format("-- L{} {} {}\n", r.level, r.number, r.problem_name);
     problem = r.problem_key();
-    out += fmt::format("{:<24} {:<22} {:<16} {:<18} {:<14} {:>3} {:<14} {:>34} {:>9} {:>9}  {}\n",
-                       r.run_created_at, r.run_uid.substr(0, 22), r.stack_hash.substr(0, 16),
-                       e.torch.substr(0, 18), r.producer.substr(0, 14), r.sample,
-                       r.counted_correct()                 ? "correct"
-                       : r.verdict == kj::verdict::correct ? "strict fail"
-                                                           : name_of(r.verdict),
-                       candidate_ms(r),
-                       r.reference_median_ms ? fmt::format("{:.4g}", *r.reference_median_ms) : "",
-                       r.speedup ? fmt::format("{:.3f}x", *r.speedup) : "", change_text(e));
+    out += fmt::format(
+        "{:<24} {:<22} {:<16} {:<18} {:<14} {:>3} {:<14} {:>34} {:>9} {:>9}  {}\n", r.run_created_at,
+        r.run_uid.substr(0, 22), r.stack_hash.substr(0, 16), e.torch.substr(0, 18), r.producer.substr(0, 14),
+        r.sample,
+        r.counted_correct()                 ? "correct"
+        : r.verdict == kj::verdict::correct ? "strict fail"
+                                            : name_of(r.verdict),
+        candidate_ms(r), r.reference_median_ms ? fmt::format("{:.4g}", *r.reference_median_ms) : "",
+        r.speedup ? fmt::format("{:.3f}x{}", *r.speedup, may_be_noise(r) ? "~" : "") : "", change_text(e));
   }
   return out;
 }

@@ -140,6 +140,16 @@ inline bool timing_doubtful(const result_row& r) {
          r.noise.find(k_clock_doubt) != std::string::npos;
 }
 
+// Whether a speedup with interval `ci` (the eager one by default) may be noise: the `~` mark of every table,
+// the report and `speedup_noisy` in JSON, all from this one rule. Charges on a few calls are named in
+// result_row::noise (the speedup counts them) without making the speedup noise.
+inline bool may_be_noise(const result_row& r, const stats::interval& ci) {
+  return timing_doubtful(r) || (ci.valid() && !ci.excludes(1.0));
+}
+inline bool may_be_noise(const result_row& r) {
+  return r.speedup && may_be_noise(r, r.speedup_ci);
+}
+
 // Marks the rows whose problem the newest `kj audit` of its device found unsound
 // (result_row::unsound_problem).
 void mark_unsound_problems(const db::store& store, std::vector<result_row>& rows);

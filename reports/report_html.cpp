@@ -134,8 +134,8 @@ std::string speedup_cell(const result_row& r, const std::string& mode) {
     return fmt::format("<td title=\"not counted: the strict verdict failed\"><span class=\"void\">{}</span> "
                        "<span class=\"bad\">strict fail</span></td>",
                        html::ratio(s));
-  // "~": noise (the interval includes 1, or the host moved), as kj results marks it.
-  const bool noisy = (ci.valid() && !ci.excludes(1.0)) || r.noise.find("host") != std::string::npos;
+  // "~": the rule kj results marks by (may_be_noise).
+  const bool noisy = may_be_noise(r, ci);
   const std::string mark =
       noisy ? "<span class=\"ci\" title=\"may be noise: " +
                   html::escape(r.noise.empty() ? "its 95% interval includes 1" : r.noise) + "\">~</span>"

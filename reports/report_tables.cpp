@@ -30,19 +30,31 @@ std::string fingerprint_summary(const db::stack_record& stack) {
   return out;
 }
 
-std::string estimate_cell(const estimate& e, bool as_percent) {
-  if (!e.value) return fmt::format("<td>{}</td>", html::missing);
+// A blank cell's reason, as its tooltip.
+std::string blank_cell(const char* why) {
+  return fmt::format("<td><span title=\"{}\">{}</span></td>", html::escape(why), html::missing);
+}
+
+const char* const k_no_compile =
+    "no torch.compile baseline with this run's problem sizes, precision and timing options: measure them "
+    "with "
+    "kj baselines (the same timing options) or kj run --baselines compile-default";
+const char* const k_no_timing = "no candidate of these problems was correct with a timing";
+
+std::string estimate_cell(const estimate& e, bool as_percent, const char* why = k_no_timing) {
+  if (!e.value) return blank_cell(why);
   const std::string value = as_percent ? html::percent(e.value) : html::ratio(e.value);
   return fmt::format("<td>{}<br><span class=\"ci\">{}</span></td>", value, html::interval(e.ci, as_percent));
 }
 
-std::string geomean_cell(const estimate& correct, const estimate& all) {
-  if (!correct.value) return fmt::format("<td>{}</td>", html::missing);
+std::string geomean_cell(const estimate& correct, const estimate& all, const char* why = k_no_timing) {
+  if (!correct.value) return blank_cell(why);
   return fmt::format("<td>{}<br><span class=\"ci\">{}<br>failures as 1: {}</span></td>",
                      html::ratio(correct.value), html::interval(correct.ci), html::ratio(all.value));
 }
 
 std::string published_cell(const std::optional<double>& v, bool as_percent) {
+  if (!v) return blank_cell("not in the published table");
   return fmt::format("<td>{}</td>", as_percent ? html::percent(v) : html::ratio(v));
 }
 
@@ -58,10 +70,11 @@ std::string table1_table(const table1& t, const published_table& published) {
         "<tr{}><td class=\"l\">{} <span class=\"ci\">(this machine)</span></td><td>{}</td><td>{}</td>",
         row.level == "overall" ? " class=\"group\"" : "", html::escape(row.system), html::escape(row.level),
         c.problems);
+    const char* no_compile = c.faster_than_eager.value ? k_no_compile : k_no_timing;
     out += estimate_cell(c.pass_rate, true) + estimate_cell(c.faster_than_eager, true) +
-           estimate_cell(c.faster_than_compile, true) +
+           estimate_cell(c.faster_than_compile, true, no_compile) +
            geomean_cell(c.geomean_vs_eager, c.geomean_vs_eager_all) +
-           geomean_cell(c.geomean_vs_compile, c.geomean_vs_compile_all) + "</tr>\n";
+           geomean_cell(c.geomean_vs_compile, c.geomean_vs_compile_all, no_compile) + "</tr>\n";
   }
   for (const auto& p : published.rows)
     out += fmt::format(

@@ -22,7 +22,7 @@ std::string ms(const std::optional<double>& v) {
 
 std::string speedup(const result_row& r) {
   if (!r.speedup) return "";
-  return fmt::format("{:.2f}x{}", *r.speedup, r.noise.empty() ? "" : " ~");
+  return fmt::format("{:.2f}x{}", *r.speedup, may_be_noise(r) ? " ~" : "");
 }
 
 std::string note(const result_row& r) {

@@ -57,7 +57,7 @@ json memory_json(const result_row& r) {
 
 // "~" beside a speedup that may be noise: its interval includes 1, or the host moved (result_row::noise).
 const char* noise_mark(const result_row& r, const stats::interval& ci) {
-  return timing_doubtful(r) || (ci.valid() && !ci.excludes(1.0)) ? "~" : "";
+  return may_be_noise(r, ci) ? "~" : "";
 }
 
 std::string speedup_text(const result_row& r) {
@@ -160,7 +160,7 @@ json result_json(const result_row& r) {
           {"candidate_median_ms", optional_json(r.candidate_median_ms)},
           {"reference_median_ms", optional_json(r.reference_median_ms)},
           {"speedup", optional_json(r.speedup)},
-          {"speedup_noisy", !r.noise.empty()},
+          {"speedup_noisy", may_be_noise(r)},
           {"speedup_noise", r.noise},
           {"strict_verdict", name_of(r.strict_verdict)},
           {"strict_failed", r.strict_failed},

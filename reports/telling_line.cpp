@@ -57,6 +57,17 @@ std::string telling_in(const std::vector<std::string>& lines) {
   return exception.empty() ? first : exception;
 }
 
+// "/long/cache/path/main.cpp:14:61: error: ..." as "main.cpp:14:61: error: ...": a build folder's path
+// would fill the note before the error says anything.
+std::string without_folder(const std::string& line) {
+  static const std::regex located(R"((:\d+(:\d+)?|\(\d+\)): (fatal )?error: )");
+  std::smatch m;
+  if (!std::regex_search(line, m, located)) return line;
+  const std::string file = line.substr(0, static_cast<std::size_t>(m.position(0)));
+  const std::size_t slash = file.rfind('/');
+  return slash == std::string::npos ? line : line.substr(slash + 1);
+}
+
 } // namespace
 
 std::string telling_line(const std::string& text, std::size_t width) {
@@ -64,7 +75,7 @@ std::string telling_line(const std::string& text, std::size_t width) {
   std::string line;
   for (const auto& l : lines)
     if (compiler_error(l)) {
-      line = l;
+      line = without_folder(l);
       break;
     }
   if (line.empty()) {

@@ -7,7 +7,8 @@
 
 namespace kj::reports {
 
-// The cause, never a separator: a compiler's first `file:line: error:` line anywhere in the text, else, in
+// The cause, never a separator: a compiler's first `file:line: error:` line anywhere in the text (the file
+// without its folder), else, in
 // the part before kj's `--- ... ---` separator (what the process printed follows it), a Python traceback's
 // last line or the first line; when that part says nothing, the same rules on what follows. Cut to `width`
 // characters with "..." (npos: never).

@@ -26,19 +26,50 @@ void apply_quick(const CLI::App& cmd, exec::timing_spec& timing) {
   if (!given("--no-floor")) timing.floor = false;
 }
 
+// kj run's options as parsed.
+struct state {
+  orchestrator::run_options options;
+  source_flags sources;
+  std::string cache_dir;
+  bool quick = false;
+  std::string shard;
+  std::string summary_json;
+  generation_flags generation;
+};
+
+// kj run's work after its options are parsed: resolve them, then run (exit code).
+int run_command(state& s, const CLI::App& cmd, int argc, char** argv) {
+  check_python_override();
+  if (s.quick) apply_quick(cmd, s.options.judging.timing);
+  for (int i = 0; i < argc; ++i)
+    s.options.command_line += (i ? " " : "") + std::string(argv[i]);
+  s.options.candidates = orchestrator::resolve_candidates(s.options.candidates);
+  s.options.sources = s.sources.resolve();
+  s.options.sources.precision = s.options.judging.precision; // --problems verified: the run's precision
+  s.options.judging.overrides = s.sources.overrides();
+  s.options.cache_dir = s.cache_dir;
+  s.options.generation = s.generation.resolve();
+  if (s.options.generation.active() && !s.options.candidates.empty())
+    throw usage_error("--candidates and --adapter both name where candidates come from: give one");
+  if (s.options.device == "cpu" && !s.options.gpus.empty())
+    throw usage_error(fmt::format("--gpus {} with --device cpu: --gpus picks CUDA devices",
+                                  fmt::join(s.options.gpus, ",")));
+  if (!s.shard.empty()) s.options.part = orchestrator::parse_shard(s.shard);
+  if (s.options.part.partial() && s.options.generation.active() && s.options.generation.adapter != "replay")
+    throw usage_error(fmt::format(
+        "--shard {} with --adapter {}: every shard would ask the model for every problem; generate once "
+        "(kj generate), then judge in shards with --adapter replay --from RUN_ID or --candidates DIR",
+        s.shard, s.options.generation.adapter));
+  if (s.options.generation.active() && !s.options.producer.empty())
+    throw usage_error("--producer labels imported candidates; an --adapter's are labelled <adapter>/<model>");
+  require_credentials(s.options.generation);
+  return orchestrator::execute_run(s.options);
+}
+
 } // namespace
 
 action add_run_command(CLI::App& app, int argc, char** argv) {
   auto* cmd = app.add_subcommand("run", "Judge candidates against problems; results go to the SQLite DB");
-  struct state {
-    orchestrator::run_options options;
-    source_flags sources;
-    std::string cache_dir;
-    bool quick = false;
-    std::string shard;
-    std::string summary_json;
-    generation_flags generation;
-  };
   auto s = std::make_shared<state>();
   s->options.db_path = default_db_path();
   cmd->add_option("--db", s->options.db_path, "SQLite file to write (created if missing)")
@@ -125,39 +156,13 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
       "also write FILE: the run's id, exit code, status, counts by verdict and strict verdict and "
       "one line per evaluation, as JSON (for CI; written on failures too)");
   return [s, cmd, argc, argv] {
-    check_python_override();
-    if (s->quick) apply_quick(*cmd, s->options.judging.timing);
-    for (int i = 0; i < argc; ++i)
-      s->options.command_line += (i ? " " : "") + std::string(argv[i]);
-    s->options.candidates = orchestrator::resolve_candidates(s->options.candidates);
-    s->options.sources = s->sources.resolve();
-    s->options.sources.precision = s->options.judging.precision; // --problems verified: the run's precision
-    s->options.judging.overrides = s->sources.overrides();
-    s->options.cache_dir = s->cache_dir;
-    s->options.generation = s->generation.resolve();
-    if (s->options.generation.active() && !s->options.candidates.empty())
-      throw usage_error("--candidates and --adapter both name where candidates come from: give one");
-    if (s->options.device == "cpu" && !s->options.gpus.empty())
-      throw usage_error(fmt::format("--gpus {} with --device cpu: --gpus picks CUDA devices",
-                                    fmt::join(s->options.gpus, ",")));
-    if (!s->shard.empty()) s->options.part = orchestrator::parse_shard(s->shard);
-    if (s->options.part.partial() && s->options.generation.active() &&
-        s->options.generation.adapter != "replay")
-      throw usage_error(fmt::format(
-          "--shard {} with --adapter {}: every shard would ask the model for every problem; generate once "
-          "(kj generate), then judge in shards with --adapter replay --from RUN_ID or --candidates DIR",
-          s->shard, s->options.generation.adapter));
-    if (s->options.generation.active() && !s->options.producer.empty())
-      throw usage_error(
-          "--producer labels imported candidates; an --adapter's are labelled <adapter>/<model>");
-    require_credentials(s->options.generation);
-    if (s->summary_json.empty()) return orchestrator::execute_run(s->options);
-    check_summary_path(s->summary_json);
+    if (s->summary_json.empty()) return run_command(*s, *cmd, argc, argv);
+    check_summary_path(s->summary_json); // before anything else: a refused run still writes its summary
     if (s->options.run_uid.empty()) s->options.run_uid = orchestrator::new_run_uid(); // named in the summary
     int code = 0;
     std::string error;
     try {
-      code = orchestrator::execute_run(s->options);
+      code = run_command(*s, *cmd, argc, argv);
     } catch (const std::exception& e) {
       error = e.what();
       const bool bad_input = dynamic_cast<const usage_error*>(&e) ||

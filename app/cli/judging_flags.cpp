@@ -11,7 +11,7 @@ namespace {
 void add_run_checks(CLI::App& cmd, orchestrator::judging_settings& judging) {
   cmd.add_option("--memory-limit", judging.limits.memory_gib,
                  "GiB of resident memory a candidate's process and its children may use before it is killed "
-                 "(verdict oom); 0: half the machine's")
+                 "(runtime_error, reason out_of_memory); 0: half the machine's")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   cmd.add_option("--process-limit", judging.limits.processes,

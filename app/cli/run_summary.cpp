@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 #include <fstream>
+#include <optional>
 #include <unistd.h>
 
 using nlohmann::json;
@@ -27,7 +28,13 @@ json run_summary(const std::string& db_path, const std::string& run_uid, int exi
                {"rows", json::array()}};
   summary["run"] = nullptr; // until the database shows the run was recorded
   if (run_uid.empty() || !std::filesystem::exists(db_path)) return summary;
-  const db::store store = db::store::open_read_only(db_path);
+  std::optional<db::store> opened;
+  try {
+    opened.emplace(db::store::open_read_only(db_path)); // a file that is not kj's was refused: no rows
+  } catch (const std::exception&) {
+    return summary;
+  }
+  const db::store& store = *opened;
   const auto id = store.find_run(run_uid);
   if (!id) return summary;
   summary["run"] = run_uid;
@@ -52,7 +59,7 @@ json run_summary(const std::string& db_path, const std::string& run_uid, int exi
                                {"verdict", name_of(r.verdict)},
                                {"strict_verdict", name_of(r.strict_verdict)},
                                {"speedup", r.speedup ? json(*r.speedup) : json()},
-                               {"speedup_noisy", !r.noise.empty()},
+                               {"speedup_noisy", kj::reports::may_be_noise(r)},
                                {"untrusted", r.untrusted}});
   }
   return summary;

@@ -100,6 +100,13 @@ std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& erro
   }
   // An unknown key of kj.toml (CLI11 says "INI was not able to parse run.devise"): the file, the key, and a
   // guess among that command's options.
+  // A line of kj.toml that is not TOML at all (CLI11: "INI was not able to parse [run").
+  static const std::regex config_line(R"(INI was not able to parse ([^A-Za-z0-9_.-].*)$)");
+  if (std::regex_search(message, m, config_line))
+    return fmt::format(
+        "{}: cannot read '{}': kj.toml is TOML: a section is [command], a key is option = value "
+        "(docs/usage.md, \"Project defaults\")",
+        app.get_config_ptr() ? app.get_config_ptr()->as<std::string>() : "kj.toml", m[1].str());
   static const std::regex config_key(R"(INI was not able to parse ([A-Za-z0-9_.-]+))");
   if (std::regex_search(message, m, config_key)) {
     const std::string key = m[1].str(), name = key.substr(key.rfind('.') + 1);
@@ -134,12 +141,22 @@ std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& erro
   static const std::regex missing(R"(^(\S+) ?(\d+) required (\w+) missing)");
   if (std::regex_search(message, m, missing))
     message = fmt::format("{}needs a value ({})", m[1].str().empty() ? "" : m[1].str() + " ", m[3].str());
-  if (dynamic_cast<const CLI::ExtrasError*>(&error)) {
+  // An unknown option, also where CLI11 first says that the required one it stands in for is missing
+  // ("kj export --formt junit": "--format is required").
+  const bool extras = dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr;
+  if (extras || dynamic_cast<const CLI::RequiredError*>(&error)) {
     const auto options = option_names(*command);
+    std::string guesses;
     for (const auto& extra : command->remaining())
-      if (extra.starts_with("-"))
-        if (const auto guess = nearest(extra.substr(0, extra.find('=')), options))
-          message += fmt::format("\n{}: did you mean {}?", extra, *guess);
+      if (extra.starts_with("-")) {
+        const auto guess = nearest(extra.substr(0, extra.find('=')), options);
+        if (extras && guess) guesses += fmt::format("\n{}: did you mean {}?", extra, *guess);
+        if (!extras)
+          guesses +=
+              fmt::format("\nunknown option {}{}", extra, guess ? "; did you mean " + *guess + "?" : "");
+      }
+    // The unknown option first: it is the mistake; the missing one follows from it.
+    message = extras || guesses.empty() ? message + guesses : guesses.substr(1) + "\n(" + message + ")";
   }
   return message;
 }

@@ -1,5 +1,6 @@
 // Issue 34's conveniences through the real `kj`: kj.toml (and its precedence), --collect-only,
 // --summary-json, kj doctor and the shell completion.
+#include "db/sqlite.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
@@ -44,6 +45,11 @@ TEST_CASE("kj.toml sets a command's defaults, and flags and environment variable
   CHECK(typo.exit_code == 2);
   CHECK(contains(typo.err, "kj.toml: unknown key 'run.devise'"));
   CHECK(contains(typo.err, "did you mean device?"));
+  write_file(dir / "kj.toml", "[run\ndevice = \"cpu\"\n"); // not TOML: the file and the rule are named
+  const auto broken = kj_in(dir, {"run"});
+  CHECK(broken.exit_code == 2);
+  CHECK(contains(broken.err, "kj.toml: cannot read '[run': kj.toml is TOML"));
+  fs::remove(dir / "kj.toml");
   const auto missing = kj_in(dir, {"--config", "nowhere.toml", "runs"});
   CHECK(missing.exit_code == 2);
 }
@@ -79,6 +85,19 @@ TEST_CASE("kj run --summary-json writes the run's outcome for CI, also when the 
   CHECK(r["error"] == "--candidates nowhere: no such folder or file");
   CHECK(r["status"].is_null());
   CHECK(r["run"].is_null()); // never recorded: no id to look up
+  // Refused while its options are read (a reversed range), and by a database that is not kj's: still written.
+  const auto range = kj_in(dir, {"run", "--device", "cpu", "--ids", "10-1", "--summary-json", "range.json"});
+  CHECK(range.exit_code == 2);
+  CHECK(contains(json::parse(read_file(dir / "range.json"))["error"].get<std::string>(), "bad id range"));
+  kj::db::sqlite::connection::open(dir / "foreign.sqlite",
+                                   kj::db::sqlite::connection::open_mode::read_write_create)
+      .exec("CREATE TABLE runs (x); CREATE TABLE evaluations (y)", "another tool's tables");
+  const auto foreign = kj_in(dir, {"run", "--device", "cpu", "--ids", "2", "--candidates", "builtin:identity",
+                                   "--db", "foreign.sqlite", "--summary-json", "foreign.json"});
+  CHECK(foreign.exit_code == 2);
+  const json f = json::parse(read_file(dir / "foreign.json"));
+  CHECK(contains(f["error"].get<std::string>(), "is not a kerneljudge database"));
+  CHECK(f["evaluations"] == 0);
   const auto unwritable =
       kj_in(dir, {"run", "--device", "cpu", "--level", "1", "--ids", "2", "--candidates", "builtin:identity",
                   "--summary-json", (dir / "no" / "s.json").string()});

@@ -18,6 +18,10 @@ TEST_CASE("a mistyped command or option gets a suggestion, and a range reads as 
   const auto option = run_kj({"run", "--candidate", "x"});
   CHECK(option.exit_code == 2);
   CHECK(contains(option.err, "--candidate: did you mean --candidates?"));
+  // A mistyped required option: the typo is named first, not only the option it left missing.
+  const auto required = run_kj({"export", "--formt", "junit"});
+  CHECK(required.exit_code == 2);
+  CHECK(contains(required.err, "unknown option --formt; did you mean --format?"));
   const auto jobs = run_kj({"run", "-j", "0"});
   CHECK(jobs.exit_code == 2);
   CHECK(contains(jobs.err, "--jobs: must be a whole number of at least 1, not '0'"));

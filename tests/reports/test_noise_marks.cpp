@@ -87,6 +87,21 @@ TEST_CASE("a speedup whose interval includes 1, or whose host moved, is marked a
   CHECK(rows[0]["speedup_noisy"] == false);
   CHECK(rows[1]["speedup_noisy"] == true);
   CHECK(rows[1]["speedup_noise"] == straddles.noise);
+
+  // A few charged calls are named, never a mark: the table, the JSON and the report agree (a reviewer saw
+  // `speedup_noisy: true` beside an unmarked 0.679x).
+  result_row few = timed(1.5, 1.4, 1.6);
+  few.noise = kj::reports::noise_of(few, handshake);
+  CHECK_FALSE(kj::reports::may_be_noise(few));
+  std::ostringstream both;
+  kj::reports::write_results({few, moved}, "json", both);
+  const json marked = json::parse(both.str());
+  CHECK(marked[0]["speedup_noisy"] == false);
+  CHECK(marked[0]["speedup_noise"] == few.noise);
+  CHECK(marked[1]["speedup_noisy"] == true);
+  std::ostringstream few_table;
+  kj::reports::write_results({few}, "table", few_table);
+  CHECK(few_table.str().find("1.500x~") == std::string::npos);
 }
 
 TEST_CASE("producer labels that name two folders are told apart by the shortest distinguishing path part") {

@@ -23,6 +23,14 @@ TEST_CASE("the telling line of an error is its cause, never kj's separator") {
         "main.cpp:12:5: error: 'foo' was not declared in this scope");
   CHECK(telling_line("build failed\nkernel.cu(7): error: identifier \"blockDimx\" is undefined\n") ==
         "kernel.cu(7): error: identifier \"blockDimx\" is undefined");
+  // The build folder's path never fills the note: the file name, its line and the error (a reviewer's table
+  // showed "/tmp/review/cache/builds/77/77e5115f91e78393cdcdbab46090a..." and nothing of the error).
+  CHECK(telling_line(
+            "FAILED: main.o\n/tmp/r/cache/builds/77/77e5115f91e78393cdcdbab46090a55ae8525c3ac103a3e2c50/ext/"
+            "gelu_ext/main.cpp:14:61: error: expected ';' before '}' token\n",
+            60) == "main.cpp:14:61: error: expected ';' before '}' token");
+  CHECK(telling_line("/x/y/kernel.cu(7): error: identifier \"blockDimx\" is undefined\n") ==
+        "kernel.cu(7): error: identifier \"blockDimx\" is undefined");
   // A Python traceback: its last line.
   CHECK(telling_line("Traceback (most recent call last):\n  File \"k.py\", line 3, in forward\n"
                      "RuntimeError: CUDA error: an illegal memory access was encountered\n") ==
