@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -206,6 +207,47 @@ std::string dtype_of(const std::string& precision, const std::string& protocol) 
   return "fp32";
 }
 
+namespace {
+
+// The median of each timing round of a timing (params.round_samples: the rounds' sample counts, in order);
+// empty when the timing has one round or says nothing of them.
+std::vector<double> round_medians(const db::timing_row& t) {
+  const auto params = nlohmann::json::parse(t.params_json, nullptr, false);
+  const auto sizes =
+      params.is_object() ? params.value("round_samples", nlohmann::json::array()) : nlohmann::json::array();
+  std::vector<double> medians;
+  std::size_t at = 0;
+  for (const auto& size : sizes) {
+    const std::size_t n = size.is_number_unsigned() ? size.get<std::size_t>() : 0;
+    if (n == 0 || at + n > t.samples_ms.size()) return {};
+    std::vector<double> round;
+    for (std::size_t i = at; i < at + n; ++i)
+      if (std::isfinite(t.samples_ms[i])) round.push_back(t.samples_ms[i]);
+    if (round.empty()) return {};
+    std::nth_element(round.begin(), round.begin() + static_cast<std::ptrdiff_t>(round.size() / 2),
+                     round.end());
+    medians.push_back(round[round.size() / 2]);
+    at += n;
+  }
+  return at == t.samples_ms.size() && medians.size() >= 2 ? medians : std::vector<double>{};
+}
+
+} // namespace
+
+std::string rounds_disagree(const db::timing_row& candidate, const db::timing_row& reference) {
+  const auto c = round_medians(candidate), f = round_medians(reference);
+  if (c.empty() || c.size() != f.size()) return "";
+  double low = std::numeric_limits<double>::infinity(), high = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    if (c[i] <= 0) return "";
+    low = std::min(low, f[i] / c[i]);
+    high = std::max(high, f[i] / c[i]);
+  }
+  if (low > 1 || high < 1) return "";
+  return fmt::format("{}: the speedups of its {} rounds run from {:.3f} to {:.3f}", k_rounds_disagree,
+                     c.size(), low, high);
+}
+
 std::string noise_of(const result_row& r, const nlohmann::json& params) {
   if (!r.speedup) return "";
   std::string noise;
@@ -277,6 +319,9 @@ result_row derive(const db::evaluation_row& e, const metric_options& options) {
   if (const auto* eager = r.baseline("eager")) r.speedup_ci = eager->ci;
   if (candidate) add_trace_shares(*candidate, r);
   if (candidate) r.noise = noise_of(r, nlohmann::json::parse(candidate->params_json, nullptr, false));
+  if (r.speedup && candidate && reference)
+    if (const std::string rounds = rounds_disagree(*candidate, *reference); !rounds.empty())
+      r.noise += (r.noise.empty() ? "" : "; ") + rounds;
   return r;
 }
 

@@ -132,12 +132,22 @@ std::string noise_of(const result_row& r, const nlohmann::json& params);
 // How result_row::noise names a timing whose calls the judge's clock charged systematically (`clock_doubt`).
 inline constexpr const char* k_clock_doubt = "most calls charged by the judge's clock";
 
+// How result_row::noise names timing rounds whose speedups fall on both sides of 1 (samples within a round
+// share the host's state of that moment: the pooled interval cannot see a drift between rounds; the rounds
+// can). Followed by the round count and the per-round speedups' range.
+inline constexpr const char* k_rounds_disagree = "its timing rounds disagree";
+
+// The rounds_disagree note of a candidate timing and its reference (both with params.round_samples and their
+// samples), or "" when their rounds agree or are not known.
+std::string rounds_disagree(const db::timing_row& candidate, const db::timing_row& reference);
+
 // Whether the row's timing conditions (not its interval) make any speedup of it possible noise: the host's
-// speed moved, one timing round could not tell, or the judge's clock charged most calls (the `~` mark, and no
-// noise-aware "faster").
+// speed moved, one timing round could not tell, the rounds disagree, or the judge's clock charged most calls
+// (the `~` mark, and no noise-aware "faster").
 inline bool timing_doubtful(const result_row& r) {
   return r.noise.find("host") != std::string::npos || r.noise.find("one timing round") != std::string::npos ||
-         r.noise.find(k_clock_doubt) != std::string::npos;
+         r.noise.find(k_clock_doubt) != std::string::npos ||
+         r.noise.find(k_rounds_disagree) != std::string::npos;
 }
 
 // Whether a speedup with interval `ci` (the eager one by default) may be noise: the `~` mark of every table,

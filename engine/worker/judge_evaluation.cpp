@@ -243,7 +243,8 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     link->connect(plugin);
     runner_link& runner = *link;
     if (!runner.load().value("ok", false))
-      throw runner_failure(runner.load().value("kind", "crashed"), runner.load().value("error", ""));
+      throw runner_failure(runner.load().value("kind", "crashed"), runner.load().value("error", ""),
+                           runner.load().value("reason", "")); // out_of_memory while loading stays named
     session.attr("remote") = judge.attr("RemoteCandidate")(
         py::cpp_function(
             [&runner](const std::string& message) { return runner.request(json::parse(message)).dump(); }),

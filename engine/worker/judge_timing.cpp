@@ -54,6 +54,7 @@ timing_result merge_rounds(std::vector<timing_result> rounds, const exec::timing
   };
   add_probes(first);
   json stop_reasons = json::array({merged.stop_reason});
+  json round_samples = json::array({merged.samples_ms.size()}); // each round's count: reports split by it
   bool throttled = first.value("throttled", false);
   std::size_t warmup_calls = first.value("warmup_calls", std::size_t{0});
   for (std::size_t i = 1; i < rounds.size(); ++i) {
@@ -62,6 +63,7 @@ timing_result merge_rounds(std::vector<timing_result> rounds, const exec::timing
     for (const auto& h : r.params.value("host_ms", json::array()))
       host_ms.push_back(h);
     stop_reasons.push_back(r.stop_reason);
+    round_samples.push_back(r.samples_ms.size());
     throttled = throttled || r.params.value("throttled", false);
     warmup_calls += r.params.value("warmup_calls", std::size_t{0});
     add_probes(r.params);
@@ -70,6 +72,7 @@ timing_result merge_rounds(std::vector<timing_result> rounds, const exec::timing
   }
   if (!host_ms.empty()) merged.params["host_ms"] = host_ms;
   merged.params["round_stop_reasons"] = stop_reasons;
+  merged.params["round_samples"] = round_samples;
   merged.params["warmup_calls"] = warmup_calls;
   if (!probes.empty()) record_host_probes(probes, merged.params);
   if (first.contains("throttled")) merged.params["throttled"] = throttled;

@@ -56,14 +56,14 @@ def use_prebuilt_extensions():
     cpp_extension._write_ninja_file_and_build_library = prebuilt_only
 
 
-def out_of_memory(exc, device):
-    """The runtime_error a candidate's own allocation failure gets, with the bytes it saw."""
+def out_of_memory(exc, device, what="ModelNew.forward"):
+    """The runtime_error a candidate's own allocation failure gets (in `what`), with the bytes it saw."""
     numbers = ""
     if device.type == "cuda":
         free, total = torch.cuda.mem_get_info(device)
         numbers = (f" (the runner's torch holds {torch.cuda.memory_reserved(device)} bytes; the device has {free} of "
                    f"{total} bytes free)")
-    return KjError("runtime_error", f"ModelNew.forward ran out of memory{numbers}: {first_line(exc)}",
+    return KjError("runtime_error", f"{what} ran out of memory{numbers}: {first_line(exc)}",
                    reason="out_of_memory")
 
 
@@ -120,7 +120,7 @@ class RunnerSession(SizedProblems):
                 model_new = self._place(self.candidate_class(*init_inputs))
         except Exception as exc:
             if is_out_of_memory(exc):
-                raise out_of_memory(exc, self.device) from None
+                raise out_of_memory(exc, self.device, "constructing ModelNew") from None
             raise KjError("runtime_error", f"constructing ModelNew raised:\n{format_exception(exc)}") from None
         if self.protocol.get("weights") == "state_dict":
             with torch.no_grad():

@@ -5,6 +5,7 @@
 #include "engine/scheduler/scheduler.hpp"
 #include "planning/orchestrator/run_config.hpp"
 #include "planning/orchestrator/run_setup.hpp"
+#include "planning/orchestrator/shard.hpp"
 
 #include <fmt/core.h>
 #include <set>
@@ -20,8 +21,11 @@ int collect_only(const run_options& options, const std::vector<kb::problem>& pro
     return 0;
   }
   const std::string producer = default_producer(options);
-  const auto candidates = filter_candidates(
-      options.filter, problems, import_candidates(options, problems, to_string(device), producer));
+  // --shard: the shard's part of the plan, as the run would judge it (select_shard says how many it keeps).
+  const auto candidates =
+      select_shard(options.part, problems,
+                   filter_candidates(options.filter, problems,
+                                     import_candidates(options, problems, to_string(device), producer)));
   fmt::print("{:>2} {:>4} {:<30} {:<16} {:<6} {}\n", "L", "id", "problem", "producer", "build", "candidate");
   std::set<std::size_t> covered;
   std::size_t builds = 0;

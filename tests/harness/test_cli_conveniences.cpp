@@ -5,6 +5,7 @@
 #include "tests/support/paths.hpp"
 
 #include <cstdlib>
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 namespace fs = std::filesystem;
@@ -62,6 +63,21 @@ TEST_CASE("kj run --collect-only shows what would be judged and records nothing"
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "9 candidate(s) for 5 of 6 selected problems on cpu, 9 to build"));
   CHECK(contains(r.out, "problems without a candidate: L1 6 MaxPool2d"));
+  CHECK_FALSE(fs::exists(dir / "kj.sqlite"));
+  // --shard: each shard shows its own part, and the parts add up to the plan.
+  int total = 0;
+  for (const char* part : {"1/3", "2/3", "3/3"}) {
+    const auto shard = kj_in(dir, {"run", "--device", "cpu", "--candidates",
+                                   (source_dir() / "examples" / "candidates" / "cpu").string(), "--level",
+                                   "1", "--shard", part, "--collect-only"});
+    REQUIRE(shard.exit_code == 0);
+    CHECK(contains(shard.err, fmt::format("shard {}: ", part)));
+    CHECK(contains(shard.err, "of the plan's 9 candidates"));
+    const auto at = shard.out.find("--collect-only: ");
+    REQUIRE(at != std::string::npos);
+    total += std::stoi(shard.out.substr(at + 16));
+  }
+  CHECK(total == 9);
   CHECK_FALSE(fs::exists(dir / "kj.sqlite"));
 }
 

@@ -103,6 +103,14 @@ def test_a_constructor_that_raises_is_a_runtime_error():
     assert "bad init" in caught.value.message
 
 
+def test_a_constructor_out_of_memory_names_the_constructor():
+    # A reviewer's candidate allocated 4 GiB in __init__: the message said "ModelNew.forward ran out of memory".
+    with pytest.raises(common.KjError) as caught:
+        runner(candidate(init="        raise RuntimeError(\"DefaultCPUAllocator: can't allocate memory: 4 GB\")\n"))
+    assert caught.value.kind == "runtime_error" and caught.value.reason == "out_of_memory"
+    assert caught.value.message.startswith("constructing ModelNew ran out of memory")
+
+
 @pytest.mark.parametrize("error, reason", [
     ("ValueError('bad forward')", ""),
     ("MemoryError()", "out_of_memory"),

@@ -104,6 +104,36 @@ TEST_CASE("a speedup whose interval includes 1, or whose host moved, is marked a
   CHECK(few_table.str().find("1.500x~") == std::string::npos);
 }
 
+TEST_CASE(
+    "timing rounds whose speedups fall on both sides of 1 mark the speedup, whatever its pooled interval") {
+  // Samples within a round share the host's state of that moment, so the interval of all samples pooled can
+  // exclude 1 for an identity candidate on a host that drifted (a reviewer saw 1.132x [1.087, 1.174],
+  // unmarked, on a loaded 2-core machine). The rounds are repeated measurements: when they disagree, it is
+  // noise.
+  const auto row = [](std::vector<double> samples, const json& params) {
+    kj::db::timing_row t;
+    t.samples_ms = std::move(samples);
+    t.params_json = params.dump();
+    return t;
+  };
+  const json three{{"round_samples", {2, 2, 2}}};
+  const auto candidate = row({1.0, 1.0, 1.0, 1.0, 1.0, 1.0}, three);
+  // Reference rounds 1.2, 0.9, 1.3: per-round speedups 0.9 to 1.3.
+  const auto drifted = row({1.2, 1.2, 0.9, 0.9, 1.3, 1.3}, three);
+  const std::string note = kj::reports::rounds_disagree(candidate, drifted);
+  CHECK(note == "its timing rounds disagree: the speedups of its 3 rounds run from 0.900 to 1.300");
+  result_row r = timed(1.2, 1.1, 1.3);
+  r.noise = note;
+  CHECK(kj::reports::timing_doubtful(r));
+  CHECK(kj::reports::may_be_noise(r));
+  // Every round faster: no mark from the rounds.
+  CHECK(kj::reports::rounds_disagree(candidate, row({1.2, 1.2, 1.1, 1.1, 1.3, 1.3}, three)).empty());
+  // Rounds not known (one round, an older row, counts that do not add up): nothing is claimed.
+  CHECK(
+      kj::reports::rounds_disagree(row({1.0, 1.0}, json::object()), row({1.2, 0.9}, json::object())).empty());
+  CHECK(kj::reports::rounds_disagree(candidate, row({1.2, 0.9, 1.3}, three)).empty());
+}
+
 TEST_CASE("producer labels that name two folders are told apart by the shortest distinguishing path part") {
   CHECK(kj::reports::distinguishing_suffixes({"/x/v1/claude", "/x/v2/claude"}) ==
         std::vector<std::string>{"v1/claude", "v2/claude"});
