@@ -143,10 +143,16 @@ action add_runner_command(CLI::App& app) {
 action add_worker_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("worker", ""); // internal: started by the orchestrator, one per job
   cmd->group("");
-  auto options = std::make_shared<std::pair<std::string, int>>("", 3);
-  cmd->add_option("--job", options->first, "job file")->required();
-  cmd->add_option("--result-fd", options->second, "descriptor of the report pipe");
-  return [options] { return worker::run_worker({options->first, options->second}); };
+  auto options = std::make_shared<worker::worker_options>();
+  auto* job = cmd->add_option("--job", options->job_file, "job file");
+  // a judge that serves evaluations one after another: job files' paths, a line each, on this descriptor
+  cmd->add_option("--jobs-fd", options->jobs_fd, "descriptor the paths of job files arrive on")
+      ->excludes(job);
+  cmd->add_option("--result-fd", options->result_fd, "descriptor of the report pipe");
+  return [options] {
+    if (options->job_file.empty() && options->jobs_fd < 0) throw CLI::RequiredError("--job or --jobs-fd");
+    return options->jobs_fd >= 0 ? worker::serve_evaluations(*options) : worker::run_worker(*options);
+  };
 }
 
 } // namespace kj::cli

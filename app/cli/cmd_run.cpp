@@ -137,6 +137,9 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
                   "build cache and scratch folder (default: $KJ_CACHE_DIR or ~/.cache/kerneljudge)");
   cmd->add_flag("--keep-scratch", s->options.keep_scratch,
                 "keep each job's scratch folder (job.json, worker.log)");
+  cmd->add_flag("--fresh-judges", s->options.fresh_judges,
+                "start a judge process for every evaluation instead of one per device slot that stays warm "
+                "(slower: Python, torch and the device context start each time; for comparison)");
   cmd->add_option("-j,--jobs,--build-jobs", s->options.build_jobs,
                   "candidates compiled at once (default: one per core, at most 8): on CUDA while the GPUs "
                   "judge earlier candidates, on the CPU all before the first is judged")

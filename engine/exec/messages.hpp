@@ -124,6 +124,9 @@ struct evaluate_job {
   // The build step could not import the candidate without the GPU: the runner imports it with the GPU and may
   // compile its extensions into the build folder (writable for it), as KernelBench's own eval would.
   bool import_on_device = false;
+  // The candidate's built extensions (a judge serving several jobs, `kj worker --serve`, is told per job);
+  // empty: the worker's TORCH_EXTENSIONS_DIR.
+  std::string extensions_dir;
 };
 
 // Compile only: import the problem and the candidate so that torch.utils.cpp_extension builds the

@@ -1,6 +1,7 @@
 // Implements worker process management: fork/exec, a private report pipe, deadlines, process-group kills.
 #include "engine/exec/process.hpp"
 
+#include "engine/exec/process_parts.hpp"
 #include "engine/exec/quiet_builds.hpp"
 
 #include <algorithm>
@@ -60,13 +61,11 @@ void on_signal(int) {
   g_interrupted = true;
 }
 
-// Everything the child needs is built before fork (kj has threads: after fork only async-signal-safe calls).
-struct prepared_exec {
-  std::string program; // /proc/self/exe, bwrap, or the wrapper
-  std::vector<std::string> args, env;
-  std::vector<char*> argv, envp;
-};
+} // namespace
 
+namespace detail {
+
+// Everything the child needs is built before fork (kj has threads: after fork only async-signal-safe calls).
 // A program named without a folder, looked up on the worker's PATH (execve does no lookup).
 std::string find_program(const std::string& name, const std::map<std::string, std::string>& environment) {
   if (name.find('/') != std::string::npos) return name;
@@ -94,9 +93,14 @@ prepared_exec prepare(const worker_launch& launch) {
     p.program = p.args.front();
     p.args.push_back(fs::read_symlink("/proc/self/exe").string());
   }
-  for (const char* a : {"worker", "--job"})
-    p.args.emplace_back(a);
-  p.args.push_back(launch.job_file.string());
+  p.args.emplace_back("worker");
+  if (launch.job_file.empty()) { // a judge that serves jobs one after another (warm_worker.hpp)
+    p.args.emplace_back("--jobs-fd");
+    p.args.emplace_back("4");
+  } else {
+    p.args.emplace_back("--job");
+    p.args.push_back(launch.job_file.string());
+  }
   p.args.emplace_back("--result-fd");
   p.args.emplace_back("3");
   for (const auto& [key, value] : launch.environment)
@@ -111,7 +115,7 @@ prepared_exec prepare(const worker_launch& launch) {
 }
 
 [[noreturn]] void exec_worker(const worker_launch& launch, const prepared_exec& p, int report_fd, int log_fd,
-                              int null_fd, pid_t kj) {
+                              int null_fd, pid_t kj, int jobs_fd) {
   ::setpgid(0, 0);
   // The worker dies with kj, even with a kill -9 of kj that runs no handler: nobody would read its report,
   // and a resumed run must not find it still building into the same folder or holding the GPU. (A sandboxed
@@ -119,12 +123,13 @@ prepared_exec prepare(const worker_launch& launch) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != kj) ::_exit(122); // kj was gone before the prctl
   if (log_fd < 0 || null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0 ||
-      ::dup2(report_fd, 3) < 0)
+      ::dup2(report_fd, 3) < 0 || (jobs_fd >= 0 && ::dup2(jobs_fd, 4) < 0))
     ::_exit(120);
   // Everything kj itself holds open (the DB, other workers' pipes, what kj's own parent passed on) stays out.
-  if (::close_range(4, ~0U, 0) != 0)
-    for (int fd = 4; fd < 65536; ++fd)
-      ::close(fd);
+  const unsigned first_closed = jobs_fd >= 0 ? 5 : 4;
+  if (::close_range(first_closed, ~0U, 0) != 0)
+    for (unsigned fd = first_closed; fd < 65536; ++fd)
+      ::close(static_cast<int>(fd));
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
   if (launch.nice > 0) { // beside timing: a core goes to it only when no judge or runner wants one
@@ -135,20 +140,6 @@ prepared_exec prepare(const worker_launch& launch) {
   ::execve(p.program.c_str(), p.argv.data(), p.envp.data());
   ::_exit(121);
 }
-
-// Whether this worker holds kj's builds still: a judge's "quiet" lines (engine/worker/judge_timing.cpp) say
-// when it times; a worker that ends while it holds them lets them go.
-struct quiet_hold {
-  bool allowed = false; // only an evaluation's judge (kj's code, own_limit set): never a build, whose report
-                        // pipe the candidate's module code can write to
-  bool held = false;
-  void set(bool on) {
-    if (on == held || (on && !allowed)) return;
-    held = on;
-    on ? quiet_builds::hold() : quiet_builds::release();
-  }
-  ~quiet_hold() { set(false); }
-};
 
 // `at`: [s] since the launch, when the line arrived (the clock's and quiet lines are not the worker's
 // reports).
@@ -174,6 +165,10 @@ void handle_line(std::string_view line, worker_outcome& outcome,
     if (outcome.bad_lines.size() < 2000) outcome.bad_lines.append(line).append("\n");
   }
 }
+
+} // namespace detail
+
+namespace {
 
 bool has_secret_word(const std::string& name) {
   for (const char* word : {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE"})
@@ -269,18 +264,18 @@ worker_outcome run_worker_process(const worker_launch& launch,
                                   const std::function<void(const nlohmann::json&)>& on_event) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  const prepared_exec prepared = prepare(launch);
+  const detail::prepared_exec prepared = detail::prepare(launch);
   const int log_fd = ::open(launch.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const auto start = std::chrono::steady_clock::now();
   const pid_t kj = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) exec_worker(launch, prepared, fds[1], log_fd, null_fd, kj);
+  if (pid == 0) detail::exec_worker(launch, prepared, fds[1], log_fd, null_fd, kj, -1);
   ::setpgid(pid, pid); // also in the parent, so that killpg works even before the child ran
   std::optional<quiet_builds::enrolled> build;
   if (launch.quiet_while_timing) build.emplace(pid);
-  quiet_hold quiet;
+  detail::quiet_hold quiet;
   quiet.allowed = launch.own_limit.count() > 0 && !launch.quiet_while_timing;
   ::close(fds[1]);
   if (log_fd >= 0) ::close(log_fd);
@@ -321,10 +316,10 @@ worker_outcome run_worker_process(const worker_launch& launch,
     pending.append(buffer, static_cast<std::size_t>(n));
     const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     for (std::size_t eol; (eol = pending.find('\n')) != std::string::npos; pending.erase(0, eol + 1))
-      handle_line(std::string_view(pending).substr(0, eol), outcome, on_event, at, quiet);
+      detail::handle_line(std::string_view(pending).substr(0, eol), outcome, on_event, at, quiet);
   }
-  handle_line(pending, outcome, on_event,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), quiet);
+  detail::handle_line(pending, outcome, on_event,
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), quiet);
   quiet.set(false);
   ::close(fds[0]);
   while (!reaped && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -171,6 +171,7 @@ bool scheduler::run(std::vector<task> tasks) const {
     });
   };
   const auto slot_worker = [&](const device_slot& slot) {
+    exec::warm_worker warm(m_runner); // the slot's judge, kept warm between evaluations
     guarded(s, [&] {
       std::unique_lock lock(s.mutex);
       const auto may_start = [&] {
@@ -187,7 +188,8 @@ bool scheduler::run(std::vector<task> tasks) const {
         device_done done{{}, "", slot.name};
         const std::string& label = e.work.label.empty() ? e.work.name : e.work.label;
         if (m_options.observer) m_options.observer->started(false, label, slot.name);
-        done.outcome = m_runner.run(step.message, step.launch, &done.log_tail, step.on_event);
+        done.outcome = step.warm ? warm.run(step.message, step.launch, &done.log_tail, step.on_event)
+                                 : m_runner.run(step.message, step.launch, &done.log_tail, step.on_event);
         if (m_options.observer) m_options.observer->finished(false, label, slot.name);
         std::vector<task> more;
         if (!done.outcome.interrupted) {

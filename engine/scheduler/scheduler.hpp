@@ -4,6 +4,7 @@
 
 #include "engine/exec/build_cache.hpp"
 #include "engine/exec/job_runner.hpp"
+#include "engine/exec/warm_worker.hpp"
 
 #include <functional>
 #include <optional>
@@ -31,6 +32,9 @@ struct device_step {
   exec::job message;
   exec::launch_spec launch; // the slot's environment (CUDA_VISIBLE_DEVICES) is added to it
   std::function<void(const nlohmann::json&)> on_event; // called from the slot's thread as events arrive
+  // An evaluation the slot's warm judge may run (exec/warm_worker.hpp): Python, torch and the device context
+  // start once per slot; false: a worker of its own.
+  bool warm = false;
 };
 
 struct device_done {

@@ -119,6 +119,7 @@ runner_spec spec_of(const exec::evaluate_job& job, std::shared_ptr<judge_clock> 
   spec.overrides = job.overrides;
   spec.protocol = job.protocol;
   spec.import_on_device = job.import_on_device;
+  if (!job.extensions_dir.empty()) spec.extensions = job.extensions_dir;
   const char* scratch = std::getenv("KJ_SCRATCH_DIR");
   spec.scratch = std::filesystem::path(scratch && *scratch ? scratch : "/tmp") / "runner";
   spec.limits.memory_bytes = static_cast<std::uint64_t>(job.limits.memory_gib * double(1ull << 30));
@@ -216,7 +217,8 @@ std::unique_ptr<runner_link> launch_runner(const exec::evaluate_job& job,
 }
 
 void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launched,
-              const std::shared_ptr<judge_clock>& clock, py::module_& runtime, result_channel& channel) {
+              const std::shared_ptr<judge_clock>& clock, py::module_& runtime, result_channel& channel,
+              runner_pool* pool) {
   const exec::protocol_spec& protocol = job.protocol;
   phase_clock phase(channel);
   phase.enter("load_problem");
@@ -236,15 +238,22 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     py::module_ judge = py::module_::import("kj_judge");
     session = judge.attr("Session")(py_device(job.device),
                                     py::module_::import("json").attr("loads")(json(protocol).dump()));
+    if (pool) // kj's own out-of-memory first gives back the next job's runner (its device context)
+      session.attr("memory").attr("make_room") = py::cpp_function([pool] { pool->drop_spare(); });
     py::object applied = session.attr("load_problem")(job.problem.path, job.problem.source, job.overrides);
     phase.enter("load_candidate",
                 {{"applied_overrides", to_json(applied)}}); // the runner: start, sandbox, load
-    link = launched ? std::move(launched) : launch_runner(job, clock);
-    link->connect(plugin);
+    if (pool) {
+      link = pool->connect(spec_of(job, clock), plugin);
+    } else {
+      link = launched ? std::move(launched) : launch_runner(job, clock);
+      link->connect(plugin);
+    }
     runner_link& runner = *link;
     if (!runner.load().value("ok", false))
       throw runner_failure(runner.load().value("kind", "crashed"), runner.load().value("error", ""),
                            runner.load().value("reason", "")); // out_of_memory while loading stays named
+    if (pool) pool->start_next(spec_of(job, clock)); // the next job's runner starts while this one is judged
     session.attr("remote") = judge.attr("RemoteCandidate")(
         py::cpp_function(
             [&runner](const std::string& message) { return runner.request(json::parse(message)).dump(); }),
@@ -272,7 +281,11 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
       phase.enter("timing");
       watch.pause(true);
       {
-        const quiet_host quiet(channel); // kj's builds stand still while it times
+        const quiet_host quiet(
+            channel); // kj's builds stand still while it times, and so does the next runner
+        // On the CPU the next runner's start would share the cores with the timing; on a GPU host it runs on
+        // cores of its own (docs/design.md, "Warm judges").
+        const runner_pool::frozen spare(job.device == device_kind::cpu ? pool : nullptr);
         time_subjects(job, session, runner, channel, phase);
       }
       watch.pause(false);

@@ -4,6 +4,7 @@
 #include "engine/exec/messages.hpp"
 #include "engine/worker/channel.hpp"
 #include "engine/worker/runner_link.hpp"
+#include "engine/worker/runner_pool.hpp"
 
 #include <memory>
 #include <pybind11/embed.h>
@@ -23,7 +24,10 @@ std::shared_ptr<judge_clock> start_clock(const exec::evaluate_job& job, result_c
 // processes' start-ups overlap. evaluate() connects to it and loads problem and candidate.
 std::unique_ptr<runner_link> launch_runner(const exec::evaluate_job& job, std::shared_ptr<judge_clock> clock);
 
+// `runner`: the one launch_runner started, or null; with a pool (a judge serving one job after another), the
+// runner comes from the pool and the next job's is started once this one's candidate is loaded.
 void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> runner,
-              const std::shared_ptr<judge_clock>& clock, pybind11::module_& runtime, result_channel& channel);
+              const std::shared_ptr<judge_clock>& clock, pybind11::module_& runtime, result_channel& channel,
+              runner_pool* pool = nullptr);
 
 } // namespace kj::worker

@@ -15,8 +15,8 @@ import torch
 
 from kj_compare import Opaque, assert_close, compare
 from kj_recipes import TimingInputs, draw, seeded_recipe, timing_recipe
-from kj_common import (DTYPES, Problem, KjError, SizedProblems, capture_graph, first_line, is_out_of_memory,
-                       outputs_of, set_seed, tensor_bytes, to_device)
+from kj_common import (DTYPES, Problem, KjError, SizedProblems, backend_flags, capture_graph, first_line,
+                       is_out_of_memory, outputs_of, set_backend_flags, set_seed, tensor_bytes, to_device)
 
 GIB = 1 << 30
 SNAPSHOT_MAX = 64 << 20  # bytes of one timed call's snapshot; larger outputs are checked on sampled chunks
@@ -33,6 +33,7 @@ class Memory:
         self.arena_bytes = 0  # the arena the runner writes into, allocated by C++ outside torch
         self.arena_peak = 0
         self.parameter_bytes = 0  # the reference model's parameters and buffers
+        self.make_room = None  # frees what kj holds beside the judge (the next job's runner, started ahead)
 
     def learn(self, inputs, outputs):
         """The sizes of one input set and of the reference's outputs (the largest seen so far)."""
@@ -84,7 +85,12 @@ class Memory:
             text += f"; the device has {free} of {total} bytes free"
         return text
 
-    def release(self):
+    def release(self, make_room=False):
+        """Returns torch's cached device memory; `make_room` (kj's own work ran out of memory) first gives back
+        what kj holds beside the judge, before anything is blamed."""
+        if make_room and self.make_room is not None:
+            self.make_room()
+            self.make_room = None
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
 
@@ -107,6 +113,32 @@ def _peak_rss():
     return 0
 
 
+_INITIAL_FLAGS = backend_flags()
+_INITIAL_DTYPE = torch.get_default_dtype()
+
+
+def between_jobs():
+    """A judge serving one evaluation after another (kj worker --serve) starts each as a fresh one would: the
+    backend flags and default dtype as at its start, no problem module left, torch's cached device memory
+    returned and its peaks reset (each evaluation's memory is its own)."""
+    import gc
+    import sys
+
+    set_backend_flags(_INITIAL_FLAGS)
+    torch.set_default_dtype(_INITIAL_DTYPE)
+    sys.modules.pop("kj_problem", None)
+    gc.collect()
+    try:  # the peak resident size (VmHWM) starts again from here
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+
+
 def _injected(fault):
     """Tests force kj's own out-of-memory paths: KJ_TEST_FAULT=compare makes every comparison run out."""
     if fault and fault in os.environ.get("KJ_TEST_FAULT", "").split(","):
@@ -126,7 +158,7 @@ def guarded(memory, what, work, retry=None, fault=""):
         if not is_out_of_memory(exc):
             raise
         first = first_line(exc)
-    memory.release()
+    memory.release(make_room=True)
     try:
         _injected(fault)
         return (retry or work)()
@@ -183,6 +215,7 @@ class RemoteCandidate:
 
         reply = json.loads(self.request(json.dumps(message)))
         if not reply.get("ok") and reply.get("kind") == "harness_error" and reply.get("reason") == "out_of_memory":
+            self.memory.release(make_room=True)  # what is kj's goes before the blame is decided
             raise self.memory.out_of_memory("allocating the arena for the candidate's outputs", reply.get("error", ""))
         if not reply.get("ok"):
             raise RemoteError(reply.get("kind", "runtime_error"), reply.get("error", "the runner failed"),

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <fmt/core.h>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,9 +55,9 @@ int wait_briefly_then_kill(pid_t pid) {
   return status;
 }
 
-void kill_descendants(int root) {
+void kill_all(const std::function<std::vector<int>()>& list) {
   for (int round = 0; round < 50; ++round) {
-    const auto all = exec::descendants(root);
+    const auto all = list();
     if (all.empty()) break;
     for (int pid : all)
       ::kill(pid, SIGKILL);
@@ -65,6 +67,42 @@ void kill_descendants(int root) {
   }
   while (::waitpid(-1, nullptr, WNOHANG) > 0) {
   }
+}
+
+void kill_descendants(int root) {
+  kill_all([root] { return exec::descendants(root); });
+}
+
+namespace {
+
+std::mutex g_spares_mutex;
+std::set<int> g_spares;
+
+} // namespace
+
+void spare(int pid, bool waiting) {
+  std::lock_guard lock(g_spares_mutex);
+  waiting ? (void)g_spares.insert(pid) : (void)g_spares.erase(pid);
+}
+
+std::vector<int> tree_of(int root) {
+  std::vector<int> out = exec::descendants(root);
+  out.insert(out.begin(), root);
+  return out;
+}
+
+std::vector<int> candidate_tree() {
+  std::set<int> spared;
+  {
+    std::lock_guard lock(g_spares_mutex);
+    for (int root : g_spares)
+      for (int pid : tree_of(root))
+        spared.insert(pid);
+  }
+  std::vector<int> out;
+  for (int pid : exec::descendants(::getpid()))
+    if (!spared.contains(pid)) out.push_back(pid);
+  return out;
 }
 
 } // namespace kj::worker

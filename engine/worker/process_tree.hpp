@@ -5,6 +5,7 @@
 #include "engine/exec/process.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -15,6 +16,18 @@ using exec::descendants; // engine/exec/process.hpp
 
 // SIGKILLs them, repeatedly until none is left (a fork bomb keeps forking while it is killed), and reaps.
 void kill_descendants(int root);
+
+// Runners started ahead for a later candidate (engine/worker/runner_pool.hpp) are the judge's children too:
+// while one waits, its tree is not the running candidate's (not counted against its limits, not stopped or
+// killed with it). `spare(pid, true)` marks a runner's root as such, `spare(pid, false)` gives it to its
+// candidate.
+void spare(int pid, bool waiting);
+// `root` and every process below it.
+std::vector<int> tree_of(int root);
+// The running candidate's processes: every descendant of the judge outside the spares' trees.
+std::vector<int> candidate_tree();
+// SIGKILLs what `list` returns, repeatedly until it returns nothing, and reaps.
+void kill_all(const std::function<std::vector<int>()>& list);
 // Resident memory of one process [bytes] (0 when it is gone).
 std::uint64_t resident_bytes(int pid);
 // Its proportional set size [bytes]: pages shared with other processes counted by their share, so that a

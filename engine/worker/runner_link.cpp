@@ -79,8 +79,65 @@ void runner_link::freeze(bool stopped) {
   if (m_pid <= 0 || m_dead) return;
   // Twice: a process that forked between the listing and its signal has its child listed the second time.
   for (int pass = 0; pass < 2; ++pass)
-    for (int pid : descendants(::getpid()))
+    for (int pid : processes())
       ::kill(pid, stopped ? SIGSTOP : SIGCONT);
+}
+
+std::vector<int> runner_link::processes() const {
+  return m_waiting ? tree_of(m_pid) : candidate_tree();
+}
+
+void runner_link::kill_processes() {
+  if (m_waiting) {
+    const int root = m_pid;
+    kill_all([root] { return tree_of(root); });
+  } else {
+    kill_all(candidate_tree);
+  }
+}
+
+void runner_link::wait_for_candidate(bool waiting) {
+  if (m_pid > 0 && waiting != m_waiting) spare(m_pid, waiting);
+  m_waiting = waiting;
+}
+
+runner_link::runner_link(runner_spec spec, started_ahead_t) : m_spec(std::move(spec)), m_plugin(nullptr) {
+  if (m_spec.limits.memory_bytes == 0) m_spec.limits.memory_bytes = half_the_memory();
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  m_waiting = true; // marked a spare the moment it exists (launch)
+  launch();
+}
+
+bool runner_link::launched_like(const runner_spec& job) const {
+  const std::uint64_t memory = job.limits.memory_bytes ? job.limits.memory_bytes : half_the_memory();
+  return !m_dead && m_waiting && !job.import_on_device && job.device == m_spec.device &&
+         memory == m_spec.limits.memory_bytes && job.limits.processes == m_spec.limits.processes &&
+         job.limits.output_bytes == m_spec.limits.output_bytes && job.read_only == m_spec.read_only;
+}
+
+void runner_link::kill_for_test() const {
+  if (m_pid > 0) ::kill(m_pid, SIGKILL);
+}
+
+void runner_link::adopt(const runner_spec& job) {
+  // The build's extensions, as files of the runner's own read-only folder (links where the file system
+  // allows: nothing is copied twice, and the runner can change neither).
+  std::error_code ec;
+  if (!job.extensions.empty() && fs::is_directory(job.extensions, ec)) {
+    fs::copy(job.extensions, m_spec.extensions,
+             fs::copy_options::recursive | fs::copy_options::create_hard_links, ec);
+    if (ec) {
+      fs::remove_all(m_spec.extensions, ec);
+      fs::create_directories(m_spec.extensions);
+      fs::copy(job.extensions, m_spec.extensions, fs::copy_options::recursive);
+    }
+  }
+  m_spec.problem = job.problem;
+  m_spec.candidate = job.candidate;
+  m_spec.overrides = job.overrides;
+  m_spec.protocol = job.protocol;
+  m_spec.clock = job.clock;
+  wait_for_candidate(false);
 }
 
 runner_link::runner_link(runner_spec spec, const cuda::plugin* plugin) : runner_link(std::move(spec)) {
@@ -140,6 +197,7 @@ void runner_link::launch() {
   env["KJ_SCRATCH_DIR"] = m_spec.scratch.string();
   env["TRITON_CACHE_DIR"] = (m_spec.scratch / "triton").string();
   env["TORCHINDUCTOR_CACHE_DIR"] = (m_spec.scratch / "inductor").string();
+  if (!m_spec.extensions.empty()) env["TORCH_EXTENSIONS_DIR"] = m_spec.extensions.string();
   const bool cuda = m_spec.device == device_kind::cuda;
   const std::string dir = m_spec.scratch.string();
   exec::sandbox_policy policy{.scratch = m_spec.scratch, .read_only = m_spec.read_only, .gpu = cuda};
@@ -208,6 +266,7 @@ void runner_link::launch() {
   ::close(sv[1]);
   ::close(out[1]);
   m_pid = pid;
+  if (m_waiting) spare(pid, true); // before any listing of the candidate's processes can count it
   m_dead = false;
   m_death_reason.clear();
   m_socket = std::make_unique<line_socket>(sv[0]);
@@ -217,9 +276,11 @@ void runner_link::launch() {
 }
 
 void runner_link::handshake() {
-  m_charging = false;              // the runner's start and the calibration are kj's own code
-  json ready = exchange(json());   // the runner speaks first
+  m_charging = false;            // the runner's start and the calibration are kj's own code
+  json ready = exchange(json()); // the runner speaks first
+  m_failed_before_load = false;
   if (!ready.value("ok", false)) { // before the candidate is loaded, only kj's code has run: kj's failure
+    m_failed_before_load = true;
     m_load = ready;
     m_load["kind"] = "harness_error";
     m_load.erase("reason");
@@ -267,7 +328,8 @@ void runner_link::stop() {
     if (!m_dead && m_socket) m_socket->send({{"op", "quit"}});
     ::kill(-m_pid, SIGKILL);
     ::kill(m_pid, SIGKILL);
-    kill_descendants(::getpid());
+    kill_processes();
+    if (m_waiting) spare(m_pid, false);
     m_pid = -1;
   }
   m_stop_threads = true;
@@ -469,7 +531,7 @@ json runner_link::next_reply(const std::string& op, const line_socket::spin_wind
   }
   m_dead = true;
   ::kill(-m_pid, SIGKILL);
-  kill_descendants(::getpid());
+  kill_processes();
   m_death_text += "\n--- its output ---\n" + output();
   return death();
 }
@@ -477,7 +539,7 @@ json runner_link::next_reply(const std::string& op, const line_socket::spin_wind
 json runner_link::died(const std::string& during) {
   const int status = wait_briefly_then_kill(m_pid);
   ::kill(-m_pid, SIGKILL); // what it started in its group goes with it
-  kill_descendants(::getpid());
+  kill_processes();
   m_dead = true;
   std::string limit;
   {

@@ -50,6 +50,10 @@ struct runner_spec {
   std::vector<std::filesystem::path> read_only; // what the sandbox exposes besides the system folders
   bool import_on_device =
       false; // the build step deferred the import: the runner may compile (build folder rw)
+  // The folder torch's extension cache names in the runner (TORCH_EXTENSIONS_DIR, read-only unless
+  // import_on_device); empty: the judge's own TORCH_EXTENSIONS_DIR. A runner started ahead (runner_pool) has
+  // an empty one of its own, which `adopt` fills with the job's.
+  std::filesystem::path extensions;
 };
 
 class runner_link {
@@ -59,6 +63,9 @@ public:
   // Starts only the runner's process, which imports torch meanwhile (the judge starts it before importing
   // torch itself: the two start-ups overlap); connect() then loads problem and candidate.
   explicit runner_link(runner_spec spec);
+  // Starts a runner ahead of its job (runner_pool): a spare (wait_for_candidate) until `adopt` gives it one.
+  struct started_ahead_t {};
+  runner_link(runner_spec spec, started_ahead_t);
   // After the launch-only constructor, once: the runner's hello and the load (load() tells how it went);
   // `plugin` owns the device arena on CUDA (null on the CPU).
   void connect(const cuda::plugin* plugin);
@@ -96,6 +103,20 @@ public:
   const handshake_sample& handshake_calibration() const { return m_calibration; }
 
   bool alive() const { return !m_dead; }
+  // A runner started ahead waits for a candidate (runner_pool): while it does, its processes are its own
+  // tree, never the running candidate's (process_tree.hpp `spare`).
+  void wait_for_candidate(bool waiting);
+  // Whether it was started as `job` would start it (device, limits, sandbox paths), so that it may take it.
+  bool launched_like(const runner_spec& job) const;
+  // Gives a runner started ahead (launch-only constructor, not yet connected) its job: the job's built
+  // extensions are copied into its own folder, and problem, candidate, overrides, protocol and clock are the
+  // job's. connect() follows.
+  void adopt(const runner_spec& job);
+  // Whether the load failed before the candidate's code was loaded (kj's runner did not start): a runner
+  // started ahead that failed so is replaced, never blamed on the candidate.
+  bool failed_before_load() const { return m_failed_before_load; }
+  // Tests: kills the runner's process as a crash would (KJ_TEST_FAULT=spare).
+  void kill_for_test() const;
   // The candidate's time limit and what it has used.
   const judge_clock& clock() const { return *m_spec.clock; }
   // Stops (SIGSTOP) or resumes the runner and everything it started, so that nothing of the candidate's runs
@@ -138,8 +159,12 @@ private:
   nlohmann::json death() const;
   void watch();
   void capture(int fd);
+  std::vector<int> processes() const; // the candidate's, or its own tree while it waits for one
+  void kill_processes();
 
   runner_spec m_spec;
+  std::atomic<bool> m_waiting{false}; // started ahead, waiting for its candidate
+  bool m_failed_before_load = false;
   const cuda::plugin* m_plugin;
   nlohmann::json m_load;
   std::unique_ptr<line_socket> m_socket;

@@ -7,8 +7,11 @@
 #include "engine/worker/channel.hpp"
 #include "engine/worker/judge_evaluation.hpp"
 #include "engine/worker/python_env.hpp"
+#include "engine/worker/runner_pool.hpp"
 #include "engine/worker/support.hpp"
 
+#include <cstdio>
+#include <cstdlib>
 #include <fmt/core.h>
 #include <fstream>
 #include <sys/resource.h>
@@ -92,7 +95,72 @@ void read_parquet(const exec::read_parquet_job& job, py::module_& runtime, resul
   }
 }
 
+// One job of a serving judge: the evaluation, then back to a fresh judge's state.
+void serve_one(const std::filesystem::path& path, runner_pool& pool, py::module_& runtime,
+               result_channel& channel) {
+  exec::job job;
+  try {
+    job = read_job(path);
+  } catch (const std::exception& e) {
+    channel.emit(
+        {{"type", "verdict"}, {"verdict", "crashed"}, {"error", fmt::format("worker: {}", e.what())}});
+    return;
+  }
+  const auto* evaluation = std::get_if<exec::evaluate_job>(&job);
+  if (!evaluation) {
+    channel.emit({{"type", "verdict"},
+                  {"verdict", "harness_error"},
+                  {"error", "worker: a serving judge runs evaluations only"}});
+    return;
+  }
+  {
+    const auto clock = start_clock(*evaluation, channel);
+    channel.emit({{"type", "hello"}});
+    evaluate(*evaluation, nullptr, clock, runtime, channel, &pool);
+  }
+  try {
+    py::module_::import("kj_judge").attr("between_jobs")();
+  } catch (py::error_already_set& e) { // the next job's judge would not start as a fresh one: end here
+    channel.emit({{"type", "job_end"}});
+    throw std::runtime_error("between jobs: " + python_error_text(runtime, e));
+  }
+}
+
 } // namespace
+
+int serve_evaluations(const worker_options& options) {
+  result_channel channel(options.result_fd);
+  auto interpreter = start_interpreter();
+  py::module_ runtime;
+  try {
+    runtime = import_modules(python_role::judge);
+  } catch (py::error_already_set& e) {
+    channel.emit({{"type", "verdict"},
+                  {"verdict", "crashed"},
+                  {"error", fmt::format("the embedded Python cannot import torch: {}", e.what())}});
+    return 2;
+  }
+  const char* scratch = std::getenv("KJ_SCRATCH_DIR");
+  runner_pool pool(std::filesystem::path(scratch && *scratch ? scratch : "/tmp") / "runners");
+  FILE* jobs = ::fdopen(options.jobs_fd, "r");
+  if (!jobs) return 2;
+  char* line = nullptr;
+  std::size_t capacity = 0;
+  for (ssize_t n; (n = ::getline(&line, &capacity, jobs)) > 0;) {
+    std::string path(line, static_cast<std::size_t>(n));
+    while (!path.empty() && (path.back() == '\n' || path.back() == '\r'))
+      path.pop_back();
+    try {
+      serve_one(path, pool, runtime, channel);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kj worker --serve: %s\n", e.what());
+      exit_without_finalizing(3);
+    }
+    channel.emit({{"type", "job_end"}});
+  }
+  std::free(line);
+  exit_without_finalizing(0);
+}
 
 int run_worker(const worker_options& options) {
   result_channel channel(options.result_fd);

@@ -148,9 +148,12 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
                                  std::max(milliseconds(600'000), 2 * milliseconds(device_job.timeout_s)),
                              .wrapper = ctx.wrapper};
     if (result->build) launch.build_dir = ctx.builds->dir(result->build->key);
-    return scheduler::device_step{device_job, launch, [applied](const json& e) {
-                                    if (e.contains("applied_overrides")) *applied = e["applied_overrides"];
-                                  }};
+    scheduler::device_step step{device_job, launch, [applied](const json& e) {
+                                  if (e.contains("applied_overrides")) *applied = e["applied_overrides"];
+                                }};
+    // A profiler starts a judge of its own for the evaluation it profiles.
+    step.warm = ctx.warm_judges && ctx.wrapper.empty();
+    return step;
   };
   task.finish = [=, &ctx](const std::vector<scheduler::build_done>&,
                           const scheduler::device_done* device) -> std::vector<scheduler::task> {

@@ -24,6 +24,7 @@ struct evaluation_context {
   nlohmann::json env; // the probe worker's environment (versions that key the builds)
   const exec::build_cache* builds = nullptr;
   std::vector<std::string> wrapper; // put before the evaluate job's worker command (a profiler); builds: none
+  bool warm_judges = true;          // the slot's judge stays warm between evaluations (exec/warm_worker.hpp)
 };
 
 evaluation_context context_of(const judging_settings& judging, const nlohmann::json& env, device_kind device,

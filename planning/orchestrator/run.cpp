@@ -197,7 +197,8 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
     return stopped(store, run, options.db_path, false);
   }
 
-  const evaluation_context ctx = context_of(options.judging, st.env, st.device, builds);
+  evaluation_context ctx = context_of(options.judging, st.env, st.device, builds);
+  ctx.warm_judges = !options.fresh_judges;
   device_use use{.slots = std::max<std::size_t>(1, scheduler::device_slots(st.device, st.gpus).size())};
   scheduler::db_sink to_db(store);
   scheduler::progress_sink progress(mode != scheduler::progress_mode::lines);

@@ -26,6 +26,9 @@ struct run_options {
   std::string run_uid;      // resume this run when it exists
   std::filesystem::path cache_dir;
   bool keep_scratch = false;
+  // A judge per evaluation, as before warm judges (exec/warm_worker.hpp): slower, for comparison and
+  // debugging.
+  bool fresh_judges = false;
   int build_jobs = 0; // parallel compile workers; 0: one per core, at most 8
   // Compiled baselines to compare with (eager is always timed in the run, paired with the candidate):
   // "cached" links the matching rows `kj baselines` measured, "none" nothing, or a comma-separated list of

@@ -1,0 +1,91 @@
+// Implements runner_pool: one spare runner, started with the last job's settings in folders of its own.
+#include "engine/worker/runner_pool.hpp"
+
+#include <csignal>
+#include <cstdlib>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace kj::worker {
+namespace {
+
+// Tests kill the spare before its candidate arrives (KJ_TEST_FAULT=spare): it must be replaced.
+bool fault(const char* name) {
+  const char* faults = std::getenv("KJ_TEST_FAULT");
+  return faults && ("," + std::string(faults) + ",").find("," + std::string(name) + ",") != std::string::npos;
+}
+
+} // namespace
+
+runner_pool::runner_pool(fs::path root) : m_root(std::move(root)) {}
+
+runner_pool::~runner_pool() {
+  drop_spare();
+  remove_used();
+}
+
+void runner_pool::remove_used() {
+  std::error_code ec;
+  for (const auto& dir : m_used)
+    fs::remove_all(dir, ec);
+  m_used.clear();
+}
+
+std::unique_ptr<runner_link> runner_pool::connect(const runner_spec& job, const cuda::plugin* plugin) {
+  remove_used(); // the last job's runner is gone: its folders go too
+  std::unique_ptr<runner_link> link;
+  if (m_spare && m_spare->launched_like(job)) {
+    link = std::move(m_spare);
+    m_used.push_back(m_spare_dir);
+    m_spare_dir.clear();
+    if (fault("spare")) link->kill_for_test();
+    link->adopt(job);
+    link->connect(plugin);
+    if (!link->failed_before_load()) return link;
+    link.reset(); // it died waiting: kj's, and a fresh runner takes the candidate
+  }
+  drop_spare();
+  runner_spec own = job; // a folder of its own, like every runner of a serving judge
+  own.scratch = m_root / ("runner-" + std::to_string(m_next++));
+  m_used.push_back(own.scratch);
+  link = std::make_unique<runner_link>(std::move(own));
+  link->connect(plugin);
+  return link;
+}
+
+void runner_pool::start_next(const runner_spec& job) {
+  if (m_spare) return;
+  m_spare_dir = m_root / ("runner-" + std::to_string(m_next++));
+  runner_spec spec = job;
+  spec.scratch = m_spare_dir / "scratch";
+  spec.extensions = m_spare_dir / "extensions";
+  spec.problem = {};
+  spec.candidate = {};
+  spec.import_on_device = false; // a deferred build's import gets a runner of its own
+  // A clock of its own that reports nothing (this job's reports its own time): `adopt` gives it the job's.
+  spec.clock = std::make_shared<judge_clock>(std::chrono::milliseconds(600'000), nullptr);
+  std::error_code ec;
+  fs::create_directories(spec.extensions, ec);
+  fs::permissions(m_spare_dir,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                      fs::perms::others_read | fs::perms::others_exec,
+                  ec);
+  try {
+    m_spare = std::make_unique<runner_link>(std::move(spec), runner_link::started_ahead_t{});
+  } catch (const std::exception&) { // the next job starts its own
+    m_spare.reset();
+  }
+}
+
+void runner_pool::drop_spare() {
+  m_spare.reset();
+  if (!m_spare_dir.empty()) m_used.push_back(m_spare_dir);
+  m_spare_dir.clear();
+}
+
+void runner_pool::freeze(bool stopped) {
+  if (m_spare) m_spare->freeze(stopped);
+}
+
+} // namespace kj::worker
