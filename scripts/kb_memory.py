@@ -21,13 +21,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kb_compat_check import load_kb_eval, problem_file  # noqa: E402
 
 
-def evaluate_one(kb_src, path):
-    """In a child process: KernelBench's eval of the problem's own Model as ModelNew (5 trials, 10 timed)."""
+def evaluate_one(kb_src, path, perf_trials=10):
+    """In a child process: KernelBench's eval of the problem's own Model as ModelNew (5 trials, `perf_trials`
+    timed; KernelBench's eval_from_generations times 100)."""
     kb_eval = load_kb_eval(kb_src)
     ref = open(path).read()
     cand = ref + "\n\nModelNew = Model\n"
     with tempfile.TemporaryDirectory() as build_dir:
-        result = kb_eval.eval_kernel_against_ref(ref, cand, seed_num=42, num_correct_trials=5, num_perf_trials=10,
+        result = kb_eval.eval_kernel_against_ref(ref, cand, seed_num=42, num_correct_trials=5, num_perf_trials=perf_trials,
                                                  measure_performance=True, build_dir=build_dir, device=0)
     print(f"correct {bool(result.correctness)}", flush=True)
 
@@ -63,10 +64,11 @@ def main():
     parser.add_argument("--level", type=int, default=1)
     parser.add_argument("--ids", required=True)
     parser.add_argument("--jobs", type=int, default=3)
+    parser.add_argument("--perf-trials", type=int, default=10)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        evaluate_one(args.kb_src, args.child)
+        evaluate_one(args.kb_src, args.child, args.perf_trials)
         return 0
     sampler = Sampler()
 
@@ -74,7 +76,7 @@ def main():
         path = problem_file(args.problems, args.level, int(number))
         start = time.time()
         child = subprocess.Popen([sys.executable, __file__, "--kb-src", args.kb_src, "--problems", args.problems,
-                                  "--ids", number, "--child", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  "--ids", number, "--perf-trials", str(args.perf_trials), "--child", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True)
         out, err = child.communicate()
         time.sleep(0.3)  # the last samples of the process

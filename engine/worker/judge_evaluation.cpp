@@ -216,6 +216,10 @@ std::unique_ptr<runner_link> launch_runner(const exec::evaluate_job& job,
   return std::make_unique<runner_link>(spec_of(job, std::move(clock)));
 }
 
+void start_runner_ahead(runner_pool& pool, const exec::evaluate_job& job) {
+  pool.start_next(spec_of(job, nullptr));
+}
+
 void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launched,
               const std::shared_ptr<judge_clock>& clock, py::module_& runtime, result_channel& channel,
               runner_pool* pool) {
@@ -243,8 +247,9 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     py::object applied = session.attr("load_problem")(job.problem.path, job.problem.source, job.overrides);
     phase.enter("load_candidate",
                 {{"applied_overrides", to_json(applied)}}); // the runner: start, sandbox, load
+    const bool cuda = job.device == device_kind::cuda;
     if (pool) {
-      link = pool->connect(spec_of(job, clock), plugin);
+      link = pool->connect(spec_of(job, clock), plugin, cuda);
     } else {
       link = launched ? std::move(launched) : launch_runner(job, clock);
       link->connect(plugin);
@@ -253,7 +258,9 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     if (!runner.load().value("ok", false))
       throw runner_failure(runner.load().value("kind", "crashed"), runner.load().value("error", ""),
                            runner.load().value("reason", "")); // out_of_memory while loading stays named
-    if (pool) pool->start_next(spec_of(job, clock)); // the next job's runner starts while this one is judged
+    if (pool)
+      pool->start_next(spec_of(job, clock)); // the next job's runner starts while this one is judged
+                                             // (on CUDA it did before this one connected)
     session.attr("remote") = judge.attr("RemoteCandidate")(
         py::cpp_function(
             [&runner](const std::string& message) { return runner.request(json::parse(message)).dump(); }),
@@ -283,9 +290,9 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
       {
         const quiet_host quiet(
             channel); // kj's builds stand still while it times, and so does the next runner
-        // On the CPU the next runner's start would share the cores with the timing; on a GPU host it runs on
-        // cores of its own (docs/design.md, "Warm judges").
-        const runner_pool::frozen spare(job.device == device_kind::cpu ? pool : nullptr);
+        // The next runner's start shares neither the cores nor the device with a timing (docs/design.md,
+        // "Warm judges"): a spare still starting waits; one that is ready waits anyway.
+        const runner_pool::frozen spare(pool);
         time_subjects(job, session, runner, channel, phase);
       }
       watch.pause(false);

@@ -24,6 +24,9 @@ std::shared_ptr<judge_clock> start_clock(const exec::evaluate_job& job, result_c
 // processes' start-ups overlap. evaluate() connects to it and loads problem and candidate.
 std::unique_ptr<runner_link> launch_runner(const exec::evaluate_job& job, std::shared_ptr<judge_clock> clock);
 
+// Starts the pool's spare runner as `job`'s would be started (a serving judge, before it imports torch).
+void start_runner_ahead(runner_pool& pool, const exec::evaluate_job& job);
+
 // `runner`: the one launch_runner started, or null; with a pool (a judge serving one job after another), the
 // runner comes from the pool and the next job's is started once this one's candidate is loaded.
 void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> runner,

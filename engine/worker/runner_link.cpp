@@ -298,7 +298,14 @@ void runner_link::handshake() {
                       ready.value("seccomp_error", std::string())}};
     return;
   }
-  calibrate(); // before the candidate is loaded: only kj's code has run in the runner
+  calibrate();  // before the candidate is loaded: only kj's code has run in the runner
+  if (m_dead) { // it died before the candidate was loaded (a runner started ahead can die waiting): kj's
+    m_failed_before_load = true;
+    m_load = {{"ok", false},
+              {"kind", "harness_error"},
+              {"error", "kj's runner died before the candidate was loaded: " + m_calibration.error}};
+    return;
+  }
   m_charging = true;
   m_load = exchange({{"op", "load"},
                      {"problem", m_spec.problem},

@@ -32,13 +32,15 @@ void runner_pool::remove_used() {
   m_used.clear();
 }
 
-std::unique_ptr<runner_link> runner_pool::connect(const runner_spec& job, const cuda::plugin* plugin) {
+std::unique_ptr<runner_link> runner_pool::connect(const runner_spec& job, const cuda::plugin* plugin,
+                                                  bool next_first) {
   remove_used(); // the last job's runner is gone: its folders go too
   std::unique_ptr<runner_link> link;
   if (m_spare && m_spare->launched_like(job)) {
     link = std::move(m_spare);
     m_used.push_back(m_spare_dir);
     m_spare_dir.clear();
+    if (next_first) start_next(job);
     if (fault("spare")) link->kill_for_test();
     link->adopt(job);
     link->connect(plugin);

@@ -22,7 +22,9 @@ public:
   // The job's runner, loaded (load() tells how that went): the spare when it was started as this job would
   // start it, else a fresh one. A spare that died before its candidate arrived (kj's runner failed before the
   // load) is replaced by a fresh runner, never blamed on the candidate.
-  std::unique_ptr<runner_link> connect(const runner_spec& job, const cuda::plugin* plugin);
+  // `next_first`: the next job's runner starts before this one connects (on a GPU host, where its start has
+  // cores of its own; on the CPU, start_next after the load keeps it off the handshake's calibration).
+  std::unique_ptr<runner_link> connect(const runner_spec& job, const cuda::plugin* plugin, bool next_first);
   // Starts the next job's runner now, as `job`'s was started (once this job's runner is loaded).
   void start_next(const runner_spec& job);
   // While the judge times, the spare stands still: its start shares neither the cores nor the device with

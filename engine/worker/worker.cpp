@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fmt/core.h>
 #include <fstream>
+#include <optional>
 #include <sys/resource.h>
 
 namespace py = pybind11;
@@ -130,7 +131,30 @@ void serve_one(const std::filesystem::path& path, runner_pool& pool, py::module_
 
 int serve_evaluations(const worker_options& options) {
   result_channel channel(options.result_fd);
+  FILE* jobs = ::fdopen(options.jobs_fd, "r");
+  if (!jobs) return 2;
+  const auto next_path = [jobs]() -> std::optional<std::string> {
+    char* line = nullptr;
+    std::size_t capacity = 0;
+    const ssize_t n = ::getline(&line, &capacity, jobs);
+    std::optional<std::string> path;
+    if (n > 0) path.emplace(line, static_cast<std::size_t>(n));
+    std::free(line);
+    while (path && !path->empty() && (path->back() == '\n' || path->back() == '\r'))
+      path->pop_back();
+    return path;
+  };
+  auto path = next_path(); // the first job comes with the start
+  if (!path) exit_without_finalizing(0);
   auto interpreter = start_interpreter();
+  const char* scratch = std::getenv("KJ_SCRATCH_DIR");
+  runner_pool pool(std::filesystem::path(scratch && *scratch ? scratch : "/tmp") / "runners");
+  try { // its runner imports torch while the judge does (as run_worker's does)
+    const exec::job first = read_job(*path);
+    if (const auto* evaluation = std::get_if<exec::evaluate_job>(&first))
+      start_runner_ahead(pool, *evaluation);
+  } catch (const std::exception&) { // serve_one reports what is wrong with it
+  }
   py::module_ runtime;
   try {
     runtime = import_modules(python_role::judge);
@@ -140,25 +164,15 @@ int serve_evaluations(const worker_options& options) {
                   {"error", fmt::format("the embedded Python cannot import torch: {}", e.what())}});
     return 2;
   }
-  const char* scratch = std::getenv("KJ_SCRATCH_DIR");
-  runner_pool pool(std::filesystem::path(scratch && *scratch ? scratch : "/tmp") / "runners");
-  FILE* jobs = ::fdopen(options.jobs_fd, "r");
-  if (!jobs) return 2;
-  char* line = nullptr;
-  std::size_t capacity = 0;
-  for (ssize_t n; (n = ::getline(&line, &capacity, jobs)) > 0;) {
-    std::string path(line, static_cast<std::size_t>(n));
-    while (!path.empty() && (path.back() == '\n' || path.back() == '\r'))
-      path.pop_back();
+  for (; path; path = next_path()) {
     try {
-      serve_one(path, pool, runtime, channel);
+      serve_one(*path, pool, runtime, channel);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "kj worker --serve: %s\n", e.what());
       exit_without_finalizing(3);
     }
     channel.emit({{"type", "job_end"}});
   }
-  std::free(line);
   exit_without_finalizing(0);
 }
 
