@@ -17,7 +17,8 @@ set(_kj_alone
     "acceptance:class 3: parallel builds cannot reach each other, and a damaged cached build is built again"
     "acceptance:class 4: samples a proxy on the runner's socket rewrites are charged back by the judge's clock"
     "acceptance:class 5: a candidate cannot know a timed call's inputs before the judge prepares that call"
-    "acceptance:class 6: timed calls look like checked ones, and their outputs meet the strict tolerance")
+    "acceptance:class 6: timed calls look like checked ones, and their outputs meet the strict tolerance"
+    "acceptance:class 7: a candidate cannot reach the runner its warm judge started ahead for the next candidate")
 foreach(_kj_test IN LISTS _kj_alone)
   set_tests_properties("${_kj_test}" PROPERTIES PROCESSORS 2)
 endforeach()

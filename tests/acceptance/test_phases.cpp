@@ -1,10 +1,12 @@
 // Where an evaluation's time goes (issue: throughput): every evaluation records its phases, measured on both
-// sides of the worker, and they sum to its wall time; and each candidate runs in a runner of its own, never
-// reused by another.
+// sides of the worker, and they sum to its wall time; each candidate runs in a runner of its own, never reused
+// by another; one warm judge serves a slot's evaluations, and a runner it started ahead that died before its
+// candidate arrived is replaced, never blamed.
 #include "db/store.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -69,4 +71,35 @@ TEST_CASE("phases sum to each evaluation's wall time, and no runner is reused by
     CHECK(sum == Approx(e->duration_s).epsilon(0.05));
     CHECK(e->compatible_s == Approx(phases["compatible"]));
   }
+}
+
+TEST_CASE("one warm judge serves a run, and a runner started ahead that died waiting is replaced, never blamed") {
+  scratch_dir dir;
+  fs::create_directories(dir / "candidates");
+  for (int sample : {0, 1, 2})
+    write_file(dir / "candidates" / ("level_1_problem_2_sample_" + std::to_string(sample) + "_kernel.py"),
+               flag_candidate);
+  // Every runner started ahead is killed the moment its candidate arrives (the judge's fault injection).
+  ::setenv("KJ_TEST_FAULT", "spare", 1);
+  const auto r = run_kj({"run", "--device", "cpu", "--builtin", "--level", "1", "--ids", "2", "--candidates",
+                         (dir / "candidates").string(), "--no-timing", "--keep-scratch", "--db",
+                         (dir / "kj.sqlite").string(), "--cache-dir", (dir / "cache").string()},
+                        dir.path());
+  ::unsetenv("KJ_TEST_FAULT");
+  INFO(r.err << r.out);
+  REQUIRE(r.exit_code == 0);
+  auto store = kj::db::store::open_read_only(dir / "kj.sqlite");
+  const auto rows = store.evaluation_rows({});
+  REQUIRE(rows.size() == 3);
+  for (const auto& row : rows)
+    CHECK(row.verdict == "correct"); // a fresh runner each, the killed spares kj's own business
+  int judges = 0, jobs = 0;
+  for (const auto& entry : fs::directory_iterator(dir / "cache" / "scratch"))
+    if (entry.path().filename().string().starts_with("judge-")) {
+      ++judges;
+      for (const auto& file : fs::directory_iterator(entry.path()))
+        jobs += file.path().filename().string().starts_with("job-");
+    }
+  CHECK(judges == 1); // the slot's judge stayed warm for all three
+  CHECK(jobs == 3);
 }
