@@ -20,6 +20,28 @@ std::string env_or(const std::map<std::string, std::string>& env, const char* va
 
 } // namespace
 
+std::map<std::string, std::string> worker_environment(const fs::path& cache_dir, const fs::path& scratch,
+                                                      const fs::path& extensions,
+                                                      const std::map<std::string, std::string>& added) {
+  std::map<std::string, std::string> env = scrubbed_environment();
+  const auto inherited = env;
+  // Compiled extensions go to the candidate's own build folder; Inductor's code and autotuning results
+  // persist in the cache folder, so a baseline compiled once (the parallel compile pass) is found warm by
+  // the worker that times it. Problems that load Hugging Face models (KernelBench level 4) use what is on
+  // disk, never the network; the user's own HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE win.
+  env["TORCH_EXTENSIONS_DIR"] = extensions.string();
+  env["TORCHINDUCTOR_CACHE_DIR"] =
+      env_or(inherited, "TORCHINDUCTOR_CACHE_DIR", (cache_dir / "inductor").string());
+  env["KJ_SCRATCH_DIR"] = scratch.string();
+  env["HF_HUB_OFFLINE"] = env_or(inherited, "HF_HUB_OFFLINE", "1");
+  env["TRANSFORMERS_OFFLINE"] = env_or(inherited, "TRANSFORMERS_OFFLINE", "1");
+  env["PYTHONUNBUFFERED"] = "1";
+  env["PYTHONDONTWRITEBYTECODE"] = "1";
+  for (const auto& [key, value] : added)
+    env[key] = value;
+  return env;
+}
+
 fs::path default_cache_dir() {
   if (const char* env = std::getenv("KJ_CACHE_DIR"); env && *env) return env;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "kerneljudge";
@@ -47,25 +69,10 @@ worker_outcome job_runner::run(const job& message, const launch_spec& launch, st
   worker.timeout = launch.timeout;
   worker.own_limit = launch.own_limit;
   worker.wrapper = launch.wrapper;
-  worker.environment = scrubbed_environment();
-  const auto inherited = worker.environment;
-  // Compiled extensions go to the candidate's own build folder; Inductor's code and autotuning results
-  // persist in the cache folder, so a baseline compiled once (the parallel compile pass) is found warm by
-  // the worker that times it. Problems that load Hugging Face models (KernelBench level 4) use what is on
-  // disk, never the network; the user's own HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE win.
   const fs::path extensions =
       launch.build_dir.empty() ? cache_dir / "torch_extensions" : launch.build_dir / "ext";
   fs::create_directories(extensions);
-  worker.environment["TORCH_EXTENSIONS_DIR"] = extensions.string();
-  worker.environment["TORCHINDUCTOR_CACHE_DIR"] =
-      env_or(inherited, "TORCHINDUCTOR_CACHE_DIR", (cache_dir / "inductor").string());
-  worker.environment["KJ_SCRATCH_DIR"] = scratch.string();
-  worker.environment["HF_HUB_OFFLINE"] = env_or(inherited, "HF_HUB_OFFLINE", "1");
-  worker.environment["TRANSFORMERS_OFFLINE"] = env_or(inherited, "TRANSFORMERS_OFFLINE", "1");
-  worker.environment["PYTHONUNBUFFERED"] = "1";
-  worker.environment["PYTHONDONTWRITEBYTECODE"] = "1";
-  for (const auto& [key, value] : launch.environment)
-    worker.environment[key] = value;
+  worker.environment = worker_environment(cache_dir, scratch, extensions, launch.environment);
   worker.nice = launch.nice;
   worker.quiet_while_timing = launch.quiet_while_timing;
   if (launch.sandbox) {

@@ -53,6 +53,14 @@ std::filesystem::path default_cache_dir();
 // binds it from another working folder, so a relative --cache-dir would name nothing there).
 std::filesystem::path cache_dir_or_default(const std::filesystem::path& requested);
 
+// A worker's whole environment: scrubbed_environment(), torch's extension cache at `extensions`, Inductor's
+// in the cache folder, its scratch folder, Hugging Face offline, then `added` (a slot's
+// CUDA_VISIBLE_DEVICES).
+std::map<std::string, std::string> worker_environment(const std::filesystem::path& cache_dir,
+                                                      const std::filesystem::path& scratch,
+                                                      const std::filesystem::path& extensions,
+                                                      const std::map<std::string, std::string>& added);
+
 // The first event of the given type, or null.
 const nlohmann::json* find_event(const worker_outcome& outcome, const std::string& type);
 

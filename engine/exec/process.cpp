@@ -227,8 +227,11 @@ std::map<std::string, std::string> scrubbed_environment() {
   return out;
 }
 
-std::vector<int> descendants(int root) {
-  const auto parent = parents();
+std::map<int, int> process_parents() {
+  return parents();
+}
+
+std::vector<int> descendants(const std::map<int, int>& parent, int root) {
   std::multimap<int, int> children;
   for (const auto& [pid, ppid] : parent)
     children.emplace(ppid, pid);
@@ -242,6 +245,10 @@ std::vector<int> descendants(int root) {
     }
   }
   return out;
+}
+
+std::vector<int> descendants(int root) {
+  return descendants(parents(), root);
 }
 
 bool interrupt_requested() {

@@ -73,6 +73,10 @@ worker_outcome run_worker_process(const worker_launch& launch,
 
 // Every descendant of `root` (children, theirs, and orphans reparented to a root that reaps), from /proc.
 std::vector<int> descendants(int root);
+// The same from one listing of every process's parent (pid -> parent pid, process_parents()), so that several
+// trees are read from one moment.
+std::vector<int> descendants(const std::map<int, int>& parents, int root);
+std::map<int, int> process_parents();
 
 // The last `bytes` of a file, for error messages ("" when unreadable).
 std::string file_tail(const std::filesystem::path& path, std::size_t bytes = 4000);

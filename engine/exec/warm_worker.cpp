@@ -21,12 +21,6 @@ namespace fs = std::filesystem;
 namespace kj::exec {
 namespace {
 
-std::string env_or(const std::map<std::string, std::string>& env, const char* variable,
-                   std::string fallback) {
-  const auto it = env.find(variable);
-  return it != env.end() && !it->second.empty() ? it->second : fallback;
-}
-
 // The end of a log from `offset` on: what this job's judge printed (earlier jobs' output is not its).
 std::string tail_from(const fs::path& path, std::uintmax_t offset, std::size_t bytes) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
@@ -60,20 +54,9 @@ void warm_worker::start(const launch_spec& launch) {
   m_log = m_home / "worker.log";
   worker_launch worker;
   worker.wrapper = launch.wrapper;
-  worker.environment = scrubbed_environment();
-  const auto inherited = worker.environment;
-  const fs::path extensions = m_runner.cache_dir / "torch_extensions";
+  const fs::path extensions = m_runner.cache_dir / "torch_extensions"; // each job names its own
   fs::create_directories(extensions);
-  worker.environment["TORCH_EXTENSIONS_DIR"] = extensions.string(); // each job names its own (extensions_dir)
-  worker.environment["TORCHINDUCTOR_CACHE_DIR"] =
-      env_or(inherited, "TORCHINDUCTOR_CACHE_DIR", (m_runner.cache_dir / "inductor").string());
-  worker.environment["KJ_SCRATCH_DIR"] = m_home.string();
-  worker.environment["HF_HUB_OFFLINE"] = env_or(inherited, "HF_HUB_OFFLINE", "1");
-  worker.environment["TRANSFORMERS_OFFLINE"] = env_or(inherited, "TRANSFORMERS_OFFLINE", "1");
-  worker.environment["PYTHONUNBUFFERED"] = "1";
-  worker.environment["PYTHONDONTWRITEBYTECODE"] = "1";
-  for (const auto& [key, value] : launch.environment)
-    worker.environment[key] = value;
+  worker.environment = worker_environment(m_runner.cache_dir, m_home, extensions, launch.environment);
   int events[2], jobs[2];
   if (::pipe2(events, O_CLOEXEC) != 0 || ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, jobs) != 0)
     throw std::runtime_error(std::string("warm judge: pipe: ") + std::strerror(errno));
@@ -100,9 +83,17 @@ void warm_worker::start(const launch_spec& launch) {
 
 void warm_worker::ended(worker_outcome& outcome) {
   int status = 0;
-  while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+  // It closed its report pipe: it is ending, and its own status says how; one that does not end is killed.
+  bool reaped = false;
+  for (int i = 0; i < 40 && !reaped; ++i) {
+    const pid_t r = ::waitpid(m_pid, &status, WNOHANG);
+    reaped = r == m_pid || (r < 0 && errno != EINTR);
+    if (!reaped) ::usleep(50'000);
   }
   ::kill(-m_pid, SIGKILL); // anything left in its group
+  if (!reaped)
+    while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+    }
   if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) outcome.term_signal = WTERMSIG(status);
   ::close(m_events_fd);
@@ -113,22 +104,52 @@ void warm_worker::ended(worker_outcome& outcome) {
 
 void warm_worker::stop() {
   if (m_pid > 0) {
-    ::shutdown(m_jobs_fd, SHUT_RDWR); // no more jobs: it ends by itself; killed if it does not at once
-    for (int i = 0; i < 40 && ::waitpid(m_pid, nullptr, WNOHANG) == 0; ++i)
-      ::usleep(25'000);
-    ::kill(-m_pid, SIGKILL);
+    ::shutdown(m_jobs_fd, SHUT_RDWR); // no more jobs: it ends by itself
     worker_outcome ignored;
     ended(ignored);
   }
+  remove_home();
+}
+
+void warm_worker::remove_home() {
   std::error_code ec;
   if (!m_home.empty() && !m_runner.keep_scratch) fs::remove_all(m_home, ec);
   m_home.clear();
 }
 
+bool warm_worker::gone() {
+  int status = 0;
+  return m_pid > 0 && ::waitpid(m_pid, &status, WNOHANG) == m_pid;
+}
+
 worker_outcome warm_worker::run(const job& message, const launch_spec& launch, std::string* log_tail,
                                 const std::function<void(const nlohmann::json&)>& on_event) {
   if (m_pid > 0 && (launch.environment != m_environment || launch.wrapper != m_wrapper)) stop();
-  if (m_pid <= 0) start(launch);
+  if (m_pid > 0 && gone()) { // it ended between jobs (killed, or it could not make itself fresh again)
+    ::close(m_events_fd);
+    ::close(m_jobs_fd);
+    m_pid = m_events_fd = m_jobs_fd = -1;
+  }
+  const bool fresh = m_pid <= 0;
+  if (fresh) {
+    remove_home(); // a judge that ended badly left its folder
+    start(launch);
+  }
+  bool reached = false;
+  worker_outcome outcome = attempt(message, launch, log_tail, on_event, reached);
+  // A judge that was warm and took the job but answered nothing ended before the job began (it died while it
+  // waited): kj's, never the candidate's; a fresh judge takes the job.
+  if (!fresh && !reached && !outcome.timed_out && !outcome.interrupted) {
+    remove_home();
+    start(launch);
+    outcome = attempt(message, launch, log_tail, on_event, reached);
+  }
+  return outcome;
+}
+
+worker_outcome warm_worker::attempt(const job& message, const launch_spec& launch, std::string* log_tail,
+                                    const std::function<void(const nlohmann::json&)>& on_event,
+                                    bool& reached) {
   // The job's file, with the folder of the candidate's built extensions (job_runner points a worker of its
   // own there through TORCH_EXTENSIONS_DIR).
   job copy = message;
@@ -147,8 +168,9 @@ worker_outcome warm_worker::run(const job& message, const launch_spec& launch, s
   worker_outcome outcome;
   detail::quiet_hold quiet;
   quiet.allowed = launch.own_limit.count() > 0 && !launch.quiet_while_timing;
-  bool sent = ::send(m_jobs_fd, line.data(), line.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(line.size());
-  bool done = false, open = sent;
+  m_pending.clear();
+  bool done = false;
+  bool open = ::send(m_jobs_fd, line.data(), line.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(line.size());
   const auto since_start = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
@@ -168,10 +190,8 @@ worker_outcome warm_worker::run(const job& message, const launch_spec& launch, s
     if (::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 200))) <= 0) continue;
     const ssize_t n = ::read(m_events_fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      open = false;
-      break;
-    }
+    if (n <= 0) break;
+    reached = true;
     m_pending.append(buffer, static_cast<std::size_t>(n));
     for (std::size_t eol; !done && (eol = m_pending.find('\n')) != std::string::npos;
          m_pending.erase(0, eol + 1)) {

@@ -32,6 +32,10 @@ private:
   void start(const launch_spec& launch);
   void stop();
   void ended(worker_outcome& outcome); // the worker exited: how, and it is gone
+  bool gone();                         // it exited while it waited for a job (reaped here)
+  void remove_home();
+  worker_outcome attempt(const job& message, const launch_spec& launch, std::string* log_tail,
+                         const std::function<void(const nlohmann::json&)>& on_event, bool& reached);
 
   const job_runner& m_runner;
   pid_t m_pid = -1;

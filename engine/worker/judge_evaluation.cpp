@@ -2,6 +2,7 @@
 // comparison, verdict and statistic is made here, where the candidate's code never runs.
 #include "engine/worker/judge_evaluation.hpp"
 
+#include "engine/exec/sandbox.hpp"
 #include "engine/worker/judge_timing.hpp"
 #include "engine/worker/memory_watch.hpp"
 #include "engine/worker/python_env.hpp"
@@ -243,13 +244,12 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     session = judge.attr("Session")(py_device(job.device),
                                     py::module_::import("json").attr("loads")(json(protocol).dump()));
     if (pool) // kj's own out-of-memory first gives back the next job's runner (its device context)
-      session.attr("memory").attr("make_room") = py::cpp_function([pool] { pool->drop_spare(); });
+      session.attr("memory").attr("make_room") = py::cpp_function([pool] { pool->give_back(); });
     py::object applied = session.attr("load_problem")(job.problem.path, job.problem.source, job.overrides);
     phase.enter("load_candidate",
                 {{"applied_overrides", to_json(applied)}}); // the runner: start, sandbox, load
-    const bool cuda = job.device == device_kind::cuda;
     if (pool) {
-      link = pool->connect(spec_of(job, clock), plugin, cuda);
+      link = pool->connect(spec_of(job, clock), plugin);
     } else {
       link = launched ? std::move(launched) : launch_runner(job, clock);
       link->connect(plugin);
@@ -258,9 +258,10 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     if (!runner.load().value("ok", false))
       throw runner_failure(runner.load().value("kind", "crashed"), runner.load().value("error", ""),
                            runner.load().value("reason", "")); // out_of_memory while loading stays named
-    if (pool)
-      pool->start_next(spec_of(job, clock)); // the next job's runner starts while this one is judged
-                                             // (on CUDA it did before this one connected)
+    // The next job's runner starts while this one is judged: only where runners have a PID namespace of their
+    // own (without one, a candidate of the same uid could reach it through /proc).
+    if (pool && runner.isolation_note().empty() && exec::sandbox_kind() == "bwrap")
+      pool->start_next(spec_of(job, clock));
     session.attr("remote") = judge.attr("RemoteCandidate")(
         py::cpp_function(
             [&runner](const std::string& message) { return runner.request(json::parse(message)).dump(); }),

@@ -90,7 +90,6 @@ class Memory:
         what kj holds beside the judge, before anything is blamed."""
         if make_room and self.make_room is not None:
             self.make_room()
-            self.make_room = None
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
 
@@ -115,17 +114,37 @@ def _peak_rss():
 
 _INITIAL_FLAGS = backend_flags()
 _INITIAL_DTYPE = torch.get_default_dtype()
+_INITIAL_ENVIRON = dict(os.environ)
+_INITIAL_THREADS = torch.get_num_threads()
+_INITIAL_DETERMINISTIC = torch.are_deterministic_algorithms_enabled()
+_INITIAL_GRAD = torch.is_grad_enabled()
+
+
+def clear_device_memory(ptr, nbytes):
+    """Zeroes device memory kj is about to share with a runner: memory a warm judge's context freed may come
+    back holding what it held (a reference's outputs), which the candidate must never see."""
+    arena_tensor({"kind": "cuda", "ptr": ptr, "bytes": nbytes}, "cuda").zero_()
+    torch.cuda.synchronize()
 
 
 def between_jobs():
-    """A judge serving one evaluation after another (kj worker --serve) starts each as a fresh one would: the
-    backend flags and default dtype as at its start, no problem module left, torch's cached device memory
-    returned and its peaks reset (each evaluation's memory is its own)."""
+    """A judge serving one evaluation after another (kj worker --jobs-fd) starts each as a fresh one would: the
+    backend flags, default dtype and device, threads, grad mode, deterministic algorithms and environment as at
+    its start, no problem module left, torch's cached device memory returned and its peaks reset (each
+    evaluation's memory is its own)."""
     import gc
     import sys
 
     set_backend_flags(_INITIAL_FLAGS)
     torch.set_default_dtype(_INITIAL_DTYPE)
+    torch.set_num_threads(_INITIAL_THREADS)
+    torch.use_deterministic_algorithms(_INITIAL_DETERMINISTIC)
+    torch.set_grad_enabled(_INITIAL_GRAD)
+    if hasattr(torch, "set_default_device"):
+        torch.set_default_device(None)  # none, as at its start
+    for name in set(os.environ) - set(_INITIAL_ENVIRON):  # what a problem module set in the environment
+        del os.environ[name]
+    os.environ.update(_INITIAL_ENVIRON)
     sys.modules.pop("kj_problem", None)
     gc.collect()
     try:  # the peak resident size (VmHWM) starts again from here

@@ -80,8 +80,16 @@ std::set<int> g_spares;
 
 } // namespace
 
+std::unique_lock<std::mutex> hold_spares() {
+  return std::unique_lock<std::mutex>(g_spares_mutex);
+}
+
 void spare(int pid, bool waiting) {
   std::lock_guard lock(g_spares_mutex);
+  spare_held(pid, waiting);
+}
+
+void spare_held(int pid, bool waiting) {
   waiting ? (void)g_spares.insert(pid) : (void)g_spares.erase(pid);
 }
 
@@ -92,15 +100,15 @@ std::vector<int> tree_of(int root) {
 }
 
 std::vector<int> candidate_tree() {
-  std::set<int> spared;
-  {
-    std::lock_guard lock(g_spares_mutex);
-    for (int root : g_spares)
-      for (int pid : tree_of(root))
-        spared.insert(pid);
-  }
+  // One listing for every tree, under the lock a spare's launch holds from its fork until it is marked.
+  std::lock_guard lock(g_spares_mutex);
+  const auto parents = exec::process_parents();
+  std::set<int> spared(g_spares.begin(), g_spares.end());
+  for (int root : g_spares)
+    for (int pid : exec::descendants(parents, root))
+      spared.insert(pid);
   std::vector<int> out;
-  for (int pid : exec::descendants(::getpid()))
+  for (int pid : exec::descendants(parents, ::getpid()))
     if (!spared.contains(pid)) out.push_back(pid);
   return out;
 }

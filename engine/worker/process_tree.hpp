@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -22,6 +23,10 @@ void kill_descendants(int root);
 // killed with it). `spare(pid, true)` marks a runner's root as such, `spare(pid, false)` gives it to its
 // candidate.
 void spare(int pid, bool waiting);
+// The same with the lock hold_spares() returned already held: a spare's launch takes it before its fork and
+// marks the new pid before it lets go, so that no listing of the candidate's processes counts the new one.
+std::unique_lock<std::mutex> hold_spares();
+void spare_held(int pid, bool waiting);
 // `root` and every process below it.
 std::vector<int> tree_of(int root);
 // The running candidate's processes: every descendant of the judge outside the spares' trees.

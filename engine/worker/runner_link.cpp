@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <poll.h>
+#include <pybind11/embed.h>
 #include <set>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -116,22 +117,32 @@ bool runner_link::launched_like(const runner_spec& job) const {
 }
 
 void runner_link::kill_for_test() const {
-  if (m_pid > 0) ::kill(m_pid, SIGKILL);
+  if (m_pid <= 0) return;
+  const int root =
+      m_pid; // the runner and its sandbox, all gone before it is adopted: a runner that died waiting
+  kill_all([root] { return tree_of(root); });
 }
 
 void runner_link::adopt(const runner_spec& job) {
-  // The build's extensions, as files of the runner's own read-only folder (links where the file system
-  // allows: nothing is copied twice, and the runner can change neither).
+  // The build's extensions, as files of the runner's own read-only folder: regular files and folders only (a
+  // link the build step left points nowhere inside the sandbox, and is never followed here), each file linked
+  // where the file system allows, else copied.
   std::error_code ec;
-  if (!job.extensions.empty() && fs::is_directory(job.extensions, ec)) {
-    fs::copy(job.extensions, m_spec.extensions,
-             fs::copy_options::recursive | fs::copy_options::create_hard_links, ec);
-    if (ec) {
-      fs::remove_all(m_spec.extensions, ec);
-      fs::create_directories(m_spec.extensions);
-      fs::copy(job.extensions, m_spec.extensions, fs::copy_options::recursive);
+  if (!job.extensions.empty() && fs::is_directory(job.extensions, ec))
+    for (auto it = fs::recursive_directory_iterator(job.extensions, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+      const fs::path target = m_spec.extensions / fs::relative(it->path(), job.extensions);
+      const fs::file_status status = it->symlink_status(ec);
+      if (fs::is_directory(status)) {
+        fs::create_directories(target, ec);
+        fs::permissions(target, fs::perms(0755), ec);
+      } else if (fs::is_regular_file(status)) {
+        fs::create_hard_link(it->path(), target, ec);
+        if (ec) fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing, ec);
+        fs::permissions(target, fs::perms(0444), fs::perm_options::add, ec); // readable by its uid
+      }
+      ec.clear();
     }
-  }
   m_spec.problem = job.problem;
   m_spec.candidate = job.candidate;
   m_spec.overrides = job.overrides;
@@ -190,7 +201,8 @@ void runner_link::launch() {
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("runner: socketpair/pipe: ") + std::strerror(errno));
   // Everything the child needs is built before fork: after it only async-signal-safe calls.
-  std::map<std::string, std::string> env = exec::scrubbed_environment();
+  std::map<std::string, std::string> env =
+      m_spec.environment.empty() ? exec::scrubbed_environment() : m_spec.environment;
   env.erase("KJ_TEST_FAULT"); // the judge's fault injection (tests) is none of the candidate's business
   env["HOME"] = m_spec.scratch.string();
   env["TMPDIR"] = (m_spec.scratch / "tmp").string();
@@ -243,6 +255,8 @@ void runner_link::launch() {
   const rlim_t data_limit = cuda ? RLIM_INFINITY : static_cast<rlim_t>(m_spec.limits.memory_bytes);
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const pid_t parent = ::getpid();
+  std::unique_lock<std::mutex> spares; // a spare is marked before anything lists the candidate's processes
+  if (m_waiting) spares = hold_spares();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("runner: fork: ") + std::strerror(errno));
   if (pid == 0) {
@@ -266,7 +280,8 @@ void runner_link::launch() {
   ::close(sv[1]);
   ::close(out[1]);
   m_pid = pid;
-  if (m_waiting) spare(pid, true); // before any listing of the candidate's processes can count it
+  if (m_waiting) spare_held(pid, true);
+  if (spares.owns_lock()) spares.unlock();
   m_dead = false;
   m_death_reason.clear();
   m_socket = std::make_unique<line_socket>(sv[0]);
@@ -298,7 +313,12 @@ void runner_link::handshake() {
                       ready.value("seccomp_error", std::string())}};
     return;
   }
-  calibrate();  // before the candidate is loaded: only kj's code has run in the runner
+  calibrate(); // before the candidate is loaded: only kj's code has run in the runner
+  int status = 0;
+  if (!m_dead && ::waitpid(m_pid, &status, WNOHANG) == m_pid) { // its sandbox ended: the runner follows it
+    m_dead = true;
+    m_calibration.error = "its sandbox " + describe_status(status, m_sandboxed);
+  }
   if (m_dead) { // it died before the candidate was loaded (a runner started ahead can die waiting): kj's
     m_failed_before_load = true;
     m_load = {{"ok", false},
@@ -475,6 +495,9 @@ json runner_link::grow_arena(std::uint64_t bytes) {
     message["fd"] = true;
     path = fmt::format("/proc/self/fd/{}", fd); // the judge's own way in
   }
+  // Device memory may come back holding what this process freed (a warm judge's reference outputs): zeroed
+  // before the runner sees it (a memfd always starts zeroed).
+  if (cuda) pybind11::module_::import("kj_judge").attr("clear_device_memory")(ptr, bytes);
   const json reply = exchange(message, fd);
   if (shared) { // the runner has its own descriptor now (or none): the judge keeps only the mapping
     ::close(fd);

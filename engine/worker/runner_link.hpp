@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -54,6 +55,9 @@ struct runner_spec {
   // import_on_device); empty: the judge's own TORCH_EXTENSIONS_DIR. A runner started ahead (runner_pool) has
   // an empty one of its own, which `adopt` fills with the job's.
   std::filesystem::path extensions;
+  // The environment it starts from (then scrubbed and completed); empty: the judge's own at its launch. A
+  // serving judge's runners start from the judge's at its start, whatever a problem module set since.
+  std::map<std::string, std::string> environment;
 };
 
 class runner_link {

@@ -1,6 +1,8 @@
 // Implements runner_pool: one spare runner, started with the last job's settings in folders of its own.
 #include "engine/worker/runner_pool.hpp"
 
+#include "engine/exec/process.hpp"
+
 #include <csignal>
 #include <cstdlib>
 #include <string>
@@ -18,7 +20,8 @@ bool fault(const char* name) {
 
 } // namespace
 
-runner_pool::runner_pool(fs::path root) : m_root(std::move(root)) {}
+runner_pool::runner_pool(fs::path root)
+    : m_root(std::move(root)), m_environment(exec::scrubbed_environment()) {}
 
 runner_pool::~runner_pool() {
   drop_spare();
@@ -32,15 +35,14 @@ void runner_pool::remove_used() {
   m_used.clear();
 }
 
-std::unique_ptr<runner_link> runner_pool::connect(const runner_spec& job, const cuda::plugin* plugin,
-                                                  bool next_first) {
+std::unique_ptr<runner_link> runner_pool::connect(const runner_spec& job, const cuda::plugin* plugin) {
   remove_used(); // the last job's runner is gone: its folders go too
+  m_held = false;
   std::unique_ptr<runner_link> link;
   if (m_spare && m_spare->launched_like(job)) {
     link = std::move(m_spare);
     m_used.push_back(m_spare_dir);
     m_spare_dir.clear();
-    if (next_first) start_next(job);
     if (fault("spare")) link->kill_for_test();
     link->adopt(job);
     link->connect(plugin);
@@ -50,6 +52,7 @@ std::unique_ptr<runner_link> runner_pool::connect(const runner_spec& job, const 
   drop_spare();
   runner_spec own = job; // a folder of its own, like every runner of a serving judge
   own.scratch = m_root / ("runner-" + std::to_string(m_next++));
+  own.environment = m_environment;
   m_used.push_back(own.scratch);
   link = std::make_unique<runner_link>(std::move(own));
   link->connect(plugin);
@@ -57,7 +60,7 @@ std::unique_ptr<runner_link> runner_pool::connect(const runner_spec& job, const 
 }
 
 void runner_pool::start_next(const runner_spec& job) {
-  if (m_spare) return;
+  if (m_spare || m_held) return;
   m_spare_dir = m_root / ("runner-" + std::to_string(m_next++));
   runner_spec spec = job;
   spec.scratch = m_spare_dir / "scratch";
@@ -65,10 +68,13 @@ void runner_pool::start_next(const runner_spec& job) {
   spec.problem = {};
   spec.candidate = {};
   spec.import_on_device = false; // a deferred build's import gets a runner of its own
+  spec.environment = m_environment;
   // A clock of its own that reports nothing (this job's reports its own time): `adopt` gives it the job's.
   spec.clock = std::make_shared<judge_clock>(std::chrono::milliseconds(600'000), nullptr);
   std::error_code ec;
   fs::create_directories(spec.extensions, ec);
+  fs::permissions(spec.extensions, fs::perms(0755),
+                  ec); // readable by the runner's own uid, whatever the umask
   fs::permissions(m_spare_dir,
                   fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                       fs::perms::others_read | fs::perms::others_exec,
@@ -78,6 +84,11 @@ void runner_pool::start_next(const runner_spec& job) {
   } catch (const std::exception&) { // the next job starts its own
     m_spare.reset();
   }
+}
+
+void runner_pool::give_back() {
+  drop_spare();
+  m_held = true;
 }
 
 void runner_pool::drop_spare() {

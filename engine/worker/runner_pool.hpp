@@ -6,7 +6,9 @@
 #include "engine/worker/runner_link.hpp"
 
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace kj::worker {
@@ -22,17 +24,16 @@ public:
   // The job's runner, loaded (load() tells how that went): the spare when it was started as this job would
   // start it, else a fresh one. A spare that died before its candidate arrived (kj's runner failed before the
   // load) is replaced by a fresh runner, never blamed on the candidate.
-  // `next_first`: the next job's runner starts before this one connects (on a GPU host, where its start has
-  // cores of its own; on the CPU, start_next after the load keeps it off the handshake's calibration).
-  std::unique_ptr<runner_link> connect(const runner_spec& job, const cuda::plugin* plugin, bool next_first);
-  // Starts the next job's runner now, as `job`'s was started (once this job's runner is loaded).
+  std::unique_ptr<runner_link> connect(const runner_spec& job, const cuda::plugin* plugin);
+  // Starts the next job's runner now, as `job`'s was started (once this job's runner is loaded: its start
+  // stays off the handshake's calibration), unless give_back() was called in this job.
   void start_next(const runner_spec& job);
   // While the judge times, the spare stands still: its start shares neither the cores nor the device with
   // a timing.
   void freeze(bool stopped);
-  // Ends the spare: kj's own work ran out of device memory, and the spare's context is kj's to give back
-  // before anything is blamed (kj_judge.Memory.make_room).
-  void drop_spare();
+  // Ends the spare, and starts none until the next job: kj's own work ran out of device memory, and the
+  // spare's context is kj's to give back before anything is blamed (kj_judge.Memory.make_room).
+  void give_back();
   // freeze(true) while it lives (no pool: nothing).
   struct frozen {
     explicit frozen(runner_pool* pool) : m_pool(pool) {
@@ -49,7 +50,10 @@ public:
   };
 
 private:
+  void drop_spare();
   void remove_used();
+  std::map<std::string, std::string> m_environment; // the judge's at its start: every runner starts from it
+  bool m_held = false;                              // give_back() in this job
   std::filesystem::path m_root;
   unsigned m_next = 0;
   std::unique_ptr<runner_link> m_spare;

@@ -96,9 +96,11 @@ void read_parquet(const exec::read_parquet_job& job, py::module_& runtime, resul
   }
 }
 
-// One job of a serving judge: the evaluation, then back to a fresh judge's state.
-void serve_one(const std::filesystem::path& path, runner_pool& pool, py::module_& runtime,
-               result_channel& channel) {
+// One job of a serving judge: the evaluation, then back to a fresh judge's state, on the job's clock (kj's
+// own time: the orchestrator's deadline moves by it). `clock`: the first job's, started before the judge
+// imported torch; null: made here.
+void serve_one(const std::filesystem::path& path, std::shared_ptr<judge_clock> clock, runner_pool& pool,
+               py::module_& runtime, result_channel& channel) {
   exec::job job;
   try {
     job = read_job(path);
@@ -114,15 +116,12 @@ void serve_one(const std::filesystem::path& path, runner_pool& pool, py::module_
                   {"error", "worker: a serving judge runs evaluations only"}});
     return;
   }
-  {
-    const auto clock = start_clock(*evaluation, channel);
-    channel.emit({{"type", "hello"}});
-    evaluate(*evaluation, nullptr, clock, runtime, channel, &pool);
-  }
+  if (!clock) clock = start_clock(*evaluation, channel);
+  channel.emit({{"type", "hello"}});
+  evaluate(*evaluation, nullptr, clock, runtime, channel, &pool);
   try {
     py::module_::import("kj_judge").attr("between_jobs")();
   } catch (py::error_already_set& e) { // the next job's judge would not start as a fresh one: end here
-    channel.emit({{"type", "job_end"}});
     throw std::runtime_error("between jobs: " + python_error_text(runtime, e));
   }
 }
@@ -149,10 +148,13 @@ int serve_evaluations(const worker_options& options) {
   auto interpreter = start_interpreter();
   const char* scratch = std::getenv("KJ_SCRATCH_DIR");
   runner_pool pool(std::filesystem::path(scratch && *scratch ? scratch : "/tmp") / "runners");
+  std::shared_ptr<judge_clock> first_clock; // the first job's time runs from here, as run_worker's does
   try { // its runner imports torch while the judge does (as run_worker's does)
     const exec::job first = read_job(*path);
-    if (const auto* evaluation = std::get_if<exec::evaluate_job>(&first))
+    if (const auto* evaluation = std::get_if<exec::evaluate_job>(&first)) {
+      first_clock = start_clock(*evaluation, channel);
       start_runner_ahead(pool, *evaluation);
+    }
   } catch (const std::exception&) { // serve_one reports what is wrong with it
   }
   py::module_ runtime;
@@ -166,11 +168,12 @@ int serve_evaluations(const worker_options& options) {
   }
   for (; path; path = next_path()) {
     try {
-      serve_one(*path, pool, runtime, channel);
-    } catch (const std::exception& e) {
+      serve_one(*path, std::move(first_clock), pool, runtime, channel);
+    } catch (const std::exception& e) { // ends without job_end: the orchestrator starts a fresh judge
       std::fprintf(stderr, "kj worker --serve: %s\n", e.what());
       exit_without_finalizing(3);
     }
+    first_clock.reset();
     channel.emit({{"type", "job_end"}});
   }
   exit_without_finalizing(0);

@@ -80,8 +80,9 @@ TEST_CASE("class 6: timed calls look like checked ones, and their outputs meet t
   run_class("cpu/level_1_problem_1_sample_45_kernel.py");
 }
 
-TEST_CASE("class 7: a candidate cannot reach the runner its warm judge started ahead for the next candidate") {
-  kj::test::hostile::run_and_check("cpu", corpus(),
-                                   {"cpu/level_1_problem_1_sample_50_kernel.py",
-                                    "cpu/level_1_problem_1_sample_51_kernel.py"});
+TEST_CASE(
+    "class 7: a candidate cannot reach the runner its warm judge started ahead for the next candidate") {
+  kj::test::hostile::run_and_check(
+      "cpu", corpus(),
+      {"cpu/level_1_problem_1_sample_50_kernel.py", "cpu/level_1_problem_1_sample_51_kernel.py"});
 }

@@ -1,7 +1,7 @@
 // Where an evaluation's time goes (issue: throughput): every evaluation records its phases, measured on both
-// sides of the worker, and they sum to its wall time; each candidate runs in a runner of its own, never reused
-// by another; one warm judge serves a slot's evaluations, and a runner it started ahead that died before its
-// candidate arrived is replaced, never blamed.
+// sides of the worker, and they sum to its wall time; each candidate runs in a runner of its own, never
+// reused by another; one warm judge serves a slot's evaluations, and a runner it started ahead that died
+// before its candidate arrived is replaced, never blamed.
 #include "db/store.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
@@ -73,7 +73,8 @@ TEST_CASE("phases sum to each evaluation's wall time, and no runner is reused by
   }
 }
 
-TEST_CASE("one warm judge serves a run, and a runner started ahead that died waiting is replaced, never blamed") {
+TEST_CASE(
+    "one warm judge serves a run, and a runner started ahead that died waiting is replaced, never blamed") {
   scratch_dir dir;
   fs::create_directories(dir / "candidates");
   for (int sample : {0, 1, 2})

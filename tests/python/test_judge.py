@@ -222,3 +222,52 @@ def test_json_for_cpp_has_no_nan_or_infinity():
     text = json_text({"a": float("inf"), "b": [float("nan"), -float("inf")], "c": 1.5})
     assert "Infinity" not in text and "NaN" not in text
     assert json.loads(text)["b"][0] is None
+
+
+def test_between_jobs_leaves_a_fresh_judge(monkeypatch):
+    """A warm judge's next evaluation starts as a fresh judge's would, whatever a problem module changed."""
+    import sys
+    import types
+
+    threads, dtype, grad = torch.get_num_threads(), torch.get_default_dtype(), torch.is_grad_enabled()
+    flags = judge.backend_flags()
+    try:
+        os.environ["KJ_PROBLEM_SET_THIS"] = "1"
+        sys.modules["kj_problem"] = types.ModuleType("kj_problem")
+        torch.set_num_threads(1)
+        torch.set_default_dtype(torch.float64)
+        torch.set_grad_enabled(not grad)
+        torch.backends.cudnn.benchmark = not flags["backends.cudnn.benchmark"]
+        torch.set_default_device("cpu")
+        judge.between_jobs()
+        assert "KJ_PROBLEM_SET_THIS" not in os.environ
+        assert "kj_problem" not in sys.modules
+        assert torch.get_num_threads() == judge._INITIAL_THREADS
+        assert torch.get_default_dtype() == dtype
+        assert torch.is_grad_enabled() == judge._INITIAL_GRAD
+        assert judge.backend_flags() == judge._INITIAL_FLAGS
+    finally:
+        os.environ.pop("KJ_PROBLEM_SET_THIS", None)
+        torch.set_num_threads(threads)
+        torch.set_default_dtype(dtype)
+        torch.set_grad_enabled(grad)
+        judge.set_backend_flags(flags)
+
+
+def test_make_room_gives_back_before_kj_is_blamed():
+    """kj's own out-of-memory first gives back what kj holds beside the judge (the next job's runner)."""
+    memory = judge.Memory("cpu")
+    calls = []
+    memory.make_room = lambda: calls.append(1)
+    attempts = []
+
+    def work():
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise torch.OutOfMemoryError("CUDA out of memory (test)")
+        return "done"
+
+    assert judge.guarded(memory, "a comparison", work) == "done"
+    assert calls == [1]
+    memory.release()  # an ordinary release keeps the spare
+    assert calls == [1]
