@@ -37,20 +37,28 @@ namespace {
 
 std::atomic<bool> g_interrupted{false};
 
-// pid -> parent pid of every process, from /proc/<pid>/stat.
+// pid -> parent pid of every process, from /proc/<pid>/stat. Read with read(2): a process that ends while it
+// is read fails the read (ESRCH), which a stream would throw from (libstdc++'s filebuf underflow); it is
+// skipped.
 std::map<int, int> parents() {
   std::map<int, int> out;
   DIR* proc = ::opendir("/proc");
   if (!proc) return out;
+  char text[1024];
   while (dirent* e = ::readdir(proc)) {
     const int pid = std::atoi(e->d_name);
     if (pid <= 0) continue;
-    std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-    std::string text((std::istreambuf_iterator<char>(stat)), {});
-    const auto close = text.rfind(')'); // the command name may hold spaces and parentheses
-    if (close == std::string::npos || close + 4 >= text.size()) continue;
+    const int fd = ::open(fmt::format("/proc/{}/stat", pid).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    const ssize_t n = ::read(fd, text, sizeof text - 1);
+    ::close(fd);
+    if (n <= 0) continue;
+    const std::string_view stat(text, static_cast<std::size_t>(n));
+    const auto close = stat.rfind(')'); // the command name may hold spaces and parentheses
+    if (close == std::string_view::npos || close + 4 >= stat.size()) continue;
+    text[n] = '\0';
     int ppid = 0;
-    std::sscanf(text.c_str() + close + 2, "%*c %d", &ppid);
+    std::sscanf(text + close + 2, "%*c %d", &ppid);
     out[pid] = ppid;
   }
   ::closedir(proc);

@@ -219,14 +219,17 @@ void refuse_exposed(const run_options& options, const fs::path& cache_dir,
 void refuse_limits_below_kj(const judging_settings& judging, const json& env) {
   const json boot = env.value("kj_boot", json::object());
   const double seconds = boot.value("seconds", 0.0);
-  // kj's own start twice (the judge and the candidate's runner), its own reference work and a margin.
+  // kj's own start twice (a slot's first job starts its judge and the candidate's runner), its own reference
+  // work and a margin.
   const double need_s = std::max(10.0, std::ceil(4 * seconds));
   for (const auto& [flag, limit] :
        {std::pair{"--timeout", judging.timeout_s}, {"--build-timeout", judging.build_timeout_s}})
     if (seconds > 0 && limit < need_s)
       throw kb::source_error(fmt::format(
           "{} {:g}: kj's own worker took {:.1f} s to start Python and torch on this machine (measured just "
-          "now), and a job starts two (the judge and the candidate's runner) before any candidate code runs, "
+          "now), and a slot's first job starts two (its judge, warm for the jobs after it, and the "
+          "candidate's "
+          "runner) before any candidate code runs, "
           "then does kj's own reference work; give at least {:g} seconds (the default is 600)",
           flag, limit, seconds, need_s));
   const double rss_gib = boot.value("peak_rss_bytes", 0.0) / double(1ull << 30);
