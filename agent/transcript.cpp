@@ -141,8 +141,9 @@ void write_transcript(const db::trajectory_transcript& tr, const db::store& stor
 
 void write_evaluation(std::int64_t id, const db::evaluation_record& e, const db::store& store,
                       std::ostream& out, bool with_source) {
-  out << fmt::format("evaluation {} of run {}: {}, {}\n", id, e.run_id, problem_label(store, e.problem_id),
-                     candidate_label(store, e.candidate_id));
+  const auto run = store.get_run(e.run_id); // named as kj runs and --run name it, never by its row
+  out << fmt::format("evaluation {} of run {}: {}, {}\n", id, run ? run->run_uid : std::to_string(e.run_id),
+                     problem_label(store, e.problem_id), candidate_label(store, e.candidate_id));
   if (const auto c = store.get_candidate(e.candidate_id))
     out << fmt::format("producer {} sample {}{}\n", c->producer, c->sample,
                        c->path.empty() ? "" : ", " + c->path);

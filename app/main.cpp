@@ -10,12 +10,20 @@
 #include <fmt/core.h>
 #include <string_view>
 #include <sys/prctl.h>
+#include <vector>
 
 int main(int argc, char** argv) {
   // kj and its judge workers hold what candidates must not read (API keys in the environment, the DB open):
   // not dumpable, so that processes of the same user without CAP_SYS_PTRACE cannot read /proc/<pid>/environ,
   // mem or fd. The runner (the candidate's own process) is exempt: it holds nothing.
   if (argc < 2 || std::string_view(argv[1]) != "runner") ::prctl(PR_SET_DUMPABLE, 0);
+  // `kj run --config x.toml` reads as `kj --config x.toml run` (--config is kj's own option).
+  std::vector<std::string> args = kj::cli::hoist_config_option({argv, argv + argc});
+  std::vector<char*> hoisted;
+  for (auto& arg : args)
+    hoisted.push_back(arg.data());
+  hoisted.push_back(nullptr);
+  argv = hoisted.data();
   CLI::App app{"kerneljudge: verify and time GPU kernels against KernelBench references", "kj"};
   app.set_version_flag("--version", "kj " + kj::version_string());
   app.require_subcommand(1);
@@ -58,7 +66,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "kj: {}\nRun with --help for more information.\n",
-               kj::cli::explain_parse_error(app, e));
+               kj::cli::explain_parse_error(app, e, args));
     return 2;
   }
   try {

@@ -13,7 +13,9 @@ int parse_int(const std::string& part, const std::string& whole) {
   int value = 0;
   const auto* end = part.data() + part.size();
   auto [ptr, ec] = std::from_chars(part.data(), end, value);
-  if (part.empty() || ec != std::errc() || ptr != end || value < 0)
+  if (part.empty())
+    throw std::invalid_argument("empty id in '" + whole + "' (expected numbers like 1-10,19)");
+  if (ec != std::errc() || ptr != end || value < 0)
     throw std::invalid_argument("bad id '" + part + "' in '" + whole + "' (expected numbers like 1-10,19)");
   return value;
 }
@@ -32,9 +34,14 @@ id_set id_set::parse(const std::string& text) {
       const int id = parse_int(part, text);
       result.m_ranges.emplace_back(id, id);
     } else {
+      if (dash == 0 || dash + 1 == part.size())
+        throw std::invalid_argument("range '" + part + "' in '" + text +
+                                    "' needs both ends (e.g. 1-10; ids count from 1)");
       const int lo = parse_int(part.substr(0, dash), text);
       const int hi = parse_int(part.substr(dash + 1), text);
-      if (hi < lo) throw std::invalid_argument("bad id range '" + part + "' in '" + text + "'");
+      if (hi < lo)
+        throw std::invalid_argument("range '" + part + "' in '" + text +
+                                    "' ends before it starts (e.g. 1-10)");
       result.m_ranges.emplace_back(lo, hi);
     }
     start = comma + 1;

@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -168,6 +169,18 @@ std::vector<problem> load_problems(const source_options& options) {
   });
   if (problems.empty()) throw source_error("no problems match the selection (check --level and --ids)");
   return problems;
+}
+
+std::vector<std::string> unmatched_overrides(const std::vector<problem>& problems,
+                                             const std::map<std::string, std::int64_t>& overrides) {
+  std::vector<std::string> unmatched;
+  for (const auto& [name, value] : overrides) {
+    const std::regex assigned("(^|\\n)" + name + R"([ \t]*(:[^=\n]*)?=[^=])");
+    if (std::none_of(problems.begin(), problems.end(),
+                     [&](const problem& p) { return std::regex_search(p.source, assigned); }))
+      unmatched.push_back(name);
+  }
+  return unmatched;
 }
 
 } // namespace kj::kb

@@ -57,6 +57,11 @@ struct source_options {
 // on bad paths or when a selection matches nothing.
 std::vector<problem> load_problems(const source_options& options);
 
+// The names of `overrides` (--set NAME=INTEGER) that no problem assigns at its top level (`NAME = ...` at
+// the start of a line): a --set that would change nothing, most often a typo.
+std::vector<std::string> unmatched_overrides(const std::vector<problem>& problems,
+                                             const std::map<std::string, std::int64_t>& overrides);
+
 // The built-in suite's folder: $KJ_SUITE_DIR, else the source tree's kernelbench/suite.
 std::filesystem::path builtin_suite_dir();
 

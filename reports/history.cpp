@@ -122,21 +122,23 @@ std::string history_csv(const std::vector<history_entry>& entries) {
   std::string out =
       "run_created_at,run,stack,torch,device_name,level,problem_id,problem,producer,sample,verdict,"
       "strict_verdict,candidate_ms,candidate_ci_low_ms,candidate_ci_high_ms,candidate_samples,"
-      "reference_ms,speedup,change_ratio,change_ci_low,change_ci_high,change_class,evaluation_id\n";
+      "reference_ms,speedup,speedup_noisy,change_ratio,change_ci_low,change_ci_high,change_class,evaluation_"
+      "id\n";
   const auto num = [](const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string(); };
   for (const auto& e : entries) {
     const result_row& r = e.row;
     const bool ci = r.candidate && r.candidate->ci_ms.valid();
     const bool cci = e.change && e.change->ci.valid();
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                        r.run_created_at, csv_field(r.run_uid), r.stack_hash, csv_field(e.torch),
                        csv_field(e.device_name), r.level, r.number, csv_field(r.problem_name),
                        csv_field(r.producer), r.sample, name_of(r.verdict), name_of(r.strict_verdict),
                        num(r.candidate_median_ms), ci ? fmt::format("{}", r.candidate->ci_ms.low) : "",
                        ci ? fmt::format("{}", r.candidate->ci_ms.high) : "",
                        r.candidate ? fmt::format("{}", r.candidate->samples_ms.size()) : "",
-                       num(r.reference_median_ms), num(r.speedup), e.change ? num(e.change->ratio) : "",
-                       cci ? fmt::format("{}", e.change->ci.low) : "",
+                       num(r.reference_median_ms), num(r.speedup),
+                       r.speedup ? (may_be_noise(r) ? "true" : "false") : "",
+                       e.change ? num(e.change->ratio) : "", cci ? fmt::format("{}", e.change->ci.low) : "",
                        cci ? fmt::format("{}", e.change->ci.high) : "",
                        e.change ? change_name(e.change->verdict) : "", r.evaluation_id);
   }

@@ -123,6 +123,7 @@ std::string table1_section(const report_data& data) {
   std::string ours_protocols;
   for (const auto& p : protocols)
     ours_protocols += (ours_protocols.empty() ? "" : ", ") + p;
+  if (ours.empty()) ours = "none (no candidate was timed: --no-timing, or none was correct)";
   out += fmt::format("Our timer: {}; protocol: {}. The paper's protocol: {}.</p>\n", html::escape(ours),
                      html::escape(ours_protocols), html::escape(data.published.protocol));
   out += table1_table(data.table_compatible, data.published);

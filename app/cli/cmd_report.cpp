@@ -90,6 +90,12 @@ action add_report_command(CLI::App& app) {
           fmt::format("-o {}: a file of that name exists; kj report writes a folder (index.html, "
                       "e/, CSV and JSON files): name a folder",
                       s->out));
+    if (const auto ext = fs::path(s->out).extension();
+        (ext == ".html" || ext == ".htm") && !fs::exists(s->out))
+      throw usage_error(
+          fmt::format("-o {}: kj report writes a folder (index.html, e/, CSV and JSON files), not "
+                      "one page: name a folder, e.g. -o {} (its index.html is the report)",
+                      s->out, fs::path(s->out).replace_extension().string()));
     refuse_foreign_folder(s->out);
     reports::report_output output;
     try {

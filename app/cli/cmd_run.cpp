@@ -26,6 +26,19 @@ void apply_quick(const CLI::App& cmd, exec::timing_spec& timing) {
   if (!given("--no-floor")) timing.floor = false;
 }
 
+// A --set that no selected problem assigns at its top level changes nothing: most often a typo that would
+// judge at full size what the user meant to shrink. Refused before anything runs.
+void check_overrides(const kb::source_options& sources,
+                     const std::map<std::string, std::int64_t>& overrides) {
+  if (overrides.empty() || !sources.ops6k_path.empty()) return;
+  const auto unmatched = kb::unmatched_overrides(kb::load_problems(sources), overrides);
+  if (!unmatched.empty())
+    throw usage_error(fmt::format("--set {}: no selected problem assigns {} at its top level, so it would "
+                                  "change nothing (--set overrides an integer module constant such as "
+                                  "batch_size)",
+                                  unmatched.front(), unmatched.front()));
+}
+
 // kj run's options as parsed.
 struct state {
   orchestrator::run_options options;
@@ -47,6 +60,7 @@ int run_command(state& s, const CLI::App& cmd, int argc, char** argv) {
   s.options.sources = s.sources.resolve();
   s.options.sources.precision = s.options.judging.precision; // --problems verified: the run's precision
   s.options.judging.overrides = s.sources.overrides();
+  check_overrides(s.options.sources, s.options.judging.overrides);
   s.options.cache_dir = s.cache_dir;
   s.options.generation = s.generation.resolve();
   if (s.options.generation.active() && !s.options.candidates.empty())

@@ -5,10 +5,29 @@
 #include "app/cli/common.hpp"
 #include "db/store.hpp"
 
+#include <charconv>
+#include <fmt/core.h>
 #include <iostream>
 #include <memory>
 
 namespace kj::cli {
+namespace {
+
+// The id given to `kj show evaluation|trajectory`: a whole number of 1 or more.
+std::int64_t id_of(const std::string& what, const std::string& text) {
+  const std::string lister = what == "trajectory" ? "kj show trajectories" : "kj results";
+  if (text.empty())
+    throw usage_error(
+        fmt::format("kj show {} needs an id, e.g. kj show {} 3 ({} lists them)", what, what, lister));
+  std::int64_t id = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || end != text.data() + text.size() || id <= 0)
+    throw usage_error(fmt::format("kj show {} {}: an id is a whole number of 1 or more ({} lists them)", what,
+                                  text, lister));
+  return id;
+}
+
+} // namespace
 
 action add_show_command(CLI::App& app) {
   auto* cmd =
@@ -16,7 +35,7 @@ action add_show_command(CLI::App& app) {
   struct state {
     std::string db = default_db_path();
     std::string what;
-    std::int64_t id = 0;
+    std::string id; // a number; read here so that "abc" gets kj's message, not CLI11's
     std::string run;
     bool full = false;
     bool source = false;
@@ -42,16 +61,16 @@ action add_show_command(CLI::App& app) {
       agent::write_trajectory_table(trajectories, store, std::cout);
       return 0;
     }
-    if (s->id <= 0) throw usage_error("kj show " + s->what + " needs an id, e.g. kj show " + s->what + " 3");
+    const std::int64_t id = id_of(s->what, s->id);
     if (s->what == "trajectory") {
-      const auto transcript = store.get_transcript(s->id);
-      if (!transcript) throw usage_error("no trajectory " + std::to_string(s->id) + " in " + s->db);
+      const auto transcript = store.get_transcript(id);
+      if (!transcript) throw usage_error("no trajectory " + std::to_string(id) + " in " + s->db);
       agent::write_transcript(*transcript, store, std::cout, {.full = s->full});
       return 0;
     }
-    const auto evaluation = store.get_evaluation(s->id);
-    if (!evaluation) throw usage_error("no evaluation " + std::to_string(s->id) + " in " + s->db);
-    agent::write_evaluation(s->id, *evaluation, store, std::cout, s->source);
+    const auto evaluation = store.get_evaluation(id);
+    if (!evaluation) throw usage_error("no evaluation " + std::to_string(id) + " in " + s->db);
+    agent::write_evaluation(id, *evaluation, store, std::cout, s->source);
     return 0;
   };
 }

@@ -12,6 +12,7 @@
 #include <fmt/core.h>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <unistd.h>
 
 namespace kj::cli {
@@ -78,7 +79,9 @@ std::map<std::string, std::int64_t> source_flags::overrides() const {
     std::int64_t value = 0;
     const char* begin = s.data() + (eq == std::string::npos ? 0 : eq + 1);
     const auto [ptr, ec] = std::from_chars(begin, s.data() + s.size(), value);
-    if (eq == std::string::npos || eq == 0 || ec != std::errc() || ptr != s.data() + s.size())
+    static const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
+    if (eq == std::string::npos || eq == 0 || ec != std::errc() || ptr != s.data() + s.size() ||
+        !std::regex_match(s.substr(0, eq), identifier))
       throw usage_error("--set '" + s + "': expected NAME=INTEGER, e.g. --set batch_size=4");
     result[s.substr(0, eq)] = value;
   }

@@ -3,9 +3,108 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fmt/core.h>
+#include <map>
 #include <memory>
+#include <sstream>
 
 namespace kj::cli {
+namespace {
+
+// Filled by the one read of the file a process makes (CLI11 reads it once, before any command runs).
+std::map<std::string, config_origin>& origins() {
+  static std::map<std::string, config_origin> all;
+  return all;
+}
+
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
+}
+
+// The text before a '#' that is not inside a quoted string.
+std::string without_comment(const std::string& line) {
+  char quote = 0;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quote && c == '\\' && quote == '"')
+      ++i;
+    else if (quote && c == quote)
+      quote = 0;
+    else if (!quote && (c == '"' || c == '\''))
+      quote = c;
+    else if (!quote && c == '#')
+      return line.substr(0, i);
+  }
+  return line;
+}
+
+bool closes_its_quotes(const std::string& value) {
+  char quote = 0;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const char c = value[i];
+    if (quote && c == '\\' && quote == '"')
+      ++i;
+    else if (quote && c == quote)
+      quote = 0;
+    else if (!quote && (c == '"' || c == '\''))
+      quote = c;
+  }
+  return quote == 0;
+}
+
+const char* const rule = "kj.toml is TOML: a section is [command], a key is option = value (docs/usage.md, "
+                         "\"Project defaults\")";
+
+// Checks each line and records where each key was set; throws CLI::ConfigError naming file:line.
+void check_lines(const std::string& text, const std::string& file) {
+  origins().clear();
+  std::map<std::string, int> sections;
+  std::string section;
+  int open_array = 0; // a multi-line array's first line while its ']' has not come yet
+  std::istringstream lines(text);
+  std::string raw;
+  for (int number = 1; std::getline(lines, raw); ++number) {
+    const std::string line = trim(without_comment(raw));
+    const auto fail = [&](const std::string& what) {
+      throw CLI::ConfigError(fmt::format("{}:{}: {}: {}", file, number, what, rule));
+    };
+    if (open_array) {
+      if (line.find(']') != std::string::npos) open_array = 0;
+      continue;
+    }
+    if (line.empty()) continue;
+    if (line.front() == '[') {
+      if (line.back() != ']' || line.starts_with("[[") || trim(line.substr(1, line.size() - 2)).empty())
+        fail(fmt::format("'{}' is not a section", line));
+      const std::string name = trim(line.substr(1, line.size() - 2));
+      if (const auto seen = sections.find(name); seen != sections.end())
+        fail(fmt::format("[{}] is given a second time (first at line {}); put all of its keys in one section",
+                         name, seen->second));
+      sections.emplace(name, number);
+      origins().emplace(name + ".", config_origin{file, number, line}); // the section itself
+      section = name;
+      continue;
+    }
+    const auto equals = line.find('=');
+    if (equals == std::string::npos)
+      fail(fmt::format("'{}' has no '=' (a key is option = value, e.g. level = 1)", line));
+    const std::string key = trim(line.substr(0, equals)), value = trim(line.substr(equals + 1));
+    if (key.empty()) fail(fmt::format("'{}' has no key before '='", line));
+    if (value.empty()) fail(fmt::format("{} has no value after '='", key));
+    if (!closes_its_quotes(value)) fail(fmt::format("the value of {} opens a quote it does not close", key));
+    if (value.front() == '[' && value.find(']') == std::string::npos) open_array = number;
+    const std::string dotted = section.empty() ? key : section + "." + key;
+    if (origins().contains(dotted))
+      fail(fmt::format("{} is set a second time (first at line {})", key, origins().at(dotted).line));
+    origins().emplace(dotted, config_origin{file, number, line});
+  }
+  if (open_array)
+    throw CLI::ConfigError(fmt::format("{}:{}: an array whose ']' never comes", file, open_array));
+}
+
+} // namespace
 
 const std::vector<std::pair<std::string, std::string>>& environment_options() {
   static const std::vector<std::pair<std::string, std::string>> options{
@@ -14,7 +113,11 @@ const std::vector<std::pair<std::string, std::string>>& environment_options() {
 }
 
 std::vector<CLI::ConfigItem> project_config::from_config(std::istream& input) const {
-  std::vector<CLI::ConfigItem> items = CLI::ConfigTOML::from_config(input);
+  const std::string text{std::istreambuf_iterator<char>(input), std::istreambuf_iterator<char>()};
+  const CLI::Option* option = app_->get_config_ptr();
+  check_lines(text, option && option->count() ? option->as<std::string>() : "kj.toml");
+  std::istringstream checked(text);
+  std::vector<CLI::ConfigItem> items = CLI::ConfigTOML::from_config(checked);
   // The environment outranks the file: its variable's option keeps the file's value out.
   std::erase_if(items, [](const CLI::ConfigItem& item) {
     return std::any_of(environment_options().begin(), environment_options().end(), [&](const auto& e) {
@@ -26,12 +129,40 @@ std::vector<CLI::ConfigItem> project_config::from_config(std::istream& input) co
 }
 
 void use_project_config(CLI::App& app) {
-  app.config_formatter(std::make_shared<project_config>());
+  app.config_formatter(std::make_shared<project_config>(app));
   app.set_config("--config", "kj.toml",
                  "project defaults in TOML, one section per command (e.g. [run] device = \"cpu\"); read from "
-                 "./kj.toml when it exists. Precedence: command-line flags > environment variables "
-                 "(KJ_CACHE_DIR, KERNELBENCH_DIR, KJ_PRICES) > this file > built-in defaults");
+                 "./kj.toml when it exists; may follow the command (kj run --config x.toml). Precedence: "
+                 "command-line flags > environment variables (KJ_CACHE_DIR, KERNELBENCH_DIR, KJ_PRICES) > "
+                 "this file > built-in defaults");
   app.allow_config_extras(CLI::config_extras_mode::error);
+}
+
+std::optional<config_origin> config_origin_of(const std::string& key) {
+  const auto found = origins().find(key);
+  if (found == origins().end()) return std::nullopt;
+  return found->second;
+}
+
+std::vector<std::string> hoist_config_option(const std::vector<std::string>& args) {
+  if (args.size() < 3 || args[1] == "runner" || args[1] == "worker") return args;
+  std::vector<std::string> moved, rest{args[0]};
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--") { // what follows is positional
+      rest.insert(rest.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+      break;
+    }
+    if (i > 1 && args[i] == "--config" && i + 1 < args.size()) {
+      moved.insert(moved.end(), {args[i], args[i + 1]});
+      ++i;
+    } else if (i > 1 && args[i].starts_with("--config=")) {
+      moved.push_back(args[i]);
+    } else {
+      rest.push_back(args[i]);
+    }
+  }
+  rest.insert(rest.begin() + 1, moved.begin(), moved.end());
+  return rest;
 }
 
 } // namespace kj::cli

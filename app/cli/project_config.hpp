@@ -5,14 +5,30 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace kj::cli {
 
+// Where a key of the file was set: "kj.toml:3: device = \"cpux\"".
+struct config_origin {
+  std::string file;
+  int line = 0;
+  std::string text; // the line as written, trimmed
+  std::string where() const { return file + ":" + std::to_string(line); }
+};
+
+// Reads the file through CLI11's TOML reader after checking each line's shape itself (CLI11 takes a line
+// without '=' for a flag and an unclosed quote for part of the value): a line that is neither a section, a
+// comment nor `key = value`, a section given twice, or an unclosed quote is a ConfigError naming file:line.
 class project_config : public CLI::ConfigTOML {
 public:
+  explicit project_config(const CLI::App& app) : app_(&app) {}
   std::vector<CLI::ConfigItem> from_config(std::istream& input) const override;
+
+private:
+  const CLI::App* app_;
 };
 
 // The option each environment variable stands for (its long name, without dashes).
@@ -20,5 +36,12 @@ const std::vector<std::pair<std::string, std::string>>& environment_options();
 
 // Reads ./kj.toml (or --config FILE) into `app`'s options; an unknown key is an error naming it.
 void use_project_config(CLI::App& app);
+
+// The line of the file read by this process that set `key` ("run.device"; a top-level key has no section).
+std::optional<config_origin> config_origin_of(const std::string& key);
+
+// `kj run --config x.toml` as `kj --config x.toml run`: --config is kj's, not a command's (CLI11 reads it
+// before the command). Moves every --config given after the command to the front.
+std::vector<std::string> hoist_config_option(const std::vector<std::string>& args);
 
 } // namespace kj::cli

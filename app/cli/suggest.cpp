@@ -1,6 +1,8 @@
 // Implements the did-you-mean suggestions and the rewording of CLI11's parse errors.
 #include "app/cli/suggest.hpp"
 
+#include "app/cli/project_config.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/core.h>
@@ -60,6 +62,45 @@ std::vector<std::string> option_names(const CLI::App& command) {
   return names;
 }
 
+// kj.toml's errors: an unknown key (CLI11: "INI was not able to parse run.devise") with its file:line and a
+// guess among that command's options; a bad value the file gave an option ("--device: cpux not in ...") with
+// the line that gave it, unless the command line gave that option too.
+std::optional<std::string> explain_config_error(const CLI::App& app, const std::string& message,
+                                                const std::vector<std::string>& args) {
+  std::smatch m;
+  static const std::regex config_key(R"(INI was not able to parse ([A-Za-z0-9_.-]+))");
+  if (std::regex_search(message, m, config_key)) {
+    const std::string key = m[1].str(), name = key.substr(key.rfind('.') + 1);
+    const auto origin = config_origin_of(key);
+    const std::string where = origin ? origin->where() : "kj.toml";
+    if (name.empty()) // "[bogus]" with keys: CLI11 names the section only
+      return fmt::format(
+          "{}: unknown section [{}]: sections are named after kj's commands (run, report, ...)", where,
+          key.substr(0, key.size() - 1));
+    std::string text =
+        fmt::format("{}: unknown key '{}' (keys are a command's long options without the "
+                    "dashes, in a section named after the command, e.g. [run] device = \"cpu\")",
+                    where, key);
+    const std::string section = key.find('.') == std::string::npos ? "" : key.substr(0, key.find('.'));
+    const auto commands =
+        app.get_subcommands([&](const CLI::App* c) { return section.empty() || c->get_name() == section; });
+    if (const CLI::App* command = section.empty() ? &app : commands.empty() ? nullptr : commands.front())
+      if (const auto guess = nearest("--" + name, option_names(*command)))
+        text += fmt::format("; did you mean {}?", guess->substr(2));
+    return text;
+  }
+  static const std::regex option_value(R"(^--([A-Za-z0-9_-]+): )");
+  if (!std::regex_search(message, m, option_value)) return std::nullopt;
+  const std::string name = m[1].str();
+  const bool on_command_line = std::any_of(args.begin(), args.end(), [&](const std::string& arg) {
+    return arg == "--" + name || arg.starts_with("--" + name + "=");
+  });
+  const CLI::App* command = parsed_command(app);
+  const auto origin = config_origin_of(command == &app ? name : command->get_name() + "." + name);
+  if (on_command_line || !origin) return std::nullopt;
+  return fmt::format("{}: {}: {}", origin->where(), origin->text, message);
+}
+
 } // namespace
 
 std::optional<std::string> nearest(const std::string& word, const std::vector<std::string>& names) {
@@ -87,7 +128,8 @@ std::optional<std::string> unknown_command(const CLI::App& app, int argc, char**
                      guess ? fmt::format(" (did you mean '{}'?)", *guess) : "");
 }
 
-std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& error) {
+std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& error,
+                                const std::vector<std::string>& args) {
   std::string message = error.what();
   // CLI11's PositiveNumber/NonNegativeNumber print the largest double in full (309 digits).
   static const std::regex unbounded(R"(Value (-?[0-9.eE+-]+) not in range [0-9.]+ to [0-9]{100,}\.[0-9]+)");
@@ -98,33 +140,7 @@ std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& erro
               fmt::format("must be {}, not {}", zero ? "greater than 0" : "0 or more", m[1].str()) +
               std::string(m.suffix());
   }
-  // An unknown key of kj.toml (CLI11 says "INI was not able to parse run.devise"): the file, the key, and a
-  // guess among that command's options.
-  // A line of kj.toml that is not TOML at all (CLI11: "INI was not able to parse [run").
-  static const std::regex config_line(R"(INI was not able to parse ([^A-Za-z0-9_.-].*)$)");
-  if (std::regex_search(message, m, config_line))
-    return fmt::format(
-        "{}: cannot read '{}': kj.toml is TOML: a section is [command], a key is option = value "
-        "(docs/usage.md, \"Project defaults\")",
-        app.get_config_ptr() ? app.get_config_ptr()->as<std::string>() : "kj.toml", m[1].str());
-  static const std::regex config_key(R"(INI was not able to parse ([A-Za-z0-9_.-]+))");
-  if (std::regex_search(message, m, config_key)) {
-    const std::string key = m[1].str(), name = key.substr(key.rfind('.') + 1);
-    if (name.empty()) // "[bogus]" with keys: CLI11 names the section only
-      return fmt::format(
-          "{}: unknown section [{}]: sections are named after kj's commands (run, report, ...)",
-          app.get_config_ptr() ? app.get_config_ptr()->as<std::string>() : "kj.toml",
-          key.substr(0, key.size() - 1));
-    message = fmt::format("{}: unknown key '{}' (keys are a command's long options without the dashes, in "
-                          "a section named after the command, e.g. [run] device = \"cpu\")",
-                          app.get_config_ptr() ? app.get_config_ptr()->as<std::string>() : "kj.toml", key);
-    const std::string section = key.find('.') == std::string::npos ? "" : key.substr(0, key.find('.'));
-    const auto commands =
-        app.get_subcommands([&](const CLI::App* c) { return section.empty() || c->get_name() == section; });
-    if (const CLI::App* command = section.empty() ? &app : commands.empty() ? nullptr : commands.front())
-      if (const auto guess = nearest("--" + name, option_names(*command)))
-        message += fmt::format("; did you mean {}?", guess->substr(2));
-  }
+  if (auto config = explain_config_error(app, message, args)) return *config;
   // CLI11's "what is required" (a missing positional) and "--run: At Most 1 required but received 2".
   const CLI::App* command = parsed_command(app);
   static const std::regex positional(R"(^(\w+) is required$)");

@@ -17,7 +17,9 @@ std::optional<std::string> nearest(const std::string& word, const std::vector<st
 std::optional<std::string> unknown_command(const CLI::App& app, int argc, char** argv);
 
 // A parse error's message with a did-you-mean for unexpected options ("--candidate: did you mean
-// --candidates?") and numeric ranges of CLI11's unbounded checks said in words.
-std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& error);
+// --candidates?"), numeric ranges of CLI11's unbounded checks said in words, and kj.toml's errors at their
+// file:line (`args`: the command line, to tell a value the file gave from one the user typed).
+std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& error,
+                                const std::vector<std::string>& args);
 
 } // namespace kj::cli

@@ -12,6 +12,9 @@ using namespace kj::test;
 
 namespace {
 
+// 256 x 16384: the reference takes milliseconds a call on a CPU, so a replay that the judge's clock charges
+// its handshake on a loaded host (0.3 ms a call on CI, where 256 x 4096 left the replay only 2.2x faster) is
+// still far faster than the reference.
 json run_and_read(const scratch_dir& dir, const std::string& run, std::vector<std::string> extra) {
   std::vector<std::string> args{"run",
                                 "--device",
@@ -23,7 +26,7 @@ json run_and_read(const scratch_dir& dir, const std::string& run, std::vector<st
                                 "--set",
                                 "batch_size=256",
                                 "--set",
-                                "dim=4096",
+                                "dim=16384",
                                 "--max-time-ms",
                                 "300",
                                 "--db",

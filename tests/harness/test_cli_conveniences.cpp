@@ -44,15 +44,60 @@ TEST_CASE("kj.toml sets a command's defaults, and flags and environment variable
   write_file(dir / "kj.toml", "[run]\ndevise = \"cpu\"\n");
   const auto typo = kj_in(dir, {"run"});
   CHECK(typo.exit_code == 2);
-  CHECK(contains(typo.err, "kj.toml: unknown key 'run.devise'"));
+  CHECK(contains(typo.err, "kj.toml:2: unknown key 'run.devise'"));
   CHECK(contains(typo.err, "did you mean device?"));
   write_file(dir / "kj.toml", "[run\ndevice = \"cpu\"\n"); // not TOML: the file and the rule are named
   const auto broken = kj_in(dir, {"run"});
   CHECK(broken.exit_code == 2);
-  CHECK(contains(broken.err, "kj.toml: cannot read '[run': kj.toml is TOML"));
+  CHECK(contains(broken.err, "kj.toml:1: '[run' is not a section: kj.toml is TOML"));
+  // Each line's shape is checked, and an error names file:line.
+  const std::vector<std::pair<std::string, std::string>> broken_files{
+      {"[run]\nlevel 1\n", "kj.toml:2: 'level 1' has no '='"},
+      {"[run]\ndevice = \"cpu\n", "kj.toml:2: the value of device opens a quote it does not close"},
+      {"[run]\ndevice = \"cpu\"\n\n[run]\nlevel = \"1\"\n",
+       "kj.toml:4: [run] is given a second time (first at line 1)"},
+      {"[run]\ndevice = \"cpu\"\ndevice = \"cuda\"\n",
+       "kj.toml:3: device is set a second time (first at line 2)"},
+      {"# defaults\n[run]\ndevise = \"cpu\"\n", "kj.toml:3: unknown key 'run.devise'"},
+      {"[run]\ndevice = \"cpux\"\n", "kj.toml:2: device = \"cpux\": --device"}};
+  for (const auto& [text, expected] : broken_files) {
+    write_file(dir / "kj.toml", text);
+    const auto r = kj_in(dir, {"run", "--collect-only"});
+    INFO(text);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, expected));
+  }
+  // A bad value typed on the command line is the command line's, even where the file sets the option too.
+  const auto typed = kj_in(dir, {"run", "--device", "gpux", "--collect-only"});
+  CHECK(typed.exit_code == 2);
+  CHECK_FALSE(contains(typed.err, "kj.toml:"));
   fs::remove(dir / "kj.toml");
   const auto missing = kj_in(dir, {"--config", "nowhere.toml", "runs"});
   CHECK(missing.exit_code == 2);
+  // --config may follow the command, as every other option does.
+  write_file(dir / "other.toml",
+             "[run]\ndevice = \"cpu\"\nlevel = \"1\"\nids = \"2\"\ncandidates = \"builtin:identity\"\n");
+  const auto after = kj_in(dir, {"run", "--config", "other.toml", "--collect-only"});
+  CHECK(after.exit_code == 0);
+  CHECK(contains(after.out, "1 candidate(s) for 1 of 1 selected problems on cpu"));
+}
+
+TEST_CASE("kj run refuses a --set that no selected problem assigns, and an open id range") {
+  scratch_dir dir;
+  const auto typo = kj_in(dir, {"run", "--device", "cpu", "--level", "1", "--ids", "2", "--candidates",
+                                "builtin:identity", "--set", "batch_sise=4", "--collect-only"});
+  CHECK(typo.exit_code == 2);
+  CHECK(contains(typo.err, "--set batch_sise: no selected problem assigns batch_sise at its top level"));
+  const auto fine = kj_in(dir, {"run", "--device", "cpu", "--level", "1", "--ids", "2", "--candidates",
+                                "builtin:identity", "--set", "dim=64", "--collect-only"});
+  CHECK(fine.exit_code == 0);
+  const auto not_a_name = kj_in(dir, {"run", "--device", "cpu", "--set", "a.b=4", "--collect-only"});
+  CHECK(not_a_name.exit_code == 2);
+  CHECK(contains(not_a_name.err, "expected NAME=INTEGER"));
+  const auto open_range =
+      kj_in(dir, {"run", "--device", "cpu", "--level", "1", "--ids", "1-", "--collect-only"});
+  CHECK(open_range.exit_code == 2);
+  CHECK(contains(open_range.err, "range '1-' in '1-' needs both ends"));
 }
 
 TEST_CASE("kj run --collect-only shows what would be judged and records nothing") {
@@ -104,7 +149,8 @@ TEST_CASE("kj run --summary-json writes the run's outcome for CI, also when the 
   // Refused while its options are read (a reversed range), and by a database that is not kj's: still written.
   const auto range = kj_in(dir, {"run", "--device", "cpu", "--ids", "10-1", "--summary-json", "range.json"});
   CHECK(range.exit_code == 2);
-  CHECK(contains(json::parse(read_file(dir / "range.json"))["error"].get<std::string>(), "bad id range"));
+  CHECK(contains(json::parse(read_file(dir / "range.json"))["error"].get<std::string>(),
+                 "range '10-1' in '10-1' ends before it starts"));
   kj::db::sqlite::connection::open(dir / "foreign.sqlite",
                                    kj::db::sqlite::connection::open_mode::read_write_create)
       .exec("CREATE TABLE runs (x); CREATE TABLE evaluations (y)", "another tool's tables");

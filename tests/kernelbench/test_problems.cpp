@@ -28,6 +28,17 @@ TEST_CASE("id lists parse ranges and single ids") {
     INFO(bad);
     CHECK_THROWS_AS(id_set::parse(bad), std::invalid_argument);
   }
+  // An open end is named as such, never as an empty id.
+  for (const char* open : {"1-", "-5"}) {
+    INFO(open);
+    std::string message;
+    try {
+      id_set::parse(open);
+    } catch (const std::invalid_argument& e) {
+      message = e.what();
+    }
+    CHECK(message.find("needs both ends") != std::string::npos);
+  }
 }
 
 TEST_CASE("problem file names give the id and the name") {

@@ -92,6 +92,7 @@ TEST_CASE("kj history lists a problem's timings across runs with the change agai
   const auto by_name = run_kj({"history", "Problem_3", "--db", db, "--format", "csv"});
   CHECK(by_name.exit_code == 0);
   CHECK(contains(by_name.out, "change_class"));
+  CHECK(contains(by_name.out, ",speedup,speedup_noisy,")); // the ~ of the table, as a column
 }
 
 TEST_CASE("kj compare, history and report reject bad input with exit code 2 and a clear message") {
@@ -114,6 +115,17 @@ TEST_CASE("kj compare, history and report reject bad input with exit code 2 and 
   CHECK(contains(report.err, "no run 'nosuch'"));
   const auto both = run_kj({"report", "--db", db, "--run", "aa-1", "--all-runs", "-o", (dir / "r").string()});
   CHECK(both.exit_code == 2);
+  // -o names a folder: a page's name is refused before anything is written.
+  const auto page = run_kj({"report", "--db", db, "-o", (dir / "x.html").string()});
+  CHECK(page.exit_code == 2);
+  CHECK(contains(page.err, "kj report writes a folder"));
+  CHECK_FALSE(std::filesystem::exists(dir / "x.html"));
+  const auto word = run_kj({"show", "evaluation", "abc", "--db", db});
+  CHECK(word.exit_code == 2);
+  CHECK(contains(word.err, "kj show evaluation abc: an id is a whole number of 1 or more"));
+  const auto shown = run_kj({"show", "evaluation", "1", "--db", db});
+  CHECK(shown.exit_code == 0);
+  CHECK(contains(shown.out, "evaluation 1 of run aa-1")); // the run by its name, never its row
   const auto missing_db = run_kj({"compare", "a", "b", "--db", (dir / "absent.sqlite").string()});
   CHECK(missing_db.exit_code == 2);
   CHECK(contains(missing_db.err, "absent.sqlite"));
