@@ -21,6 +21,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -227,6 +228,18 @@ task_facts facts_of(const problem_setup& s, const std::string& device, const jso
   return f;
 }
 
+// When no trajectory of the run got a single answer from the model (every request refused, e.g. a 400 for
+// each): why, from the first one's stop; the run then failed, whatever its trajectories' own statuses say.
+std::optional<std::string> no_request_answered(const std::vector<db::trajectory_record>& trajectories) {
+  const auto answered = [](const db::trajectory_record& t) {
+    return t.input_tokens + t.output_tokens > 0 || t.status != "llm_error";
+  };
+  if (trajectories.empty() || std::any_of(trajectories.begin(), trajectories.end(), answered))
+    return std::nullopt;
+  return fmt::format("no request to the model succeeded in {} trajectories; the first error: {}",
+                     trajectories.size(), trajectories.front().stop_detail);
+}
+
 } // namespace
 
 int execute_agent(const agent_options& o) {
@@ -322,8 +335,11 @@ int execute_agent(const agent_options& o) {
                o.db_path.string(), run_uid);
     return 130;
   }
-  store.set_run_status(run_id, fatal ? "failed" : "finished");
-  write_trajectory_table(store.trajectories(run_uid), store, std::cout);
+  const auto trajectories = store.trajectories(run_uid);
+  const auto unanswered = no_request_answered(trajectories);
+  store.set_run_status(run_id, fatal || unanswered ? "failed" : "finished");
+  if (unanswered) store.set_run_detail(run_id, *unanswered);
+  write_trajectory_table(trajectories, store, std::cout);
   orchestrator::print_run_summary(store, run_uid, o.db_path);
   adapters::write_cost_table(store.llm_costs(run_uid), std::cout);
   if (fatal) {
@@ -333,6 +349,10 @@ int execute_agent(const agent_options& o) {
       fmt::print(stderr, "kj: the agent stopped: {}\nkj: resume with: kj agent --run-id {} ...\n", e.what(),
                  run_uid);
     }
+    return 1;
+  }
+  if (unanswered) {
+    fmt::print(stderr, "kj: {}\n", *unanswered);
     return 1;
   }
   return 0;

@@ -115,3 +115,19 @@ TEST_CASE(
     }
   CHECK(editing);
 }
+
+TEST_CASE("an agent run in which no request to the model succeeds fails, exits 1 and says why") {
+  fake_llm_server server(fixtures_dir() / "llm", {}, agent_fixtures());
+  scratch_dir dir;
+  const auto run =
+      run_kj(agent_args(server, dir, "openai", "bad_request", {"--ids", "3", "--run-id", "refused"}));
+  INFO(run.err);
+  CHECK(run.exit_code == 1);
+  CHECK(run.err.find("no request to the model succeeded in 1 trajectories; the first error:") !=
+        std::string::npos);
+  CHECK(run.err.find("stand-in message") != std::string::npos); // the provider's own words
+  const db::store store = db::store::open_read_only(dir / "kj.sqlite");
+  const auto recorded = store.get_run(*store.find_run("refused"));
+  CHECK(recorded->status == "failed");
+  CHECK(recorded->detail.find("no request to the model succeeded") != std::string::npos);
+}
