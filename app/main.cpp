@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("doctor")) return doctor();
     if (app.got_subcommand("completion")) return completion();
   } catch (const kj::cli::usage_error& e) {
-    fmt::print(stderr, "kj: {}\n", e.what());
+    fmt::print(stderr, "kj: {}\n", kj::cli::attribute_to_config(app, e.what(), args));
     return 2;
   } catch (const kj::kb::source_error& e) {
     fmt::print(stderr, "kj: {}\n", e.what());

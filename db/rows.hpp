@@ -62,6 +62,7 @@ struct evaluation_row {
   std::string problem_name;
   std::string problem_file;
   std::string problem_hash;
+  std::string overrides_json; // the --set sizes applied, e.g. {"dim":64}; "" when none
   std::int64_t candidate_id = 0;
   std::string candidate_path;
   std::string producer;

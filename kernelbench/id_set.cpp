@@ -16,13 +16,17 @@ int parse_int(const std::string& part, const std::string& whole) {
   if (part.empty())
     throw std::invalid_argument("empty id in '" + whole + "' (expected numbers like 1-10,19)");
   if (ec != std::errc() || ptr != end || value < 0)
-    throw std::invalid_argument("bad id '" + part + "' in '" + whole + "' (expected numbers like 1-10,19)");
+    throw std::invalid_argument("'" + part + "' in '" + whole +
+                                "' is not a whole number (expected numbers like 1-10,19)");
   return value;
 }
 
 } // namespace
 
 id_set id_set::parse(const std::string& text) {
+  if (text.starts_with("--")) // `--ids --collect-only`: CLI11 took the next flag for the value
+    throw std::invalid_argument("'" + text +
+                                "' is an option, not numbers: give them right after the flag (e.g. 1-10,19)");
   id_set result;
   std::size_t start = 0;
   while (start <= text.size()) {

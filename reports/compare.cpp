@@ -50,7 +50,9 @@ bool single_producer(const std::vector<result_row>& rows) {
 std::map<std::string, const result_row*> by_key(const std::vector<result_row>& rows, bool with_producer) {
   std::map<std::string, const result_row*> out;
   for (const auto& r : rows) {
-    const std::string key = with_producer ? r.key() : fmt::format("{}/{}", r.problem_key(), r.sample);
+    // Sizes are part of the match: a run at --set dim=64 is never compared with one at the problem's own.
+    const std::string key = (with_producer ? r.key() : fmt::format("{}/{}", r.problem_key(), r.sample)) +
+                            (r.sizes.empty() ? "" : " at " + r.sizes);
     auto& slot = out[key];
     if (!slot || r.run_created_at > slot->run_created_at ||
         (r.run_created_at == slot->run_created_at && r.evaluation_id > slot->evaluation_id))

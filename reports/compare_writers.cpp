@@ -2,6 +2,7 @@
 #include "reports/compare.hpp"
 #include "reports/html.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace kj::reports {
@@ -77,9 +78,17 @@ std::string compare_text(const comparison& c) {
                        change_name(r.verdict), r.level, r.number, r.problem.substr(0, 32), r.sample,
                        ms_text(r.base_ms, r.base_n), ms_text(r.head_ms, r.head_n), ratio_text(r),
                        r.q == r.q ? fmt::format("{:.2g}", r.q) : "", r.reason);
-  if (!c.only_base.empty() || !c.only_head.empty())
-    out += fmt::format("\nunmatched: {} only in base, {} only in head\n", c.only_base.size(),
-                       c.only_head.size());
+  if (!c.only_base.empty() || !c.only_head.empty()) {
+    const auto sized = [](const std::vector<std::string>& keys) {
+      return std::any_of(keys.begin(), keys.end(), [](const auto& k) { return k.find(" at {") != k.npos; });
+    };
+    out += fmt::format("\nunmatched: {} only in base, {} only in head{}\n", c.only_base.size(),
+                       c.only_head.size(),
+                       sized(c.only_base) || sized(c.only_head)
+                           ? " (rows judged at other --set sizes are other measurements: never paired)"
+                           : "");
+  }
+  if (c.rows.empty()) out += "\nno problem in common: nothing was compared\n";
   out +=
       fmt::format("\n{}\nminimum effect {:.1f}%, false discovery rate {:.2f}; {}\n", headline(c),
                   100 * c.options.min_effect, c.options.alpha, c.failed() ? "REGRESSION" : "no regression");

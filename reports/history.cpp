@@ -32,7 +32,7 @@ db::evaluation_filter filter_for(const std::string& problem, const std::string& 
 }
 
 std::string group_of(const result_row& r) {
-  return fmt::format("{}/{}/{}", r.problem_key(), r.producer, r.sample);
+  return fmt::format("{}/{}/{}", r.sized_problem_key(), r.producer, r.sample);
 }
 
 } // namespace
@@ -122,14 +122,14 @@ std::string history_csv(const std::vector<history_entry>& entries) {
   std::string out =
       "run_created_at,run,stack,torch,device_name,level,problem_id,problem,producer,sample,verdict,"
       "strict_verdict,candidate_ms,candidate_ci_low_ms,candidate_ci_high_ms,candidate_samples,"
-      "reference_ms,speedup,speedup_noisy,change_ratio,change_ci_low,change_ci_high,change_class,evaluation_"
-      "id\n";
+      "reference_ms,speedup,speedup_noisy,change_ratio,change_ci_low,change_ci_high,change_class,"
+      "evaluation_id,sizes\n";
   const auto num = [](const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string(); };
   for (const auto& e : entries) {
     const result_row& r = e.row;
     const bool ci = r.candidate && r.candidate->ci_ms.valid();
     const bool cci = e.change && e.change->ci.valid();
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                        r.run_created_at, csv_field(r.run_uid), r.stack_hash, csv_field(e.torch),
                        csv_field(e.device_name), r.level, r.number, csv_field(r.problem_name),
                        csv_field(r.producer), r.sample, name_of(r.verdict), name_of(r.strict_verdict),
@@ -140,7 +140,7 @@ std::string history_csv(const std::vector<history_entry>& entries) {
                        r.speedup ? (may_be_noise(r) ? "true" : "false") : "",
                        e.change ? num(e.change->ratio) : "", cci ? fmt::format("{}", e.change->ci.low) : "",
                        cci ? fmt::format("{}", e.change->ci.high) : "",
-                       e.change ? change_name(e.change->verdict) : "", r.evaluation_id);
+                       e.change ? change_name(e.change->verdict) : "", r.evaluation_id, csv_field(r.sizes));
   }
   return out;
 }
@@ -152,6 +152,8 @@ nlohmann::json history_json(const std::vector<history_entry>& entries) {
     record["run_created_at"] = e.row.run_created_at;
     record["torch"] = e.torch;
     record["device_name"] = e.device_name;
+    record["sizes"] =
+        e.row.sizes.empty() ? nlohmann::json() : nlohmann::json::parse(e.row.sizes, nullptr, false);
     if (e.change) {
       const auto& c = *e.change;
       record["change"] = {

@@ -164,6 +164,7 @@ void copy_identity(const db::evaluation_row& e, result_row& r) {
   r.problem_name = e.problem_name;
   r.problem_file = e.problem_file;
   r.problem_hash = e.problem_hash;
+  r.sizes = e.overrides_json;
   r.candidate_id = e.candidate_id;
   r.candidate_path = e.candidate_path;
   r.candidate_hash = e.candidate_hash;
@@ -284,6 +285,8 @@ std::string noise_of(const result_row& r, const nlohmann::json& params) {
   if (params.is_object() && params.contains("clock_doubt"))
     noise += fmt::format("{}{}: {}", noise.empty() ? "" : "; ", k_clock_doubt,
                          params.value("clock_doubt", std::string()));
+  else if (2 * charged_calls > calls) // most calls, whether or not the judge called its rounds systematic
+    noise += fmt::format("{}{}: {} of {}", noise.empty() ? "" : "; ", k_clock_doubt, charged_calls, calls);
   if (params.is_object() && params.value("co_tenants", 0) > 0)
     noise += fmt::format("{}{} other process(es) used the GPU while it was timed", noise.empty() ? "" : "; ",
                          params.value("co_tenants", 0));
@@ -371,6 +374,10 @@ bool result_row::counted_correct() const {
 
 std::string result_row::problem_key() const {
   return fmt::format("{}/{}/{}/{}", suite, kb_version, level, problem_file);
+}
+
+std::string result_row::sized_problem_key() const {
+  return sizes.empty() ? problem_key() : problem_key() + " at " + sizes;
 }
 
 std::string result_row::key() const {

@@ -58,6 +58,7 @@ struct result_row {
   std::string problem_name;
   std::string problem_file;
   std::string problem_hash;
+  std::string sizes; // the --set sizes it was judged at ({"dim":64}); "" at the problem's own
   std::int64_t candidate_id = 0;
   std::string candidate_path;
   std::string candidate_hash;
@@ -118,6 +119,9 @@ struct result_row {
   bool counted_correct() const;
   std::string problem_key() const; // suite/kb_version/level/file name
   std::string key() const;         // problem_key()/producer/sample, to match rows across runs
+  // problem_key() and the sizes: rows judged at other --set sizes are other measurements (kj compare,
+  // kj history never pair them).
+  std::string sized_problem_key() const;
 };
 
 result_row derive(const db::evaluation_row& row, const metric_options& options = {});

@@ -139,7 +139,7 @@ action add_audit_command(CLI::App& app) {
     s->options.cache_dir = exec::cache_dir_or_default(s->cache_dir);
     orchestrator::check_cache_dir(s->options.cache_dir);
     s->options.problems = orchestrator::load_all_problems(s->sources.resolve(), s->options.cache_dir);
-    s->options.overrides = s->sources.overrides();
+    s->options.overrides = s->sources.overrides_for(s->options.problems);
     if (!s->json_path.empty()) write_text_file(s->json_path, "[]\n", "--json"); // refused before the audit
     fmt::print(stderr, "kj: auditing {} problems...\n", s->options.problems.size());
     std::string device;

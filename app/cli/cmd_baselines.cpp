@@ -127,7 +127,7 @@ int measure(baselines_state& s) {
       s.shard.empty() ? orchestrator::shard{} : orchestrator::parse_shard(s.shard);
   const auto problems =
       orchestrator::load_all_problems(s.sources.resolve(), exec::cache_dir_or_default(s.cache_dir));
-  s.options.overrides = s.sources.overrides();
+  s.options.overrides = s.sources.overrides_for(problems);
   s.options.modes = baselines::parse_modes(s.modes);
   db::store store = db::store::open(s.db_path);
   const std::filesystem::path cache_dir = exec::cache_dir_or_default(s.cache_dir);

@@ -61,10 +61,11 @@ action add_problems_command(CLI::App& app) {
   return [s] {
     const auto problems =
         orchestrator::load_all_problems(s->sources.resolve(), exec::cache_dir_or_default({}));
+    const auto overrides = s->sources.overrides_for(problems); // a --set no problem assigns is refused
     std::vector<json> described(problems.size(), json::object());
     if (!s->no_shapes) {
       exec::describe_job job;
-      job.overrides = s->sources.overrides();
+      job.overrides = overrides;
       for (const auto& p : problems)
         job.problems.push_back({p.path.string(), p.source});
       // Per-problem overrides (CPU sizes) differ, so those problems are described one worker each.

@@ -26,19 +26,6 @@ void apply_quick(const CLI::App& cmd, exec::timing_spec& timing) {
   if (!given("--no-floor")) timing.floor = false;
 }
 
-// A --set that no selected problem assigns at its top level changes nothing: most often a typo that would
-// judge at full size what the user meant to shrink. Refused before anything runs.
-void check_overrides(const kb::source_options& sources,
-                     const std::map<std::string, std::int64_t>& overrides) {
-  if (overrides.empty() || !sources.ops6k_path.empty()) return;
-  const auto unmatched = kb::unmatched_overrides(kb::load_problems(sources), overrides);
-  if (!unmatched.empty())
-    throw usage_error(fmt::format("--set {}: no selected problem assigns {} at its top level, so it would "
-                                  "change nothing (--set overrides an integer module constant such as "
-                                  "batch_size)",
-                                  unmatched.front(), unmatched.front()));
-}
-
 // kj run's options as parsed.
 struct state {
   orchestrator::run_options options;
@@ -59,8 +46,10 @@ int run_command(state& s, const CLI::App& cmd, int argc, char** argv) {
   s.options.candidates = orchestrator::resolve_candidates(s.options.candidates);
   s.options.sources = s.sources.resolve();
   s.options.sources.precision = s.options.judging.precision; // --problems verified: the run's precision
-  s.options.judging.overrides = s.sources.overrides();
-  check_overrides(s.options.sources, s.options.judging.overrides);
+  // The run loads its problems later (planning); they are read here too only to check --set's names.
+  s.options.judging.overrides = !s.sources.sets.empty() && s.options.sources.ops6k_path.empty()
+                                    ? s.sources.overrides_for(kb::load_problems(s.options.sources))
+                                    : s.sources.overrides();
   s.options.cache_dir = s.cache_dir;
   s.options.generation = s.generation.resolve();
   if (s.options.generation.active() && !s.options.candidates.empty())
@@ -68,6 +57,10 @@ int run_command(state& s, const CLI::App& cmd, int argc, char** argv) {
   if (s.options.device == "cpu" && !s.options.gpus.empty())
     throw usage_error(fmt::format("--gpus {} with --device cpu: --gpus picks CUDA devices",
                                   fmt::join(s.options.gpus, ",")));
+  if (s.options.collect_only && s.options.rerun_failed)
+    throw usage_error(
+        "--collect-only with --rerun-failed: --collect-only reads no database, so it cannot tell "
+        "which candidates failed before; kj results --run ID lists each candidate's verdict");
   if (!s.shard.empty()) s.options.part = orchestrator::parse_shard(s.shard);
   if (s.options.part.partial() && s.options.generation.active() && s.options.generation.adapter != "replay")
     throw usage_error(fmt::format(
@@ -167,7 +160,8 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
   cmd->add_flag("!--no-timing", s->options.judging.timing.enabled, "check correctness only");
   cmd->add_flag("--collect-only", s->options.collect_only,
                 "show which candidate would be judged against which problem and which would be compiled, "
-                "then stop: nothing is built, judged or recorded");
+                "then stop: nothing is built, judged or recorded, and no database is read (so not with "
+                "--rerun-failed)");
   cmd->add_option(
       "--summary-json", s->summary_json,
       "also write FILE: the run's id, exit code, status, counts by verdict and strict verdict and "

@@ -15,15 +15,15 @@ namespace {
 
 // The id given to `kj show evaluation|trajectory`: a whole number of 1 or more.
 std::int64_t id_of(const std::string& what, const std::string& text) {
-  const std::string lister = what == "trajectory" ? "kj show trajectories" : "kj results";
+  const std::string lister = what == "trajectory" ? "kj show trajectories lists them"
+                                                  : "kj results --format json gives each evaluation_id";
   if (text.empty())
-    throw usage_error(
-        fmt::format("kj show {} needs an id, e.g. kj show {} 3 ({} lists them)", what, what, lister));
+    throw usage_error(fmt::format("kj show {} needs an id, e.g. kj show {} 3 ({})", what, what, lister));
   std::int64_t id = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
   if (ec != std::errc() || end != text.data() + text.size() || id <= 0)
-    throw usage_error(fmt::format("kj show {} {}: an id is a whole number of 1 or more ({} lists them)", what,
-                                  text, lister));
+    throw usage_error(
+        fmt::format("kj show {} {}: an id is a whole number of 1 or more ({})", what, text, lister));
   return id;
 }
 

@@ -83,8 +83,22 @@ std::map<std::string, std::int64_t> source_flags::overrides() const {
     if (eq == std::string::npos || eq == 0 || ec != std::errc() || ptr != s.data() + s.size() ||
         !std::regex_match(s.substr(0, eq), identifier))
       throw usage_error("--set '" + s + "': expected NAME=INTEGER, e.g. --set batch_size=4");
-    result[s.substr(0, eq)] = value;
+    if (!result.emplace(s.substr(0, eq), value).second)
+      throw usage_error(fmt::format("--set {}: {} is given twice (--set {}={} before it)", s, s.substr(0, eq),
+                                    s.substr(0, eq), result.at(s.substr(0, eq))));
   }
+  return result;
+}
+
+std::map<std::string, std::int64_t>
+source_flags::overrides_for(const std::vector<kb::problem>& problems) const {
+  const auto result = overrides();
+  const auto unmatched = kb::unmatched_overrides(problems, result);
+  if (!unmatched.empty())
+    throw usage_error(fmt::format("--set {}: no selected problem assigns {} at its top level, so it would "
+                                  "change nothing (--set overrides an integer module constant such as "
+                                  "batch_size)",
+                                  unmatched.front(), unmatched.front()));
   return result;
 }
 

@@ -36,6 +36,9 @@ struct source_flags {
   // Applies KERNELBENCH_DIR and the default (the built-in suite when no source is named).
   kb::source_options resolve() const;
   std::map<std::string, std::int64_t> overrides() const;
+  // overrides(), refused (usage_error) when a name is assigned by none of `problems` at its top level: a
+  // --set that would change nothing, most often a typo that would judge at full size.
+  std::map<std::string, std::int64_t> overrides_for(const std::vector<kb::problem>& problems) const;
 };
 
 // Number checks whose messages read as a person writes a range ("--jobs: must be a whole number of at least

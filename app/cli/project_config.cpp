@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 #include <map>
 #include <memory>
+#include <regex>
 #include <sstream>
 
 namespace kj::cli {
@@ -57,16 +58,27 @@ bool closes_its_quotes(const std::string& value) {
 const char* const rule = "kj.toml is TOML: a section is [command], a key is option = value (docs/usage.md, "
                          "\"Project defaults\")";
 
-// Checks each line and records where each key was set; throws CLI::ConfigError naming file:line.
-void check_lines(const std::string& text, const std::string& file) {
+// A value as TOML writes one: a quoted string, an array, true or false, a number (an inline table is left
+// to the reader). `device = cpu` and `quick = yes` are not TOML.
+bool toml_value(const std::string& value) {
+  static const std::regex number(R"([+-]?(\d[\d_]*)(\.\d+)?([eE][+-]?\d+)?)");
+  const char first = value.front();
+  return first == '"' || first == '\'' || first == '[' || first == '{' || value == "true" ||
+         value == "false" || std::regex_match(value, number);
+}
+
+// Checks each line and records where each key was set; throws CLI::ConfigError naming file:line. Returns
+// the text without its comments (CLI11's reader takes `[run] # defaults` for a key).
+std::string check_lines(const std::string& text, const std::string& file) {
   origins().clear();
   std::map<std::string, int> sections;
   std::string section;
   int open_array = 0; // a multi-line array's first line while its ']' has not come yet
   std::istringstream lines(text);
-  std::string raw;
+  std::string raw, cleaned;
   for (int number = 1; std::getline(lines, raw); ++number) {
     const std::string line = trim(without_comment(raw));
+    cleaned += line + "\n";
     const auto fail = [&](const std::string& what) {
       throw CLI::ConfigError(fmt::format("{}:{}: {}: {}", file, number, what, rule));
     };
@@ -94,6 +106,10 @@ void check_lines(const std::string& text, const std::string& file) {
     if (key.empty()) fail(fmt::format("'{}' has no key before '='", line));
     if (value.empty()) fail(fmt::format("{} has no value after '='", key));
     if (!closes_its_quotes(value)) fail(fmt::format("the value of {} opens a quote it does not close", key));
+    if (!toml_value(value))
+      fail(fmt::format(
+          "{} = {}: not a TOML value (a string is quoted: {} = \"{}\"; a switch is true or false)", key,
+          value, key, value));
     if (value.front() == '[' && value.find(']') == std::string::npos) open_array = number;
     const std::string dotted = section.empty() ? key : section + "." + key;
     if (origins().contains(dotted))
@@ -102,6 +118,7 @@ void check_lines(const std::string& text, const std::string& file) {
   }
   if (open_array)
     throw CLI::ConfigError(fmt::format("{}:{}: an array whose ']' never comes", file, open_array));
+  return cleaned;
 }
 
 } // namespace
@@ -115,17 +132,17 @@ const std::vector<std::pair<std::string, std::string>>& environment_options() {
 std::vector<CLI::ConfigItem> project_config::from_config(std::istream& input) const {
   const std::string text{std::istreambuf_iterator<char>(input), std::istreambuf_iterator<char>()};
   const CLI::Option* option = app_->get_config_ptr();
-  check_lines(text, option && option->count() ? option->as<std::string>() : "kj.toml");
-  std::istringstream checked(text);
-  std::vector<CLI::ConfigItem> items = CLI::ConfigTOML::from_config(checked);
+  std::istringstream checked(
+      check_lines(text, option && option->count() ? option->as<std::string>() : "kj.toml"));
+  std::vector<CLI::ConfigItem> read = CLI::ConfigTOML::from_config(checked);
   // The environment outranks the file: its variable's option keeps the file's value out.
-  std::erase_if(items, [](const CLI::ConfigItem& item) {
+  std::erase_if(read, [](const CLI::ConfigItem& item) {
     return std::any_of(environment_options().begin(), environment_options().end(), [&](const auto& e) {
       const char* value = std::getenv(e.first.c_str());
       return item.name == e.second && value && *value;
     });
   });
-  return items;
+  return read;
 }
 
 void use_project_config(CLI::App& app) {
@@ -142,6 +159,13 @@ std::optional<config_origin> config_origin_of(const std::string& key) {
   const auto found = origins().find(key);
   if (found == origins().end()) return std::nullopt;
   return found->second;
+}
+
+std::vector<config_origin> config_origins_named(const std::string& name) {
+  std::vector<config_origin> found;
+  for (const auto& [key, origin] : origins())
+    if (key == name || key.ends_with("." + name)) found.push_back(origin);
+  return found;
 }
 
 std::vector<std::string> hoist_config_option(const std::vector<std::string>& args) {

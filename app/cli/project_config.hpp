@@ -40,6 +40,9 @@ void use_project_config(CLI::App& app);
 // The line of the file read by this process that set `key` ("run.device"; a top-level key has no section).
 std::optional<config_origin> config_origin_of(const std::string& key);
 
+// Every line that set a key of this name, in any section.
+std::vector<config_origin> config_origins_named(const std::string& name);
+
 // `kj run --config x.toml` as `kj --config x.toml run`: --config is kj's, not a command's (CLI11 reads it
 // before the command). Moves every --config given after the command to the front.
 std::vector<std::string> hoist_config_option(const std::vector<std::string>& args);

@@ -51,6 +51,14 @@ const CLI::App* parsed_command(const CLI::App& app) {
   return current;
 }
 
+// "runs rm" for kj runs rm (the command's parents without kj itself).
+std::string command_path(const CLI::App& command) {
+  std::string path = command.get_name();
+  for (const CLI::App* up = command.get_parent(); up && up->get_parent(); up = up->get_parent())
+    path = up->get_name() + " " + path;
+  return path;
+}
+
 std::vector<std::string> option_names(const CLI::App& command) {
   std::vector<std::string> names;
   for (const CLI::Option* option : command.get_options()) {
@@ -89,19 +97,35 @@ std::optional<std::string> explain_config_error(const CLI::App& app, const std::
         text += fmt::format("; did you mean {}?", guess->substr(2));
     return text;
   }
-  static const std::regex option_value(R"(^--([A-Za-z0-9_-]+): )");
-  if (!std::regex_search(message, m, option_value)) return std::nullopt;
+  const std::string attributed = attribute_to_config(app, message, args);
+  if (attributed == message) return std::nullopt;
+  return attributed;
+}
+
+} // namespace
+
+std::string attribute_to_config(const CLI::App& app, const std::string& message,
+                                const std::vector<std::string>& args) {
+  // "--device: cpux not in {...}", "Could not convert: --quick = banana", "--verdict wrong: ..." (kj's own).
+  static const std::regex option_named(R"(^(?:Could not convert: )?--([A-Za-z0-9_-]+)[: =])");
+  std::smatch m;
+  if (!std::regex_search(message, m, option_named)) return message;
   const std::string name = m[1].str();
   const bool on_command_line = std::any_of(args.begin(), args.end(), [&](const std::string& arg) {
     return arg == "--" + name || arg.starts_with("--" + name + "=");
   });
+  if (on_command_line) return message;
+  // The command's own section first; else the one section that sets it (CLI11 reads every section's keys,
+  // so [results] format = "csvx" breaks kj run too).
   const CLI::App* command = parsed_command(app);
-  const auto origin = config_origin_of(command == &app ? name : command->get_name() + "." + name);
-  if (on_command_line || !origin) return std::nullopt;
+  auto origin = config_origin_of(command == &app ? name : command->get_name() + "." + name);
+  if (!origin) {
+    const auto named = config_origins_named(name);
+    if (named.size() == 1) origin = named.front();
+  }
+  if (!origin) return message;
   return fmt::format("{}: {}: {}", origin->where(), origin->text, message);
 }
-
-} // namespace
 
 std::optional<std::string> nearest(const std::string& word, const std::vector<std::string>& names) {
   std::optional<std::string> best;
@@ -148,7 +172,7 @@ std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& erro
     for (const CLI::Option* option : command->get_options())
       if (option->get_name() == m[1].str())
         message =
-            fmt::format("kj {} needs {}: {}", command->get_name(), m[1].str(), option->get_description());
+            fmt::format("kj {} needs {}: {}", command_path(*command), m[1].str(), option->get_description());
   static const std::regex at_most(R"(^(\S+): At Most 1 required but received (\d+))");
   if (std::regex_search(message, m, at_most))
     message =

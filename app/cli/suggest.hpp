@@ -19,6 +19,11 @@ std::optional<std::string> unknown_command(const CLI::App& app, int argc, char**
 // A parse error's message with a did-you-mean for unexpected options ("--candidate: did you mean
 // --candidates?"), numeric ranges of CLI11's unbounded checks said in words, and kj.toml's errors at their
 // file:line (`args`: the command line, to tell a value the file gave from one the user typed).
+// `message` (a parse error's or kj's own refusal of an option, "--verdict wrong: ...") with the kj.toml
+// line that gave the option in front, when the file gave it and the command line did not.
+std::string attribute_to_config(const CLI::App& app, const std::string& message,
+                                const std::vector<std::string>& args);
+
 std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& error,
                                 const std::vector<std::string>& args);
 

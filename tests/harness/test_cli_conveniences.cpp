@@ -59,7 +59,10 @@ TEST_CASE("kj.toml sets a command's defaults, and flags and environment variable
       {"[run]\ndevice = \"cpu\"\ndevice = \"cuda\"\n",
        "kj.toml:3: device is set a second time (first at line 2)"},
       {"# defaults\n[run]\ndevise = \"cpu\"\n", "kj.toml:3: unknown key 'run.devise'"},
-      {"[run]\ndevice = \"cpux\"\n", "kj.toml:2: device = \"cpux\": --device"}};
+      {"[run]\ndevice = \"cpux\"\n", "kj.toml:2: device = \"cpux\": --device"},
+      {"[run]\nquick = yes\n", "kj.toml:2: quick = yes: not a TOML value"},
+      // CLI11 reads every section: another command's bad value stops this one, and is named at its line.
+      {"[run]\ndevice = \"cpu\"\n[results]\nformat = \"csvx\"\n", "kj.toml:4: format = \"csvx\": --format"}};
   for (const auto& [text, expected] : broken_files) {
     write_file(dir / "kj.toml", text);
     const auto r = kj_in(dir, {"run", "--collect-only"});
@@ -68,12 +71,19 @@ TEST_CASE("kj.toml sets a command's defaults, and flags and environment variable
     CHECK(contains(r.err, expected));
   }
   // A bad value typed on the command line is the command line's, even where the file sets the option too.
+  write_file(dir / "kj.toml", "[run]\ndevice = \"cpux\"\n");
   const auto typed = kj_in(dir, {"run", "--device", "gpux", "--collect-only"});
   CHECK(typed.exit_code == 2);
   CHECK_FALSE(contains(typed.err, "kj.toml:"));
   fs::remove(dir / "kj.toml");
   const auto missing = kj_in(dir, {"--config", "nowhere.toml", "runs"});
   CHECK(missing.exit_code == 2);
+  // A comment after a section's name is TOML.
+  write_file(dir / "kj.toml", "# defaults\n[run] # for kj run\ndevice = \"cpu\" # no GPU here\n");
+  CHECK(
+      kj_in(dir, {"run", "--level", "1", "--ids", "2", "--candidates", "builtin:identity", "--collect-only"})
+          .exit_code == 0);
+  fs::remove(dir / "kj.toml");
   // --config may follow the command, as every other option does.
   write_file(dir / "other.toml",
              "[run]\ndevice = \"cpu\"\nlevel = \"1\"\nids = \"2\"\ncandidates = \"builtin:identity\"\n");
@@ -98,6 +108,21 @@ TEST_CASE("kj run refuses a --set that no selected problem assigns, and an open 
       kj_in(dir, {"run", "--device", "cpu", "--level", "1", "--ids", "1-", "--collect-only"});
   CHECK(open_range.exit_code == 2);
   CHECK(contains(open_range.err, "range '1-' in '1-' needs both ends"));
+  const auto twice =
+      kj_in(dir, {"run", "--device", "cpu", "--set", "dim=64", "--set", "dim=32", "--collect-only"});
+  CHECK(twice.exit_code == 2);
+  CHECK(contains(twice.err, "--set dim=32: dim is given twice (--set dim=64 before it)"));
+  const auto flag_taken = kj_in(dir, {"run", "--device", "cpu", "--ids", "--collect-only"});
+  CHECK(flag_taken.exit_code == 2);
+  CHECK(contains(flag_taken.err, "'--collect-only' is an option, not numbers"));
+  const auto rerun = kj_in(dir, {"run", "--device", "cpu", "--rerun-failed", "--collect-only"});
+  CHECK(rerun.exit_code == 2);
+  CHECK(contains(rerun.err, "--collect-only with --rerun-failed"));
+  // kj problems takes --set by the same rule.
+  const auto shown =
+      kj_in(dir, {"problems", "--level", "1", "--ids", "2", "--set", "batch_sise=4", "--no-shapes"});
+  CHECK(shown.exit_code == 2);
+  CHECK(contains(shown.err, "no selected problem assigns batch_sise"));
 }
 
 TEST_CASE("kj run --collect-only shows what would be judged and records nothing") {

@@ -93,6 +93,19 @@ TEST_CASE("verdict changes are broken or fixed, and unmatched problems are liste
   CHECK(c.failed());
 }
 
+TEST_CASE("rows judged at other --set sizes are never paired, and the unmatched line says why") {
+  auto base_rows = synthetic_rows(3, 1, "a", "s");
+  auto head_rows = synthetic_rows(3, 2, "b", "s");
+  head_rows[0].overrides_json = R"({"dim":64})"; // a reviewer's compare of dim=64 with dim=4096: 1.47x
+  const auto c = kj::reports::compare(derive_all(base_rows), derive_all(head_rows), {});
+  CHECK(c.rows.size() == 2);
+  CHECK(c.only_base.size() == 1);
+  CHECK(c.only_head.size() == 1);
+  CHECK(kj::reports::compare_text(c).find("other --set sizes are other measurements") != std::string::npos);
+  const auto none = kj::reports::compare(derive_all(synthetic_rows(2, 1, "a", "s")), {}, {});
+  CHECK(kj::reports::compare_text(none).find("no problem in common") != std::string::npos);
+}
+
 TEST_CASE("calibration: an A/A pair of synthetic runs has no false alarm and catches injected 5% slowdowns") {
   const auto base = derive_all(synthetic_rows(50, 101, "a", "stack-a"));
   const auto head = derive_all(synthetic_rows(50, 102, "b", "stack-a"));

@@ -67,6 +67,16 @@ TEST_CASE("a speedup whose interval includes 1, or whose host moved, is marked a
   CHECK(doubted.noise.find("most calls charged by the judge's clock: the judge's clock charged 40 of 40") ==
         0);
   CHECK(kj::reports::timing_doubtful(doubted));
+  // Most calls charged in rounds the judge did not call systematic (a reviewer's identity at 0.859x, 376 of
+  // 407 calls charged, unmarked): marked all the same.
+  const json most{
+      {"handshake",
+       {{{"runner_samples_ms", {1.0, 1.0, 1.0, 1.0}}, {"charged_calls", 3}, {"total_charge_ms", 0.9}},
+        {{"runner_samples_ms", {1.0, 1.0, 1.0, 1.0}}, {"charged_calls", 2}, {"total_charge_ms", 0.4}}}}};
+  result_row mostly = timed(0.859, 0.785, 0.937);
+  mostly.noise = kj::reports::noise_of(mostly, most);
+  CHECK(mostly.noise.find("most calls charged by the judge's clock: 5 of 8") != std::string::npos);
+  CHECK(kj::reports::may_be_noise(mostly));
   CHECK_FALSE(kj::reports::timing_doubtful(clear));
   result_row no_speedup;
   CHECK(kj::reports::noise_of(no_speedup, json{{"host_change_pair", 0.5}}).empty());
