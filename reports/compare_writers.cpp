@@ -79,14 +79,16 @@ std::string compare_text(const comparison& c) {
                        ms_text(r.base_ms, r.base_n), ms_text(r.head_ms, r.head_n), ratio_text(r),
                        r.q == r.q ? fmt::format("{:.2g}", r.q) : "", r.reason);
   if (!c.only_base.empty() || !c.only_head.empty()) {
-    const auto sized = [](const std::vector<std::string>& keys) {
-      return std::any_of(keys.begin(), keys.end(), [](const auto& k) { return k.find(" at {") != k.npos; });
-    };
+    // Said only where a key of one side is a key of the other at other sizes.
+    const auto unsized = [](const std::string& k) { return k.substr(0, k.find(" at {")); };
+    const bool other_sizes = std::any_of(c.only_base.begin(), c.only_base.end(), [&](const auto& b) {
+      return std::any_of(c.only_head.begin(), c.only_head.end(),
+                         [&](const auto& h) { return unsized(h) == unsized(b) && h != b; });
+    });
     out += fmt::format("\nunmatched: {} only in base, {} only in head{}\n", c.only_base.size(),
                        c.only_head.size(),
-                       sized(c.only_base) || sized(c.only_head)
-                           ? " (rows judged at other --set sizes are other measurements: never paired)"
-                           : "");
+                       other_sizes ? " (rows judged at other --set sizes are other measurements: never paired)"
+                                   : "");
   }
   if (c.rows.empty()) out += "\nno problem in common: nothing was compared\n";
   out +=

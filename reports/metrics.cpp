@@ -256,8 +256,11 @@ std::string noise_of(const result_row& r, const nlohmann::json& params) {
     noise = fmt::format("its 95% interval [{:.3f}, {:.3f}] includes 1", r.speedup_ci.low, r.speedup_ci.high);
   // One robust round (--quick, --rounds 1): the candidate's and the reference's timings then come from two
   // moments only, and a host whose speed drifted between them looks like a speedup the probes may not see.
-  if (params.is_object() && params.value("method", "") == "robust" && params.value("rounds", 0) == 1)
-    noise += fmt::format("{}one timing round (--quick or --rounds 1): a drift of the host between the "
+  // KernelBench's method times each side once, whatever --rounds says (two host probes, not six).
+  const std::string method = params.is_object() ? params.value("method", "") : "";
+  if ((method == "robust" && params.value("rounds", 0) == 1) || method == "kernelbench")
+    noise += fmt::format("{}one timing round (--quick, --rounds 1 or --timing-method kernelbench): a drift of "
+                         "the host between the "
                          "candidate's round and the reference's cannot be told from a speedup",
                          noise.empty() ? "" : "; ");
   const double moved = params.is_object() ? params.value("host_change_pair", 0.0) : 0.0;

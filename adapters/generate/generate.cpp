@@ -263,4 +263,18 @@ int write_kernelbench_files(const fs::path& dir, const std::vector<kb::problem>&
   return written;
 }
 
+void preflight(const generation_options& options) {
+  if (!options.active() || options.adapter == "replay") return;
+  const auto wire = llm::make_provider(options.adapter, options.base_url,
+                                       llm::api_key_from_environment(options.adapter), true);
+  llm::request r;
+  r.model = options.model;
+  r.messages.push_back(llm::message::user_text("pre-flight"));
+  r.max_tokens = options.max_tokens;
+  r.temperature = options.temperature;
+  r.thinking_budget = options.thinking_budget;
+  r.effort = options.effort;
+  (void)wire->encode(r);
+}
+
 } // namespace kj::adapters

@@ -59,7 +59,7 @@ action add_results_command(CLI::App& app) {
                   "only these verdicts, comma-separated, e.g. incorrect,timeout; also failed (not counted "
                   "correct), passed, strict-fail");
   s->verified.add_to(*cmd);
-  return [s] {
+  return [s, cmd] {
     if (!s->verdicts.empty()) check_verdict_names(s->verdicts);
     db::store store = db::store::open_read_only(s->db);
     std::string run = s->run;
@@ -80,7 +80,10 @@ action add_results_command(CLI::App& app) {
     if (!s->verdicts.empty())
       std::erase_if(rows,
                     [&](const reports::result_row& r) { return !reports::verdict_matches(r, s->verdicts); });
-    const std::string format = s->verbose ? "verbose" : s->wide ? "wide" : s->format;
+    // -w and -v shape the table; a --format given on the command line (json, csv, ...) wins over them and
+    // over a kj.toml's wide/verbose, so a script always gets what it asked for.
+    const bool format_given = cmd->get_option("--format")->count() > 0 && s->format != "table";
+    const std::string format = format_given ? s->format : s->verbose ? "verbose" : s->wide ? "wide" : s->format;
     const reports::results_writer& writer = reports::results_writer_named(format);
     writer.write(rows, std::cout);
     if (rows.empty() && !none_verified && !writer.for_scripts)

@@ -50,6 +50,10 @@ std::string options_summary(const json& c) {
   const json timing = c.value("timing", json::object());
   if (!timing.empty())
     add(timing.value("enabled", true) ? "timing " + timing.value("method", "robust") : "no timing");
+  if (timing.value("enabled", true) && timing.value("rounds", 3) == 1) add("1 timing round");
+  const json overrides = c.value("overrides", json::object());
+  for (const auto& [name, value] : overrides.items())
+    add(fmt::format("--set {}={}", name, value.dump()));
   if (!c.value("shard", "").empty()) add("shard " + c.value("shard", ""));
   return text;
 }

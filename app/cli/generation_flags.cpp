@@ -131,6 +131,7 @@ void require_credentials(const adapters::generation_options& o) {
   try { // a missing key or an unknown adapter is found now: before a run is recorded or a call is made
     llm::require_api_key(o.adapter, o.base_url);
     (void)llm::make_provider(o.adapter, o.base_url, llm::api_key_from_environment(o.adapter));
+    adapters::preflight(o); // an impossible request is refused once, before any is sent
   } catch (const llm::llm_error& e) {
     throw usage_error(e.what());
   }

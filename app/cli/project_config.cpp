@@ -24,11 +24,16 @@ std::string trim(const std::string& s) {
   return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
 }
 
-// The text before a '#' that is not inside a quoted string.
-std::string without_comment(const std::string& line) {
+// Reads `text` as TOML quotes it: where its comment starts (a '#' outside quotes; npos: none) and whether a
+// quote is still open there.
+struct quote_scan {
+  std::size_t comment = std::string::npos;
+  bool open = false;
+};
+quote_scan scan_quotes(const std::string& text) {
   char quote = 0;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     if (quote && c == '\\' && quote == '"')
       ++i;
     else if (quote && c == quote)
@@ -36,23 +41,17 @@ std::string without_comment(const std::string& line) {
     else if (!quote && (c == '"' || c == '\''))
       quote = c;
     else if (!quote && c == '#')
-      return line.substr(0, i);
+      return {i, false};
   }
-  return line;
+  return {std::string::npos, quote != 0};
+}
+
+std::string without_comment(const std::string& line) {
+  return line.substr(0, scan_quotes(line).comment);
 }
 
 bool closes_its_quotes(const std::string& value) {
-  char quote = 0;
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    const char c = value[i];
-    if (quote && c == '\\' && quote == '"')
-      ++i;
-    else if (quote && c == quote)
-      quote = 0;
-    else if (!quote && (c == '"' || c == '\''))
-      quote = c;
-  }
-  return quote == 0;
+  return !scan_quotes(value).open;
 }
 
 const char* const rule = "kj.toml is TOML: a section is [command], a key is option = value (docs/usage.md, "

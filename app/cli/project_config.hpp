@@ -24,7 +24,8 @@ struct config_origin {
 // comment nor `key = value`, a section given twice, or an unclosed quote is a ConfigError naming file:line.
 class project_config : public CLI::ConfigTOML {
 public:
-  explicit project_config(const CLI::App& app) : app_(&app) {}
+  // Comments are taken out by check_lines, which knows quotes; CLI11's reader would cut "model#3" at '#'.
+  explicit project_config(const CLI::App& app) : app_(&app) { comment('\x01'); }
   std::vector<CLI::ConfigItem> from_config(std::istream& input) const override;
 
 private:

@@ -78,6 +78,13 @@ TEST_CASE("kj.toml sets a command's defaults, and flags and environment variable
   fs::remove(dir / "kj.toml");
   const auto missing = kj_in(dir, {"--config", "nowhere.toml", "runs"});
   CHECK(missing.exit_code == 2);
+  // A '#' inside a quoted string is the string's, not a comment.
+  write_file(dir / "kj.toml", "[run]\nproducer = \"model#3\"\n");
+  CHECK(contains(
+      kj_in(dir, {"run", "--device", "cpu", "--level", "1", "--ids", "2", "--candidates", "builtin:identity",
+                  "--collect-only"})
+          .out,
+      "(model#3)"));
   // A comment after a section's name is TOML.
   write_file(dir / "kj.toml", "# defaults\n[run] # for kj run\ndevice = \"cpu\" # no GPU here\n");
   CHECK(
@@ -203,6 +210,10 @@ TEST_CASE("kj doctor checks the machine and says what to do, and the completion 
   const auto broken = kj_in(dir, {"doctor"}, {{"KJ_PYTHON", "/nowhere/python3"}});
   CHECK(broken.exit_code == 1);
   CHECK(contains(broken.out, "FAIL"));
+  // A database whose folder does not exist: kj run refuses it, so the doctor fails it.
+  const auto no_folder = kj_in(dir, {"doctor", "--db", (dir / "nowhere" / "kj.sqlite").string()});
+  CHECK(no_folder.exit_code == 1);
+  CHECK(contains(no_folder.out, "does not exist"));
   const auto bash = run_program({"bash", "-c",
                                  "eval \"$(" + kj_binary().string() +
                                      " completion bash)\"; COMP_WORDS=(kj run --collect); COMP_CWORD=2; _kj; "

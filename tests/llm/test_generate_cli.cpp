@@ -182,3 +182,24 @@ TEST_CASE("kj costs names the price rows checked more than 90 days ago, marking 
   CHECK(stale[0]["age_days"].get<int>() > 2000);
   CHECK((stale[1]["used_by_run"] == false && stale[1]["source"] == "https://example.com/b"));
 }
+
+TEST_CASE("pre-flight: a request the provider documents as invalid for the model is refused before any is sent") {
+  fake_llm_server server(llm_fixtures(), source_dir() / "examples" / "candidates" / "cpu");
+  scratch_dir dir;
+  ::setenv("GEMINI_API_KEY", "test-key", 1);
+  // Gemini 3 thinks by level: a thinking budget is refused once, with exit 2, naming the levels.
+  const auto budget = run_kj(generate_args(server, dir, "gemini", "gemini-3-pro-preview",
+                                           {"--level", "1", "--ids", "1", "--thinking-tokens", "2048"}));
+  ::unsetenv("GEMINI_API_KEY");
+  INFO(budget.err);
+  CHECK(budget.exit_code == 2);
+  CHECK(budget.err.find("thinks by level") != std::string::npos);
+  // An effort level the provider lacks.
+  const auto effort = run_kj(
+      generate_args(server, dir, "openai", "gpt-5.1", {"--level", "1", "--ids", "1", "--effort", "ultra"}));
+  INFO(effort.err);
+  CHECK(effort.exit_code == 2);
+  CHECK(effort.err.find("effort 'ultra' is not one of") != std::string::npos);
+  CHECK(server.requests().empty()); // nothing was sent
+  CHECK_FALSE(fs::exists(dir / "kj.sqlite")); // and no run was recorded
+}

@@ -20,6 +20,9 @@ TEST_CASE(
     const auto id = store.create_run(db::make_run("r-failed"));
     store.set_run_status(id, "failed");
     store.set_run_detail(id, "--candidates runs/modelz: no such folder or file");
+    const auto sized = store.create_run(db::make_run("r-sized"));
+    store.set_run_status(sized, "finished");
+    store.set_run_config(sized, R"({"overrides": {"dim": 64}, "timing": {"enabled": true, "rounds": 1}})");
   }
   const auto list = run_kj({"runs", "--db", db});
   REQUIRE(list.exit_code == 0);
@@ -27,8 +30,9 @@ TEST_CASE(
   CHECK(contains(list.out, "abandoned")); // marked running, and no kj holds it
   CHECK(contains(list.out, "r-failed"));
   CHECK(contains(list.out, "no such folder or file"));
+  CHECK(contains(list.out, "1 timing round, --set dim=64")); // the options that change what was measured
   const auto as_json = json::parse(run_kj({"runs", "--db", db, "--format", "json"}).out);
-  REQUIRE(as_json.size() == 2);
+  REQUIRE(as_json.size() == 3);
   CHECK(as_json[0]["evaluations"] == 15);
   CHECK(as_json[0]["verdicts"]["correct"] == 10);
 
@@ -38,7 +42,10 @@ TEST_CASE(
   const auto missing = run_kj({"runs", "rm", "r-nope", "--db", db});
   CHECK(missing.exit_code == 2);
   CHECK(contains(missing.err, "no run 'r-nope'"));
-  CHECK(json::parse(run_kj({"runs", "--db", db, "--format", "json"}).out).size() == 1);
+  CHECK(json::parse(run_kj({"runs", "--db", db, "--format", "json"}).out).size() == 2);
+  const auto no_id = run_kj({"runs", "rm", "--db", db});
+  CHECK(no_id.exit_code == 2);
+  CHECK(contains(no_id.err, "kj runs rm needs"));
 }
 
 TEST_CASE(
@@ -49,6 +56,12 @@ TEST_CASE(
   const auto table = run_kj({"results", "--db", db});
   REQUIRE(table.exit_code == 0);
   CHECK(contains(table.out, "producer"));
+  // A --format a script asked for wins over -w and -v, which shape the table.
+  for (const char* shape : {"-w", "-v"}) {
+    const auto scripted = run_kj({"results", "--db", db, "--format", "json", shape});
+    INFO(shape);
+    CHECK(json::parse(scripted.out, nullptr, false).is_array());
+  }
   CHECK(contains(table.out, "claude"));
   const auto wide = run_kj({"results", "--db", db, "--wide"});
   CHECK(contains(wide.out, "evil" + reports::payload)); // a long producer name, uncut
