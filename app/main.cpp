@@ -2,6 +2,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/common.hpp"
 #include "app/cli/project_config.hpp"
+#include "app/cli/run_summary.hpp"
 #include "app/cli/suggest.hpp"
 #include "core/version.hpp"
 #include "db/store.hpp"
@@ -65,8 +66,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "kj: {}\nRun with --help for more information.\n",
-               kj::cli::explain_parse_error(app, e, args));
+    const std::string message = kj::cli::explain_parse_error(app, e, args);
+    fmt::print(stderr, "kj: {}\nRun with --help for more information.\n", message);
+    kj::cli::write_refused_summary(args, message); // --summary-json: written whatever stopped the run
     return 2;
   }
   try {

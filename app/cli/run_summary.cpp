@@ -78,6 +78,24 @@ void check_summary_path(const std::filesystem::path& file) {
         fmt::format("--summary-json {}: its folder {} is not writable", file.string(), folder.string()));
 }
 
+void write_refused_summary(const std::vector<std::string>& args, const std::string& error) {
+  if (args.size() < 2 || args[1] != "run") return;
+  std::string file, db = default_db_path();
+  for (std::size_t i = 2; i < args.size(); ++i) {
+    const auto value = [&](const std::string& flag, std::string& out) {
+      if (args[i] == flag && i + 1 < args.size()) out = args[i + 1];
+      if (args[i].starts_with(flag + "=")) out = args[i].substr(flag.size() + 1);
+    };
+    value("--summary-json", file);
+    value("--db", db);
+  }
+  if (file.empty()) return;
+  try {
+    write_run_summary(file, run_summary(db, "", 2, error));
+  } catch (const std::exception&) {
+  }
+}
+
 void write_run_summary(const std::filesystem::path& file, const json& summary) {
   write_text_file(file.string(), summary.dump(2) + "\n", "--summary-json");
 }

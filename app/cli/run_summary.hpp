@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace kj::cli {
 
@@ -20,5 +21,10 @@ void check_summary_path(const std::filesystem::path& file);
 
 // Writes it to `file` (a usage error naming the file when that fails).
 void write_run_summary(const std::filesystem::path& file, const nlohmann::json& summary);
+
+// `kj run` refused while its options were read (CLI11 refused a value: the command never ran): writes the
+// summary with exit code 2 and `error` where the command line asks for one (--summary-json FILE); a file that
+// cannot be written is left, since the refusal itself is what the user sees.
+void write_refused_summary(const std::vector<std::string>& args, const std::string& error);
 
 } // namespace kj::cli

@@ -80,11 +80,10 @@ TEST_CASE("kj.toml sets a command's defaults, and flags and environment variable
   CHECK(missing.exit_code == 2);
   // A '#' inside a quoted string is the string's, not a comment.
   write_file(dir / "kj.toml", "[run]\nproducer = \"model#3\"\n");
-  CHECK(contains(
-      kj_in(dir, {"run", "--device", "cpu", "--level", "1", "--ids", "2", "--candidates", "builtin:identity",
-                  "--collect-only"})
-          .out,
-      "(model#3)"));
+  CHECK(contains(kj_in(dir, {"run", "--device", "cpu", "--level", "1", "--ids", "2", "--candidates",
+                             "builtin:identity", "--collect-only"})
+                     .out,
+                 "(model#3)"));
   // A comment after a section's name is TOML.
   write_file(dir / "kj.toml", "# defaults\n[run] # for kj run\ndevice = \"cpu\" # no GPU here\n");
   CHECK(
@@ -178,6 +177,13 @@ TEST_CASE("kj run --summary-json writes the run's outcome for CI, also when the 
   CHECK(r["error"] == "--candidates nowhere: no such folder or file");
   CHECK(r["status"].is_null());
   CHECK(r["run"].is_null()); // never recorded: no id to look up
+  // Refused by CLI11 itself (a value not among the choices): the command never ran, the summary is written.
+  const auto parse =
+      kj_in(dir, {"run", "--device", "cpu", "--protocol", "kernelbox", "--summary-json", "p.json"});
+  CHECK(parse.exit_code == 2);
+  REQUIRE(fs::exists(dir / "p.json"));
+  CHECK(json::parse(read_file(dir / "p.json"))["exit_code"] == 2);
+  CHECK(contains(json::parse(read_file(dir / "p.json"))["error"].get<std::string>(), "kernelbox"));
   // Refused while its options are read (a reversed range), and by a database that is not kj's: still written.
   const auto range = kj_in(dir, {"run", "--device", "cpu", "--ids", "10-1", "--summary-json", "range.json"});
   CHECK(range.exit_code == 2);
