@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <system_error>
 
 namespace kj::db {
@@ -296,6 +297,44 @@ void check_source(const connection& db, const fs::path& source, const fs::path& 
   }
 }
 
+// The shards of one run share what defines it: a source run already in the output under its name was judged
+// by the same rules (sizes, timing, protocol, ...), and a shard already merged from another file is not
+// merged again. Machine-specific settings (folders, GPUs, the sandbox) may differ between shards.
+void check_runs_agree(const connection& db, const fs::path& source) {
+  static const char* const defining[] = {"overrides", "timing",    "protocol",      "strict",
+                                         "trials",    "precision", "input_rng",     "kb_version",
+                                         "device",    "filter",    "library_policy"};
+  auto pairs =
+      db.prepare("SELECT s.run_uid, s.config_json, d.config_json, d.id, "
+                 "coalesce(json_extract(s.config_json, '$.shard'), ''), s.created_at FROM src.runs s "
+                 "JOIN main.runs d ON d.run_uid = s.run_uid",
+                 "compare the runs of both databases");
+  while (pairs.step()) {
+    const std::string uid = pairs.column_text(0), shard = pairs.column_text(4);
+    const auto theirs = nlohmann::json::parse(pairs.column_text(1), nullptr, false);
+    const auto ours = nlohmann::json::parse(pairs.column_text(2), nullptr, false);
+    std::vector<std::string> differ;
+    for (const char* key : defining)
+      if (theirs.is_object() && ours.is_object() &&
+          theirs.value(key, nlohmann::json()) != ours.value(key, nlohmann::json()))
+        differ.push_back(key);
+    if (!differ.empty())
+      throw db_error(
+          fmt::format("cannot merge '{}': its run {} was judged with other {} than run {} here; kj "
+                      "merge joins the shards of one run (kj run --shard i/N with the same options)",
+                      source.string(), uid, fmt::join(differ, ", "), uid));
+    if (shard.empty()) continue;
+    // Another run under the same name and shard (a part merged again after it grew has its created_at).
+    auto merged = db.prepare("SELECT source_file FROM main.run_parts WHERE run_id = ?1 AND shard = ?2 AND "
+                             "created_at <> ?3",
+                             "find the shard among the parts merged");
+    merged.bind_all(pairs.column_int64(3), shard, pairs.column_text(5));
+    if (merged.step())
+      throw db_error(fmt::format("cannot merge '{}': shard {} of run {} is already merged (from {})",
+                                 source.string(), shard, uid, merged.column_text(0)));
+  }
+}
+
 // Every foreign key of the schema must be a column the plan maps through its table's ids: a migration that
 // adds one to an existing table would otherwise copy the source's ids unmapped, pointing at other rows.
 void check_plan(const connection& db) {
@@ -369,7 +408,9 @@ merge_report merge_database(const fs::path& output, const fs::path& source) {
                                  "that kj run wrote, e.g. one per --shard)",
                                  source.string()));
   }
-  { const store created = store::open(output); } // creates or migrates the output, with kj's settings
+  {
+    const store created = store::open(output);
+  } // creates or migrates the output, with kj's settings
   if (fs::equivalent(output, source, ec))
     throw db_error(fmt::format("cannot merge '{}' into itself: name another output", source.string()));
   connection db = connection::open(output, connection::open_mode::read_write_attach);
@@ -380,6 +421,7 @@ merge_report merge_database(const fs::path& output, const fs::path& source) {
   const attachment attached{db};
   check_source(db, source, output);
   check_plan(db);
+  check_runs_agree(db, source);
 
   merge_report report;
   report.source = source;

@@ -3,6 +3,7 @@
 // status follow its shards, and mismatched or foreign files are refused by name.
 #include "db/merge.hpp"
 #include "db/migrations.hpp"
+#include "db/sqlite.hpp"
 #include "db_fixtures.hpp"
 #include "tests/support/catch_compat.hpp"
 
@@ -51,12 +52,12 @@ std::map<std::string, std::int64_t> counts(const fs::path& path) {
 // Writes what `kj run --shard <shard>` of run "r-shards" would on its stack: problems first..last (level 1),
 // one candidate each, judged with every kind of child row, a build, a linked baseline, an LLM exchange.
 void fill_shard(const fs::path& path, const std::string& shard, const std::string& stack_hash, int first,
-                int last, const std::string& status) {
+                int last, const std::string& status, const std::string& more_config = "") {
   auto s = kj::db::store::open(path);
   const auto stack = s.upsert_stack(make_stack(stack_hash));
   kj::db::run_record run = make_run("r-shards", stack);
   run.status = status;
-  run.config_json = R"({"shard":")" + shard + R"("})";
+  run.config_json = R"({"shard":")" + shard + "\"" + more_config + "}";
   run.created_at = "2026-01-01T00:00:0" + shard.substr(0, 1) + ".000Z";
   const auto run_id = s.create_run(run);
   kj::db::llm_exchange_record x;
@@ -292,9 +293,39 @@ TEST_CASE("merge refuses a source at another schema version, a foreign file, a m
   CHECK(count_rows(f.out, "runs") == 1); // nothing was merged by the refused ones
 }
 
+TEST_CASE("merge refuses a shard judged with other options, and another run under a shard already merged") {
+  scratch_dir dir;
+  const fs::path a = dir / "a.sqlite", sized = dir / "sized.sqlite", again = dir / "again.sqlite",
+                 out = dir / "out.sqlite";
+  fill_shard(a, "1/2", "stack-a", 1, 2, "finished", R"(,"overrides":{},"gpus":[0])");
+  // Another machine (other GPUs) is fine; other sizes are another run.
+  fill_shard(sized, "2/2", "stack-a", 3, 4, "finished", R"(,"overrides":{"dim":64},"gpus":[1])");
+  kj::db::merge_database(out, a);
+  std::string refused;
+  try {
+    kj::db::merge_database(out, sized);
+  } catch (const kj::db::db_error& e) {
+    refused = e.what();
+  }
+  CHECK(refused.find("judged with other overrides than run r-shards here") != std::string::npos);
+  fill_shard(again, "1/2", "stack-a", 1, 2, "finished", R"(,"overrides":{})");
+  kj::db::sqlite::connection::open(again, kj::db::sqlite::connection::open_mode::read_write_create)
+      .exec("UPDATE runs SET created_at = '2026-02-02T00:00:00.000Z'", "another start");
+  refused.clear();
+  try {
+    kj::db::merge_database(out, again);
+  } catch (const kj::db::db_error& e) {
+    refused = e.what();
+  }
+  CHECK(refused.find("shard 1/2 of run r-shards is already merged") != std::string::npos);
+  CHECK_NOTHROW(kj::db::merge_database(out, a)); // the same part again: nothing new, no refusal
+}
+
 TEST_CASE("merge knows every table of the schema") {
   scratch_dir dir;
-  { auto s = kj::db::store::open(dir / "kj.sqlite"); }
+  {
+    auto s = kj::db::store::open(dir / "kj.sqlite");
+  }
   auto raw =
       kj::db::sqlite::connection::open(dir / "kj.sqlite", kj::db::sqlite::connection::open_mode::read_only);
   auto tables =
