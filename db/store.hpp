@@ -272,6 +272,8 @@ public:
   void set_run_detail(std::int64_t run_id, const std::string& detail);
   void set_run_config(std::int64_t run_id, const std::string& config_json);
   std::vector<std::int64_t> failed_candidates(std::int64_t run_id) const;
+  // The candidates whose result evaluation in the run counts as correct (correct, strict not failed).
+  std::vector<std::int64_t> passed_candidates(std::int64_t run_id) const;
   void remove_run(std::int64_t run_id);
   // Whether nothing was recorded under the run: no evaluation, LLM exchange or agent trajectory.
   bool run_is_empty(std::int64_t run_id) const;

@@ -55,6 +55,18 @@ std::vector<std::int64_t> store::failed_candidates(std::int64_t run_id) const {
   return ids;
 }
 
+std::vector<std::int64_t> store::passed_candidates(std::int64_t run_id) const {
+  auto rows =
+      m_impl->m_db.prepare("SELECT candidate_id FROM evaluations WHERE run_id = ? AND purpose = 'result' AND "
+                           "verdict = 'correct' AND strict_verdict <> 'fail' ORDER BY candidate_id",
+                           fmt::format("list the passed candidates of run {}", run_id));
+  rows.bind_all(run_id);
+  std::vector<std::int64_t> ids;
+  while (rows.step())
+    ids.push_back(rows.column_int64(0));
+  return ids;
+}
+
 void store::remove_run(std::int64_t run_id) {
   connection& db = m_impl->m_db;
   const std::string what = fmt::format("remove run {}", run_id);

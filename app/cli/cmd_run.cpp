@@ -123,7 +123,8 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
                   "resumable, exit code 1")
       ->check(at_least(1, true));
   cmd->add_flag("--rerun-failed", s->options.rerun_failed,
-                "judge only the candidates that failed in the newest earlier run with these options");
+                "judge only the candidates that did not pass in the newest earlier run with these options: "
+                "those that failed, and those it never judged when it stopped early (--maxfail, Ctrl-C)");
   cmd->add_flag("--quick", s->quick,
                 "a short first look (CPU: seconds per candidate): robust timing with --min-samples 5 "
                 "--min-time-ms 20 --max-time-ms 200 --rounds 1 --no-floor (options given explicitly win); "

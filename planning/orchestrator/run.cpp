@@ -133,7 +133,7 @@ struct run_state {
   const std::vector<int>& gpus;
   const db::stack_record& stack;
   std::int64_t stack_id = 0;
-  std::optional<std::set<std::int64_t>> only; // --rerun-failed
+  std::optional<std::set<std::int64_t>> passed; // --rerun-failed: left out
 };
 
 // Says what the plan compiles and leaves out, and tells the heartbeat how many builds to expect.
@@ -205,7 +205,7 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
   maxfail_sink maxfail(options.maxfail);
   scheduler::sink_set sinks({&to_db, &progress, &beat, &maxfail});
   run_plan plan = plan_run(store,
-                           {ctx, st.problems, problem_ids, run.id, st.stack_id, linked, st.only,
+                           {ctx, st.problems, problem_ids, run.id, st.stack_id, linked, st.passed,
                             [&sinks, &use](scheduler::evaluation_result& r) {
                               if (!r.slot.empty()) // the scheduler calls this one result at a time
                                 use.busy_s += r.record.duration_s;
@@ -229,15 +229,24 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
   return 0;
 }
 
-// --rerun-failed: the candidates that failed in the previous run of these options (empty: none failed); the
-// run's config names that run.
-std::set<std::int64_t> failed_before(const db::store& store, json& config, const std::string& run_uid) {
+// --rerun-failed: the candidates that passed in the previous run of these options, left out; those that
+// failed and those it never judged (stopped by --maxfail or Ctrl-C) are judged. nullopt: nothing to rerun
+// (none failed, and the run finished). The run's config names that run.
+std::optional<std::set<std::int64_t>> passed_before(const db::store& store, json& config,
+                                                    const std::string& run_uid) {
   const run_handle previous = previous_run(store, config, run_uid);
-  const auto ids = store.failed_candidates(previous.id);
-  fmt::print(stderr, "kj: --rerun-failed: {} candidate{} failed in run {}\n", ids.size(),
-             ids.size() == 1 ? "" : "s", previous.uid);
+  const auto failed = store.failed_candidates(previous.id);
+  const auto record = store.get_run(previous.id);
+  const bool finished = record && record->status == "finished";
+  fmt::print(stderr, "kj: --rerun-failed: {} candidate{} failed in run {}{}\n", failed.size(),
+             failed.size() == 1 ? "" : "s", previous.uid,
+             finished ? ""
+                      : fmt::format(" ({}: what it never judged is judged too)",
+                                    record ? record->status : "unfinished"));
   config["rerun_failed_of"] = previous.uid;
-  return {ids.begin(), ids.end()};
+  if (failed.empty() && finished) return std::nullopt;
+  const auto passed = store.passed_candidates(previous.id);
+  return std::set<std::int64_t>(passed.begin(), passed.end());
 }
 
 } // namespace
@@ -278,8 +287,8 @@ int execute_run(const run_options& options) {
   const run_lock lock(options.db_path, run_uid);
   run_state st{options, cache_dir, problems, {}, env, device, session.gpus, session.stack};
   if (options.rerun_failed) {
-    st.only = failed_before(store, config, run_uid);
-    if (st.only->empty()) {
+    st.passed = passed_before(store, config, run_uid);
+    if (!st.passed) {
       fmt::print(stderr, "kj: --rerun-failed: nothing to rerun\n");
       return 0;
     }

@@ -44,9 +44,12 @@ int collect_only(const run_options& options, const std::vector<kb::problem>& pro
     if (!covered.contains(i))
       missing += fmt::format("{}L{} {} {}", missing.empty() ? "" : ", ", problems[i].level,
                              problems[i].number, problems[i].name);
-  fmt::print("\n--collect-only: {} candidate(s) for {} of {} selected problems on {}, {} to build; nothing "
+  // The build cache is keyed by the toolchain the session probes: not looked up here, so "to build" counts
+  // the candidates with a build step, of which the run reuses those already in the cache.
+  fmt::print("\n--collect-only: {} candidate(s) for {} of {} selected problems on {}, {} to build{}; nothing "
              "is judged or recorded\n",
-             candidates.size(), covered.size(), problems.size(), to_string(device), builds);
+             candidates.size(), covered.size(), problems.size(), to_string(device), builds,
+             builds ? " (or to take from the build cache, when built before)" : "");
   if (!missing.empty()) fmt::print("problems without a candidate: {}\n", missing);
   return 0;
 }

@@ -73,7 +73,7 @@ run_plan plan_run(db::store& store, const plan_inputs& in,
         ++plan.kept;
         continue;
       }
-      if (in.only && !in.only->contains(candidate_id)) {
+      if (in.passed && in.passed->contains(candidate_id)) {
         ++plan.not_failed;
         continue;
       }

@@ -33,7 +33,7 @@ struct plan_inputs {
   std::int64_t run_id = 0;
   std::int64_t stack_id = 0;
   const std::map<std::size_t, std::vector<std::int64_t>>& linked; // cached baselines by problem index
-  std::optional<std::set<std::int64_t>> only;                     // --rerun-failed: these candidate ids
+  std::optional<std::set<std::int64_t>> passed; // --rerun-failed: these candidate ids passed before: left out
   std::function<void(scheduler::evaluation_result&)> on_result;
 };
 

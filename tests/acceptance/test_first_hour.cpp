@@ -104,6 +104,14 @@ TEST_CASE("a new user's first hour: runs, two models, mistakes, Ctrl-C, report, 
   CHECK(contains(b_stopped.err, "level_1_problem_2_sample_0_kernel.py: the same source and sample as"));
   CHECK(count_of(b_stopped.err, "kj: skipping") == 1); // that duplicate; the unselected files are one line
   CHECK_FALSE(contains(b_stopped.err, "already in this run are kept"));
+  // --rerun-failed after --maxfail judges the failed candidate and the one never judged, never calling it
+  // passed (a reviewer saw "2 candidates passed before" where one had).
+  const auto rerun =
+      run({"--ids", "2-3", "--candidates", "modelB", "--quick", "--rerun-failed", "--run-id", "b-rerun"});
+  CHECK(rerun.exit_code == 0);
+  CHECK(contains(rerun.err, "1 candidate failed in run b (interrupted: what it never judged is judged too)"));
+  CHECK_FALSE(contains(rerun.err, "passed before"));
+  CHECK(contains(rerun.out, "2 evaluations: 1 correct, 1 load_error"));
   const auto b = run({"--ids", "2-3", "--candidates", "modelB", "--quick", "--run-id", "b"});
   REQUIRE(b.exit_code == 0);
   CHECK(contains(b.err, "1 evaluations already in this run are kept"));
@@ -147,7 +155,7 @@ TEST_CASE("a new user's first hour: runs, two models, mistakes, Ctrl-C, report, 
 
   // Every run with its status and producer; none left running.
   const auto runs = json::parse(kj({"runs", "--format", "json"}).out);
-  REQUIRE(runs.size() == 5);
+  REQUIRE(runs.size() == 6);
   CHECK(runs[1]["producer"] == "modelA");
   CHECK(runs[2]["producer"] == "modelB");
   CHECK(contains(runs[1]["detail"].get<std::string>(), "--force: --no-strict"));
