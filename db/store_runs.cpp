@@ -43,28 +43,29 @@ void store::set_run_producer(std::int64_t run_id, const std::string& producer) {
   if (db.changes() != 1) db.fail(what, "no such run");
 }
 
-std::vector<std::int64_t> store::failed_candidates(std::int64_t run_id) const {
+namespace {
+
+// The candidates whose result evaluation in the run counts as correct (`passed`), or does not.
+std::vector<std::int64_t> candidates_by_outcome(connection& db, std::int64_t run_id, bool passed) {
   auto rows =
-      m_impl->m_db.prepare("SELECT candidate_id FROM evaluations WHERE run_id = ? AND purpose = 'result' AND "
-                           "(verdict <> 'correct' OR strict_verdict = 'fail') ORDER BY candidate_id",
-                           fmt::format("list the failed candidates of run {}", run_id));
-  rows.bind_all(run_id);
+      db.prepare("SELECT candidate_id FROM evaluations WHERE run_id = ? AND purpose = 'result' AND "
+                 "(verdict = 'correct' AND strict_verdict <> 'fail') = ? ORDER BY candidate_id",
+                 fmt::format("list the {} candidates of run {}", passed ? "passed" : "failed", run_id));
+  rows.bind_all(run_id, passed ? 1 : 0);
   std::vector<std::int64_t> ids;
   while (rows.step())
     ids.push_back(rows.column_int64(0));
   return ids;
 }
 
+} // namespace
+
+std::vector<std::int64_t> store::failed_candidates(std::int64_t run_id) const {
+  return candidates_by_outcome(m_impl->m_db, run_id, false);
+}
+
 std::vector<std::int64_t> store::passed_candidates(std::int64_t run_id) const {
-  auto rows =
-      m_impl->m_db.prepare("SELECT candidate_id FROM evaluations WHERE run_id = ? AND purpose = 'result' AND "
-                           "verdict = 'correct' AND strict_verdict <> 'fail' ORDER BY candidate_id",
-                           fmt::format("list the passed candidates of run {}", run_id));
-  rows.bind_all(run_id);
-  std::vector<std::int64_t> ids;
-  while (rows.step())
-    ids.push_back(rows.column_int64(0));
-  return ids;
+  return candidates_by_outcome(m_impl->m_db, run_id, true);
 }
 
 void store::remove_run(std::int64_t run_id) {
