@@ -70,7 +70,6 @@ bool toml_value(const std::string& value) {
 // the text without its comments (CLI11's reader takes `[run] # defaults` for a key).
 std::string check_lines(const std::string& text, const std::string& file) {
   origins().clear();
-  std::map<std::string, int> sections;
   std::string section;
   int open_array = 0; // a multi-line array's first line while its ']' has not come yet
   std::istringstream lines(text);
@@ -90,11 +89,11 @@ std::string check_lines(const std::string& text, const std::string& file) {
       if (line.back() != ']' || line.starts_with("[[") || trim(line.substr(1, line.size() - 2)).empty())
         fail(fmt::format("'{}' is not a section", line));
       const std::string name = trim(line.substr(1, line.size() - 2));
-      if (const auto seen = sections.find(name); seen != sections.end())
+      // A section's own line is kept under "name." (no key ends with a dot).
+      if (const auto seen = origins().find(name + "."); seen != origins().end())
         fail(fmt::format("[{}] is given a second time (first at line {}); put all of its keys in one section",
-                         name, seen->second));
-      sections.emplace(name, number);
-      origins().emplace(name + ".", config_origin{file, number, line}); // the section itself
+                         name, seen->second.line));
+      origins().emplace(name + ".", config_origin{file, number, line});
       section = name;
       continue;
     }
