@@ -24,21 +24,26 @@ namespace {
 // The strict verdict's case classes, each reported as it finishes. The candidate's failures are caught inside
 // a class; what escapes one is kj's own (a harness_error case), except the problem's own fault, which ends
 // the evaluation. A runner that died in a class (a crash on NaN inputs, say) is started again for the next
-// one. Returns whether every case passed (or was uninformative).
+// one. Returns whether every case passed (or was uninformative). Once the compatible verdict failed
+// (`decided`), strict fails with its first failing case: the classes after it are not run, except the free
+// "output" summary of the checks already made (each failing case would cost a float64 reference).
 bool run_case_classes(const exec::evaluate_job& job, py::module_& runtime, py::object& session,
-                      runner_link& runner, result_channel& channel) {
+                      runner_link& runner, result_channel& channel, bool decided) {
   py::object verifier = py::module_::import("kj_verify").attr("Verifier")(session, job.protocol.seed);
   session.attr("verifier") = verifier; // timed outputs are judged by its rule too (kj_judge.check_snapshots)
-  bool clean = true;
+  verifier.attr("stop_at_failure") = decided;
+  bool clean = true, failed = false;
   for (const auto& cls : job.case_classes) {
+    if (decided && failed && cls != "output") continue;
     const auto start = std::chrono::steady_clock::now();
     if (!runner.alive() && !runner.restart()) break;
     try {
       for (py::handle c : verifier.attr("run_class")(cls)) {
         json event = to_json(c);
         event["type"] = "case";
-        clean =
-            clean && (event.value("status", "") == "pass" || event.value("status", "") == "uninformative");
+        const std::string status = event.value("status", "");
+        clean = clean && (status == "pass" || status == "uninformative");
+        failed = failed || status == "fail";
         channel.emit(event);
       }
     } catch (py::error_already_set& e) {
@@ -277,7 +282,7 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     run_trials(job, session, channel, all_passed, tolerance_only, first_failure, first_reason);
     if (job.strict) {
       phase.enter("strict");
-      strict_clean = run_case_classes(job, runtime, session, runner, channel);
+      strict_clean = run_case_classes(job, runtime, session, runner, channel, !all_passed);
     }
     phase.enter("findings");
     if (!runner.alive()) runner.restart();
