@@ -296,8 +296,9 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
       {
         const quiet_host quiet(
             channel); // kj's builds stand still while it times, and so does the next runner
-        // The next runner's start shares neither the cores nor the device with a timing (docs/design.md,
-        // "Warm judges"): a spare still starting waits; one that is ready waits anyway.
+        // The next runner's start never touches the device during a timing (docs/design.md, "Warm judges"):
+        // on CUDA a spare still importing Python and torch goes on and starts its device after; the rest
+        // waits.
         const runner_pool::frozen spare(pool);
         time_subjects(job, session, runner, channel, phase);
       }

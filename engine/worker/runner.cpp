@@ -304,6 +304,14 @@ int run_runner(const runner_options& options) {
   try {
     py::module_ runtime = import_modules(python_role::runner);
     py::module_::import("torch").attr("set_grad_enabled")(false); // the runner never needs autograd
+    // Two stages: Python and torch are imported (the CPU's work), then the device is touched only when kj
+    // says so, never while its judge times (runner_link: a runner started ahead imports while the judge
+    // times).
+    socket.send({{"ok", true}, {"stage", "imported"}});
+    std::string go;
+    if (socket.receive(go, std::chrono::hours(24)) != line_socket::status::line) return 2;
+    if (const json g = json::parse(go, nullptr, false); !g.is_object() || g.value("op", "") != "start_device")
+      return 2;
     if (options.device == device_kind::cuda) py::module_::import("torch").attr("cuda").attr("init")();
     serve.emplace(runtime, options.device, socket);
   } catch (const std::exception& e) {

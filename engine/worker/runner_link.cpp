@@ -76,14 +76,6 @@ void free_memory(const cuda::plugin* plugin, std::uint64_t& ptr, int& fd, bool s
 
 } // namespace
 
-void runner_link::freeze(bool stopped) {
-  if (m_pid <= 0 || m_dead) return;
-  // Twice: a process that forked between the listing and its signal has its child listed the second time.
-  for (int pass = 0; pass < 2; ++pass)
-    for (int pid : processes())
-      ::kill(pid, stopped ? SIGSTOP : SIGCONT);
-}
-
 std::vector<int> runner_link::processes() const {
   return m_waiting ? tree_of(m_pid) : candidate_tree();
 }
@@ -107,6 +99,7 @@ runner_link::runner_link(runner_spec spec, started_ahead_t) : m_spec(std::move(s
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   m_waiting = true; // marked a spare the moment it exists (launch)
   launch();
+  m_starter = std::thread(&runner_link::start_device_when_free, this);
 }
 
 bool runner_link::launched_like(const runner_spec& job) const {
@@ -286,13 +279,15 @@ void runner_link::launch() {
   m_death_reason.clear();
   m_socket = std::make_unique<line_socket>(sv[0]);
   m_stop_threads = false;
+  m_device_started = m_stopped_by_freeze = m_frozen = false;
+  m_first_line.clear();
   m_reader = std::thread(&runner_link::capture, this, out[0]);
   m_watchdog = std::thread(&runner_link::watch, this);
 }
 
 void runner_link::handshake() {
-  m_charging = false;            // the runner's start and the calibration are kj's own code
-  json ready = exchange(json()); // the runner speaks first
+  m_charging = false; // the runner's start and the calibration are kj's own code
+  json ready = first_words();
   m_failed_before_load = false;
   if (!ready.value("ok", false)) { // before the candidate is loaded, only kj's code has run: kj's failure
     m_failed_before_load = true;
@@ -359,7 +354,7 @@ void runner_link::stop() {
     if (m_waiting) spare(m_pid, false);
     m_pid = -1;
   }
-  m_stop_threads = true;
+  end_starter(); // and m_stop_threads for the others
   if (m_watchdog.joinable()) m_watchdog.join();
   if (m_reader.joinable()) m_reader.join();
   m_socket.reset();

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -125,6 +126,8 @@ public:
   const judge_clock& clock() const { return *m_spec.clock; }
   // Stops (SIGSTOP) or resumes the runner and everything it started, so that nothing of the candidate's runs
   // while the judge times the reference: a thread or process it left behind cannot slow the reference down.
+  // A CUDA runner started ahead that is still importing Python and torch goes on (the CPU's work), and starts
+  // its device only once the judge no longer times (runner_start.cpp).
   void freeze(bool stopped);
   // Starts a fresh runner (after a crash), loading the same problem and candidate; false when that fails.
   bool restart();
@@ -152,6 +155,9 @@ private:
   void start();
   void launch();
   void handshake();
+  nlohmann::json first_words();  // the runner's start: its import stage answered, then its ready (or failure)
+  void start_device_when_free(); // m_starter's work (a runner started ahead)
+  void end_starter();
   void stop();
   nlohmann::json exchange(const nlohmann::json& message, int pass_fd = -1);
   nlohmann::json next_reply(const std::string& op, const line_socket::spin_window& spin = {});
@@ -180,6 +186,13 @@ private:
   std::filesystem::path m_writable_build; // a deferred build's folder, the runner's while it compiles
   std::atomic<bool> m_stop_threads{false};
   std::thread m_watchdog, m_reader;
+  std::thread m_starter;   // a runner started ahead: answers its import stage, never while frozen
+  std::mutex m_gate_mutex; // guards the four below
+  std::condition_variable m_gate;
+  bool m_frozen = false;
+  bool m_device_started = false;    // start_device sent by m_starter
+  bool m_stopped_by_freeze = false; // SIGSTOP sent by freeze(true)
+  std::string m_first_line;         // what m_starter read instead of the import stage (a failure)
   mutable std::mutex m_output_mutex;
   std::string m_head, m_tail;
   std::uint64_t m_output_total = 0;

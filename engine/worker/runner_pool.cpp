@@ -21,7 +21,7 @@ bool fault(const char* name) {
 } // namespace
 
 runner_pool::runner_pool(fs::path root)
-    : m_root(std::move(root)), m_environment(exec::scrubbed_environment()) {}
+    : m_environment(exec::scrubbed_environment()), m_root(std::move(root)) {}
 
 runner_pool::~runner_pool() {
   drop_spare();
