@@ -33,6 +33,8 @@ class Memory:
         self.arena_bytes = 0  # the arena the runner writes into, allocated by C++ outside torch
         self.arena_peak = 0
         self.parameter_bytes = 0  # the reference model's parameters and buffers
+        self.workspace_bytes = 0  # W: the most the reference allocated inside its own forward (CUDA, measured)
+        self.reserved_peak = 0  # torch's reserved peak before the last reset (reference() resets it to measure W)
         self.make_room = None  # frees what kj holds beside the judge (the next job's runner, started ahead)
 
     def learn(self, inputs, outputs):
@@ -51,7 +53,22 @@ class Memory:
         return min(SNAPSHOT_MAX, max(1 << 20, (wanted + 65535) // 65536 * 65536))
 
     def budget(self):
-        return int(1.25 * (self.input_bytes + 2 * self.output_bytes)) + GIB
+        """kj's own share of the device per case (docs/design.md, "Memory model"): 1.25 (I + R + C) + 1 GiB, and
+        the reference's own workspace W on top, as measured (0 on the CPU)."""
+        return int(1.25 * (self.input_bytes + 2 * self.output_bytes)) + GIB + self.workspace_bytes
+
+    def measure_workspace(self, run):
+        """run() (the reference's forward) with its workspace measured: the peak it allocated beyond what was
+        allocated before and what it returned. The reserved peak so far is kept (peaks() reports both)."""
+        if self.device.type != "cuda":
+            return run()
+        self.reserved_peak = max(self.reserved_peak, torch.cuda.max_memory_reserved(self.device))
+        before = torch.cuda.memory_allocated(self.device)
+        torch.cuda.reset_peak_memory_stats(self.device)
+        out = run()
+        kept = torch.cuda.memory_allocated(self.device) - before
+        self.workspace_bytes = max(self.workspace_bytes, torch.cuda.max_memory_allocated(self.device) - before - kept)
+        return out
 
     def held(self):
         if self.device.type != "cuda":
@@ -97,7 +114,8 @@ class Memory:
         """Peak bytes of this process: device (torch's reserved memory plus the largest arena) and host RSS."""
         out = {"judge_rss_bytes": _peak_rss()}
         if self.device.type == "cuda":
-            out["judge_device_bytes"] = torch.cuda.max_memory_reserved(self.device) + self.arena_peak
+            reserved = max(self.reserved_peak, torch.cuda.max_memory_reserved(self.device))
+            out["judge_device_bytes"] = reserved + self.arena_peak
         return out
 
 
@@ -419,7 +437,7 @@ class Session(SizedProblems):
                 out = (model or self.model)(*inputs)
             self.sync()
             return out
-        out = guarded(self.memory, "the reference Model", run)
+        out = guarded(self.memory, "the reference Model", lambda: self.memory.measure_workspace(run))
         self.memory.learn(inputs, out)
         return out
 

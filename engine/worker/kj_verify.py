@@ -219,8 +219,8 @@ class Verifier:
         """The reference in float64 on the recipe's inputs: on the device when it fits in the memory budget
         beside what the judge holds, else on the host (the judge's own memory), else a harness_error."""
         input_bytes, output_bytes = self.memory.input_bytes, sum(r.numel() * r.element_size() for r in refs)
-        need = 3 * input_bytes + 2 * output_bytes + 2 * sum(
-            p.numel() * p.element_size() for p in self.s.model.parameters()) + GIB // 4
+        parameter_bytes = sum(p.numel() * p.element_size() for p in self.s.model.parameters())
+        need = 3 * input_bytes + 2 * output_bytes + 2 * parameter_bytes + 2 * self.memory.workspace_bytes + GIB // 4
         device = self.device
         if device.type == "cuda":
             free, _ = torch.cuda.mem_get_info(device)
