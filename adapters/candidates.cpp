@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <fmt/core.h>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
+#include <tuple>
 
 namespace fs = std::filesystem;
 
@@ -98,6 +100,23 @@ import_report candidate_file(const fs::path& file, const std::vector<kb::problem
   return report;
 }
 
+// Two files of one folder that give one problem the same sample number with different code would be stored as
+// one sample twice (exports, reports and comparisons keep one of them): refused, naming both. The same code
+// twice is one candidate, judged once (run_plan).
+void refuse_sample_clashes(const std::vector<candidate>& candidates,
+                           const std::vector<kb::problem>& problems) {
+  std::map<std::tuple<std::size_t, std::string, int>, const candidate*> seen;
+  for (const auto& c : candidates) {
+    const auto [it, fresh] = seen.emplace(std::make_tuple(c.problem_index, c.producer, c.sample), &c);
+    if (fresh || it->second->source == c.source) continue;
+    throw kb::source_error(
+        fmt::format("{} and {} both give problem {} ({}) sample {}, with different code: rename one "
+                    "(level_L_problem_N_sample_S_kernel.py with another S)",
+                    it->second->path.filename().string(), c.path.filename().string(),
+                    problems[c.problem_index].number, problems[c.problem_index].name, c.sample));
+  }
+}
+
 } // namespace
 
 candidate candidate_of_bytes(std::size_t problem_index, std::string producer, int sample, fs::path path,
@@ -170,6 +189,7 @@ import_report candidates_from_directory(const fs::path& dir, const std::vector<k
                       "or <problem file stem>)",
                       entry.filename().string()));
   }
+  refuse_sample_clashes(report.candidates, problems);
   return report;
 }
 

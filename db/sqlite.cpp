@@ -9,16 +9,28 @@
 #include <fmt/format.h>
 #include <limits>
 #include <sqlite3.h>
+#include <unistd.h>
 #include <utility>
 
 namespace kj::db::sqlite {
 
 namespace {
 
+// Why SQLite could not open a database file it had opened: its journal (-wal, -shm) goes beside it.
+std::string folder_hint(const std::string& path) {
+  const auto folder = std::filesystem::absolute(path).parent_path();
+  return ::access(folder.c_str(), W_OK) == 0
+             ? std::string()
+             : fmt::format(
+                   " (its folder {} is not writable, and SQLite keeps the database's journal beside it)",
+                   folder.string());
+}
+
 // The reason of a failed call, with who holds the file when it was busy.
 std::string reason_of(sqlite3* db, const std::string& path) {
   std::string reason = sqlite3_errmsg(db);
   if ((sqlite3_errcode(db) & 0xff) == SQLITE_BUSY) reason += busy_hint(path);
+  if ((sqlite3_errcode(db) & 0xff) == SQLITE_CANTOPEN) reason += folder_hint(path);
   return reason;
 }
 
@@ -63,6 +75,12 @@ connection connection::open(const std::filesystem::path& path, open_mode mode) {
   if (!reader && sqlite3_db_readonly(db, "main") == 1) {
     sqlite3_close_v2(db);
     throw db_error(fmt::format("cannot open database '{}': the file is not writable", name));
+  }
+  // A writer keeps its journal (-wal, -shm) beside the file: a folder it may not write fails later, and
+  // vaguely.
+  if (const std::string hint = reader ? std::string() : folder_hint(name); !hint.empty()) {
+    sqlite3_close_v2(db);
+    throw db_error(fmt::format("cannot open database '{}' to write it{}", name, hint));
   }
   sqlite3_extended_result_codes(db, 1);
   return connection(db, name);

@@ -191,6 +191,10 @@ void require_replaceable(const fs::path& destination) {
 } // namespace
 
 void store::copy_to(const fs::path& destination) const {
+  std::error_code same;
+  if (fs::equivalent(m_impl->m_path, destination, same))
+    throw db_error(fmt::format("cannot copy '{}' to '{}': that is the database itself (name another file)",
+                               m_impl->m_path.string(), destination.string()));
   require_replaceable(destination);
   // A name of kj's own beside the destination, removed whatever happens: nothing else there is touched.
   const fs::path tmp = fmt::format("{}.kj-copy-{}.tmp", destination.string(), ::getpid());

@@ -333,7 +333,7 @@ void write_csv(const std::vector<result_row>& rows, std::ostream& out) {
          "gpu_busy_share,stack,protocol,dtype,input_tokens,cache_read_tokens,cache_write_tokens,output_"
          "tokens,"
          "cost_usd,reason,device_peak_bytes,judge_device_bytes,runner_device_bytes,judge_rss_bytes,"
-         "runner_rss_bytes,format_version\n";
+         "runner_rss_bytes,speedup_noisy,speedup_noise,format_version\n";
   for (const auto& r : rows) {
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", r.evaluation_id,
                        csv_field(r.run_uid), csv_field(r.suite), r.level, r.number, csv_field(r.problem_name),
@@ -345,18 +345,19 @@ void write_csv(const std::vector<result_row>& rows, std::ostream& out) {
     for (const char* mode : compiled_modes)
       out << "," << number(r.speedup_vs(mode));
     const auto count = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : ""; };
-    const auto mem = [&](std::optional<std::int64_t> db::memory_record::*field) {
+    const auto mem = [&](std::optional<std::int64_t> db::memory_record::* field) {
       return r.memory ? count((*r.memory).*field) : std::string();
     };
     out << fmt::format(
-        ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", measured_csv(r.candidate),
-        measured_csv(r.reference), bound(r.speedup_ci, false), bound(r.speedup_ci, true),
-        bound(r.speedup_best_ci, false), bound(r.speedup_best_ci, true), number(r.gpu_busy_share),
-        r.stack_hash, csv_field(r.protocol), r.dtype, count(r.input_tokens), count(r.cache_read_tokens),
-        count(r.cache_write_tokens), count(r.output_tokens), number(r.cost_usd), r.reason,
-        mem(&db::memory_record::device_peak_bytes), mem(&db::memory_record::judge_device_bytes),
+        ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        measured_csv(r.candidate), measured_csv(r.reference), bound(r.speedup_ci, false),
+        bound(r.speedup_ci, true), bound(r.speedup_best_ci, false), bound(r.speedup_best_ci, true),
+        number(r.gpu_busy_share), r.stack_hash, csv_field(r.protocol), r.dtype, count(r.input_tokens),
+        count(r.cache_read_tokens), count(r.cache_write_tokens), count(r.output_tokens), number(r.cost_usd),
+        r.reason, mem(&db::memory_record::device_peak_bytes), mem(&db::memory_record::judge_device_bytes),
         mem(&db::memory_record::runner_device_bytes), mem(&db::memory_record::judge_rss_bytes),
-        mem(&db::memory_record::runner_rss_bytes), results_format_version);
+        mem(&db::memory_record::runner_rss_bytes), r.speedup ? (may_be_noise(r) ? "true" : "false") : "",
+        csv_field(r.noise), results_format_version);
   }
 }
 

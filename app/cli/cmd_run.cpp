@@ -9,6 +9,7 @@
 #include "planning/orchestrator/run.hpp"
 #include "planning/orchestrator/run_config.hpp"
 
+#include <filesystem>
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <memory>
@@ -61,6 +62,10 @@ int run_command(state& s, const CLI::App& cmd, int argc, char** argv) {
     throw usage_error(
         "--collect-only with --rerun-failed: --collect-only reads no database, so it cannot tell "
         "which candidates failed before; kj results --run ID lists each candidate's verdict");
+  if (std::error_code ec; s.options.rerun_failed && !std::filesystem::exists(s.options.db_path, ec))
+    throw usage_error(fmt::format("--rerun-failed: there is no database at {} (it reruns what failed in an "
+                                  "earlier run there: give that run's --db)",
+                                  s.options.db_path.string()));
   if (!s.shard.empty()) s.options.part = orchestrator::parse_shard(s.shard);
   if (s.options.part.partial() && s.options.generation.active() && s.options.generation.adapter != "replay")
     throw usage_error(fmt::format(

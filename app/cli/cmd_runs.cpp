@@ -4,6 +4,7 @@
 #include "db/store.hpp"
 #include "planning/orchestrator/run_lock.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/core.h>
 #include <iostream>
@@ -104,20 +105,31 @@ int list_runs(const std::string& db_path, const std::string& format) {
   return 0;
 }
 
+// Every run named is checked before any is removed: one that cannot go leaves all of them in place.
 int remove_runs(const std::string& db_path, const std::vector<std::string>& uids, bool force) {
   db::store store = db::store::open(db_path);
+  std::vector<std::pair<std::string, std::int64_t>> removable;
   for (const auto& uid : uids) {
     const auto id = store.find_run(uid);
     if (!id)
-      throw usage_error(fmt::format("no run '{}' in {} (kj runs --db {} lists them)", uid, db_path, db_path));
+      throw usage_error(fmt::format("no run '{}' in {} (kj runs --db {} lists them); nothing removed", uid,
+                                    db_path, db_path));
     if (const auto pid = orchestrator::run_lock::holder(db_path, uid))
-      throw usage_error(fmt::format("run {} is in use by kj (pid {}): stop it first", uid, *pid));
+      throw usage_error(
+          fmt::format("run {} is in use by kj (pid {}): stop it first; nothing removed", uid, *pid));
     const db::run_record run = store.get_run(*id).value();
     if (run.status == "finished" && !force)
-      throw usage_error(fmt::format("run {} finished with {} evaluations: pass --force to remove it anyway",
-                                    uid, store.evaluation_count(*id)));
-    const auto evaluations = store.evaluation_count(*id);
-    store.remove_run(*id);
+      throw usage_error(fmt::format(
+          "run {} finished with {} evaluations: pass --force to remove it anyway; nothing removed", uid,
+          store.evaluation_count(*id)));
+    if (std::find_if(removable.begin(), removable.end(), [&](const auto& r) { return r.second == *id; }) ==
+        removable.end())
+      removable.emplace_back(uid, *id);
+  }
+  for (const auto& [uid, id] : removable) {
+    const db::run_record run = store.get_run(id).value();
+    const auto evaluations = store.evaluation_count(id);
+    store.remove_run(id);
     fmt::print("removed run {} ({}, {} evaluations)\n", uid, run.status, evaluations);
   }
   return 0;

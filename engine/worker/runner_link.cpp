@@ -294,8 +294,8 @@ void runner_link::handshake() {
     m_load = ready;
     m_load["kind"] = "harness_error";
     m_load.erase("reason");
-    m_load["error"] = "kj's runner failed to start, before the candidate's code was loaded (a --timeout or "
-                      "--memory-limit too small for kj itself?): " +
+    m_load["error"] = "kj's runner failed to start, before the candidate's code was loaded (a --timeout, "
+                      "--memory-limit or --process-limit too small for kj itself?): " +
                       ready.value("error", std::string());
     return;
   }

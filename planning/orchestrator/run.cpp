@@ -6,6 +6,7 @@
 #include "adapters/generate/accounting.hpp"
 #include "core/hashing.hpp"
 #include "core/verdict.hpp"
+#include "engine/exec/job_runner.hpp"
 #include "engine/exec/sandbox.hpp"
 #include "engine/scheduler/heartbeat.hpp"
 #include "planning/baselines/baselines.hpp"
@@ -249,10 +250,34 @@ std::optional<std::set<std::int64_t>> passed_before(const db::store& store, json
   return std::set<std::int64_t>(passed.begin(), passed.end());
 }
 
+// A folder made by this command, removed again unless kept.
+struct made_folder {
+  fs::path path;
+  bool keep = false;
+  ~made_folder() {
+    std::error_code ec;
+    if (!keep && !path.empty()) fs::remove_all(path, ec);
+  }
+};
+
+// The outermost folder of `path` that does not exist yet (empty when it all does).
+fs::path first_missing(const fs::path& path) {
+  std::error_code ec;
+  fs::path missing;
+  for (fs::path p = fs::absolute(path, ec).lexically_normal(); !p.empty() && !fs::exists(p, ec);
+       p = p.parent_path()) {
+    missing = p;
+    if (p == p.parent_path()) break;
+  }
+  return missing;
+}
+
 } // namespace
 
 int execute_run(const run_options& options) {
-  // Bad input is found before anything runs: sources, candidates, DB path, cache folder.
+  // Bad input is found before anything runs: sources, candidates, DB path, cache folder. A cache folder this
+  // command made (the probe's) goes again when it refuses.
+  made_folder made_cache{first_missing(exec::cache_dir_or_default(options.cache_dir))};
   const fs::path cache_dir = session_cache_dir(options.cache_dir);
   refuse_exposed(options, cache_dir, exec::system_folders());
   if (const std::string& c = options.candidates;
@@ -272,6 +297,7 @@ int execute_run(const run_options& options) {
       python.emplace_back(p);
     refuse_exposed(options, cache_dir, python);
   }
+  made_cache.keep = true;
   const json& env = session.env;
   const device_kind device = session.device;
   if (options.collect_only) return collect_only(options, problems, device);

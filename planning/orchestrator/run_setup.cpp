@@ -233,6 +233,16 @@ void refuse_limits_below_kj(const judging_settings& judging, const json& env) {
           "then does kj's own reference work; give at least {:g} seconds (the default is 600)",
           flag, limit, seconds, need_s));
   const double rss_gib = boot.value("peak_rss_bytes", 0.0) / double(1ull << 30);
+  // The process limit counts the runner's whole tree: under bubblewrap its two processes and the runner are
+  // kj's.
+  const int own = exec::sandbox_kind() == "bwrap" ? 3 : 1;
+  if (judging.limits.processes < own + 1)
+    throw kb::source_error(fmt::format(
+        "--process-limit {}: kj's own runner is {} process{} ({}) before the candidate starts any; give at "
+        "least {} (the default is {})",
+        judging.limits.processes, own, own == 1 ? "" : "es",
+        own == 1 ? "the runner" : "bubblewrap's two and the runner", own + 1,
+        exec::resource_limits{}.processes));
   const double need_gib = std::ceil(2 * rss_gib * 10) / 10;
   if (const double limit = judging.limits.memory_gib; limit > 0 && rss_gib > 0 && limit < need_gib)
     throw kb::source_error(fmt::format(

@@ -2,9 +2,13 @@
 // never charged to a candidate's --timeout, another tool's SQLite file is never written, and a candidate file
 // named for another problem is never judged against the one selected.
 #include "db/sqlite.hpp"
+#include "db/store.hpp"
 #include "tests/acceptance/kj_user.hpp"
+#include "tests/support/corpus.hpp"
 
+#include <cstdlib>
 #include <filesystem>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using namespace kj::test;
@@ -111,6 +115,47 @@ TEST_CASE("a candidate file named for another problem than the one selected is r
       u.run({"--ids", "2", "--candidates", "level_1_problem_3_sample_0_kernel.py", "--collect-only"});
   CHECK(listed.exit_code == 2);
   CHECK_FALSE(fs::exists(u.db())); // nothing recorded
+}
+
+TEST_CASE("two files that give one problem the same sample with different code are refused, naming both") {
+  scratch_dir dir;
+  const user u{dir, {}};
+  write_file(dir / "c" / "2_GELU.py", "import torch\nModelNew = None  # one model's code\n");
+  write_file(dir / "c" / "level_1_problem_2_sample_0_kernel.py",
+             "import torch\nModelNew = None  # another's\n");
+  const auto r = u.run({"--ids", "2", "--candidates", "c"});
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err,
+                 "2_GELU.py and level_1_problem_2_sample_0_kernel.py both give problem 2 (GELU) sample 0"));
+  CHECK_FALSE(fs::exists(u.db())); // nothing recorded
+  // The same code under both names is one candidate (judged once), not a clash.
+  write_file(dir / "c" / "2_GELU.py", read_file(dir / "c" / "level_1_problem_2_sample_0_kernel.py"));
+  const auto listed = u.run({"--ids", "2", "--candidates", "c", "--collect-only"});
+  CHECK(listed.exit_code == 0);
+}
+
+TEST_CASE("a database in a folder kj may not write is named so by writers, and readers still read it") {
+  scratch_dir dir;
+  const user u{dir, {}};
+  kj::db::store::open(u.db()); // an empty kj database
+  fs::create_directories(dir / "ro");
+  fs::rename(u.db(), dir / "ro" / "kj.sqlite");
+  const std::string db = (dir / "ro" / "kj.sqlite").string();
+  // chattr +i: read-only even for root (CAP_LINUX_IMMUTABLE); where it is not allowed, permission bits for
+  // others
+  const bool immutable = std::system(("chattr +i " + (dir / "ro").string() + " 2>/dev/null").c_str()) == 0;
+  if (!immutable && ::geteuid() == 0) {
+    skip_test("neither chattr +i nor permission bits make a folder read-only for root here");
+    return;
+  }
+  if (!immutable) fs::permissions(dir / "ro", fs::perms::owner_read | fs::perms::owner_exec);
+  const auto migrate = run_kj({"db", "migrate", "--db", db});
+  const auto read = run_kj({"runs", "--db", db});
+  std::system(("chattr -i " + (dir / "ro").string() + " 2>/dev/null").c_str());
+  fs::permissions(dir / "ro", fs::perms::owner_all);
+  CHECK(migrate.exit_code == 2);
+  CHECK(contains(migrate.err, "its folder " + (dir / "ro").string() + " is not writable"));
+  CHECK(read.exit_code == 0);
 }
 
 TEST_CASE("off a terminal kj prints a status line at a steady interval: counts, rate, ETA and what runs") {

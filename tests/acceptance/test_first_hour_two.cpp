@@ -89,6 +89,10 @@ TEST_CASE("limits too small for kj itself are the user's mistake: exit 2 before 
   const auto memory = u.run({"--ids", "2", "--candidates", "builtin:identity", "--memory-limit", "0.001"});
   CHECK(memory.exit_code == 2);
   CHECK(contains(memory.err, "--memory-limit 0.001: kj's own runner needs about"));
+  // kj's own processes (bubblewrap's and the runner) are not the candidate's to be blamed for.
+  const auto processes = u.run({"--ids", "2", "--candidates", "builtin:identity", "--process-limit", "1"});
+  CHECK(processes.exit_code == 2);
+  CHECK(contains(processes.err, "--process-limit 1: kj's own runner is"));
   CHECK_FALSE(fs::exists(u.db())); // refused before the database is opened
   write_file(dir / "other" / "level_1_problem_5_sample_0_kernel.py", "ModelNew = None\n");
   const auto nothing = u.run({"--ids", "2", "--candidates", "other"}); // a folder for another problem

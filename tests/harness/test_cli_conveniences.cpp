@@ -124,6 +124,11 @@ TEST_CASE("kj run refuses a --set that no selected problem assigns, and an open 
   const auto rerun = kj_in(dir, {"run", "--device", "cpu", "--rerun-failed", "--collect-only"});
   CHECK(rerun.exit_code == 2);
   CHECK(contains(rerun.err, "--collect-only with --rerun-failed"));
+  const auto no_db = kj_in(dir, {"run", "--device", "cpu", "--rerun-failed", "--db", "nothing-here.sqlite"});
+  CHECK(no_db.exit_code == 2);
+  CHECK(contains(no_db.err, "--rerun-failed: there is no database at nothing-here.sqlite"));
+  CHECK_FALSE(fs::exists(dir / "nothing-here.sqlite"));
+  CHECK_FALSE(fs::exists(dir / "nothing-here.sqlite.lock"));
   // kj problems takes --set by the same rule.
   const auto shown =
       kj_in(dir, {"problems", "--level", "1", "--ids", "2", "--set", "batch_sise=4", "--no-shapes"});

@@ -52,4 +52,14 @@ TEST_CASE("kj run refuses a results DB, a candidates folder or a cache the sandb
     CHECK(contains(r.err, "kj-exposed-test.sqlite"));
     CHECK(contains(r.err, "sandbox exposes"));
   }
+  SECTION("the cache folder in Python's own folders: refused, and nothing made there") {
+    const fs::path site = fs::path(KJ_TEST_PYTHON).parent_path().parent_path();
+    const fs::path made = site / "kj-exposed-cache-test";
+    fs::remove_all(made);
+    const auto r = run_kj({"run", "--device", "cpu", "--builtin", "--ids", "1", "--candidates", "identity",
+                           "--db", (dir / "kj.sqlite").string(), "--cache-dir", (made / "cache").string()});
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "sandbox exposes"));
+    CHECK_FALSE(fs::exists(made)); // the probe's folders went with the refusal
+  }
 }

@@ -100,6 +100,15 @@ TEST_CASE("a speedup whose interval includes 1, or whose host moved, is marked a
   CHECK(rows[0]["speedup_noisy"] == false);
   CHECK(rows[1]["speedup_noisy"] == true);
   CHECK(rows[1]["speedup_noise"] == straddles.noise);
+  // The CSV carries the mark too (a reviewer read an identity candidate's 28.06 there as significant).
+  std::ostringstream csv;
+  kj::reports::write_results({clear, straddles}, "csv", csv);
+  std::istringstream lines(csv.str());
+  std::string header, first, second;
+  std::getline(lines, header), std::getline(lines, first), std::getline(lines, second);
+  CHECK(header.find(",speedup_noisy,speedup_noise,format_version") != std::string::npos);
+  CHECK(first.find(",false,,4") != std::string::npos);
+  CHECK(second.find(",true,") != std::string::npos);
 
   // A few charged calls are named, never a mark: the table, the JSON and the report agree (a reviewer saw
   // `speedup_noisy: true` beside an unmarked 0.679x).

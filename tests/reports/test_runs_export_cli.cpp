@@ -36,6 +36,12 @@ TEST_CASE(
   CHECK(as_json[0]["evaluations"] == 15);
   CHECK(as_json[0]["verdicts"]["correct"] == 10);
 
+  // One run that cannot go leaves every run named in place.
+  const auto partly = run_kj({"runs", "rm", "r-failed", "r-nope", "--db", db});
+  CHECK(partly.exit_code == 2);
+  CHECK(contains(partly.err, "no run 'r-nope'"));
+  CHECK(contains(partly.err, "nothing removed"));
+  CHECK(contains(run_kj({"runs", "--db", db}).out, "r-failed"));
   const auto removed = run_kj({"runs", "rm", "r-failed", "--db", db});
   CHECK(removed.exit_code == 0);
   CHECK(contains(removed.out, "removed run r-failed"));
@@ -46,6 +52,11 @@ TEST_CASE(
   const auto no_id = run_kj({"runs", "rm", "--db", db});
   CHECK(no_id.exit_code == 2);
   CHECK(contains(no_id.err, "kj runs rm needs"));
+  // A copy onto the database itself is refused, and the database is untouched.
+  const auto onto_itself = run_kj({"db", "copy", "--db", db, "--to", (dir / "." / "kj.sqlite").string()});
+  CHECK(onto_itself.exit_code == 2);
+  CHECK(contains(onto_itself.err, "that is the database itself"));
+  CHECK(json::parse(run_kj({"runs", "--db", db, "--format", "json"}).out).size() == 2);
 }
 
 TEST_CASE(
