@@ -131,7 +131,8 @@ std::string correctness_text(const db::evaluation_record& r) {
   if (!ok.empty()) out += "passed or uninformative: " + ok + "\n";
   if (!r.degenerate.empty()) out += "note: the problem looks degenerate (" + r.degenerate + ")\n";
   for (const auto& f : r.findings)
-    out += fmt::format("finding (not a verdict): {} at line {}: {}\n", f.kind, f.line, clip(f.excerpt, 160));
+    out += fmt::format("finding (not a verdict): {}{}: {}\n", f.kind,
+                       f.line > 0 ? fmt::format(" at line {}", f.line) : std::string(), clip(f.excerpt, 160));
   return out;
 }
 

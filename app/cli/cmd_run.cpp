@@ -142,8 +142,8 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
          "--progress", s->options.progress,
          "progress on stderr: always (a line per judged candidate: tallies, throughput, ETA; "
          "and what runs when kj is silent), log (a status line every minute, or $KJ_HEARTBEAT_S "
-         "seconds: counts, rate, ETA and what runs, for a CI log or nohup), never, or auto (always on "
-         "a terminal, else log)")
+         "seconds: counts, rate, ETA and what runs, for a CI log or nohup), never (no progress lines: the "
+         "run's id, warnings and the final tally still print), or auto (always on a terminal, else log)")
       ->check(CLI::IsMember({"auto", "always", "log", "never"}))
       ->capture_default_str();
   cmd->add_option("--cache-dir", s->cache_dir,

@@ -119,6 +119,30 @@ std::string check_lines(const std::string& text, const std::string& file) {
   return cleaned;
 }
 
+// A switch is true or false: a quoted "yes" or "false" would be read as CLI11 reads words (a string "false"
+// is false, "yes" true), which a TOML file does not mean.
+void refuse_quoted_switches(const CLI::App& root, const std::vector<CLI::ConfigItem>& items) {
+  for (const auto& item : items) {
+    const CLI::App* app = &root;
+    for (const auto& parent : item.parents) {
+      if (!app) break;
+      const auto named = app->get_subcommands([&](const CLI::App* a) { return a->get_name() == parent; });
+      app = named.empty() ? nullptr : named.front();
+    }
+    const CLI::Option* option = app ? app->get_option_no_throw("--" + item.name) : nullptr;
+    if (!option || option->get_expected_min() != 0) continue;
+    std::string dotted;
+    for (const auto& parent : item.parents)
+      dotted += parent + ".";
+    const auto origin = origins().find(dotted + item.name);
+    if (origin == origins().end()) continue;
+    const std::string value = trim(origin->second.text.substr(origin->second.text.find('=') + 1));
+    if (!value.empty() && (value.front() == '"' || value.front() == '\''))
+      throw CLI::ConfigError(fmt::format("{}: {} = {}: --{} is a switch: true or false, unquoted",
+                                         origin->second.where(), item.name, value, item.name));
+  }
+}
+
 } // namespace
 
 const std::vector<std::pair<std::string, std::string>>& environment_options() {
@@ -133,6 +157,7 @@ std::vector<CLI::ConfigItem> project_config::from_config(std::istream& input) co
   std::istringstream checked(
       check_lines(text, option && option->count() ? option->as<std::string>() : "kj.toml"));
   std::vector<CLI::ConfigItem> read = CLI::ConfigTOML::from_config(checked);
+  refuse_quoted_switches(*app_, read);
   // The environment outranks the file: its variable's option keeps the file's value out.
   std::erase_if(read, [](const CLI::ConfigItem& item) {
     return std::any_of(environment_options().begin(), environment_options().end(), [&](const auto& e) {

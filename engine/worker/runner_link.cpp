@@ -557,7 +557,7 @@ json runner_link::next_reply(const std::string& op, const line_socket::spin_wind
   m_dead = true;
   ::kill(-m_pid, SIGKILL);
   kill_processes();
-  m_death_text += "\n--- its output ---\n" + output();
+  if (const std::string out = output(); !out.empty()) m_death_text += "\n--- its output ---\n" + out;
   return death();
 }
 
@@ -578,7 +578,7 @@ json runner_link::died(const std::string& during) {
                      ? fmt::format("the candidate's process {} during '{}'",
                                    describe_status(status, m_sandboxed), during)
                      : fmt::format("the candidate's process was killed during '{}': {}", during, limit);
-  m_death_text += "\n--- its output ---\n" + output();
+  if (const std::string out = output(); !out.empty()) m_death_text += "\n--- its output ---\n" + out;
   return death();
 }
 

@@ -61,6 +61,7 @@ TEST_CASE("kj.toml sets a command's defaults, and flags and environment variable
       {"# defaults\n[run]\ndevise = \"cpu\"\n", "kj.toml:3: unknown key 'run.devise'"},
       {"[run]\ndevice = \"cpux\"\n", "kj.toml:2: device = \"cpux\": --device"},
       {"[run]\nquick = yes\n", "kj.toml:2: quick = yes: not a TOML value"},
+      {"[run]\nquick = \"yes\"\n", "kj.toml:2: quick = \"yes\": --quick is a switch: true or false"},
       // CLI11 reads every section: another command's bad value stops this one, and is named at its line.
       {"[run]\ndevice = \"cpu\"\n[results]\nformat = \"csvx\"\n", "kj.toml:4: format = \"csvx\": --format"}};
   for (const auto& [text, expected] : broken_files) {
