@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <stdexcept>
 
@@ -109,6 +110,22 @@ report_data build_report(const db::store& store, const report_options& options) 
   return data;
 }
 
+namespace {
+
+// A report written into the folder of an earlier one: the evaluation pages this one did not write
+// (e/<id>.html, kj's own names) are removed, so that no page of another run is left beside the new index.
+void remove_stale_pages(const fs::path& pages, const std::vector<fs::path>& written) {
+  static const std::regex page(R"(\d+\.html)");
+  const std::set<fs::path> mine(written.begin(), written.end());
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(pages, ec))
+    if (entry.is_regular_file(ec) && std::regex_match(entry.path().filename().string(), page) &&
+        !mine.contains(entry.path()))
+      fs::remove(entry.path(), ec);
+}
+
+} // namespace
+
 report_output write_report(const db::store& store, const report_data& data, const report_options& options) {
   report_output output;
   fs::create_directories(options.out_dir / "e");
@@ -123,6 +140,7 @@ report_output write_report(const db::store& store, const report_data& data, cons
              detail::report_json(data).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
              output.files);
   detail::write_csvs(data, options.out_dir, output.files);
+  remove_stale_pages(options.out_dir / "e", output.files);
   return output;
 }
 

@@ -11,6 +11,7 @@
 using namespace kj::test;
 using namespace kj::test::reports;
 using nlohmann::json;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -134,4 +135,23 @@ TEST_CASE("kj compare, history and report reject bad input with exit code 2 and 
     INFO(cmd);
     CHECK(help.exit_code == 0);
   }
+}
+
+TEST_CASE("kj report into the folder of an earlier report leaves none of its evaluation pages behind") {
+  scratch_dir dir;
+  const std::string db = synthetic_db(dir);
+  const fs::path out = dir / "r";
+  REQUIRE(run_kj({"report", "--db", db, "--run", "aa-1", "-o", out.string()}).exit_code == 0);
+  std::set<std::string> first;
+  for (const auto& page : fs::directory_iterator(out / "e"))
+    first.insert(page.path().filename().string());
+  write_file(out / "e" / "notes.txt", "mine"); // not a page of kj's: kept
+  REQUIRE(run_kj({"report", "--db", db, "--run", "slow", "-o", out.string()}).exit_code == 0);
+  std::set<std::string> second;
+  for (const auto& page : fs::directory_iterator(out / "e"))
+    second.insert(page.path().filename().string());
+  CHECK(second.contains("notes.txt"));
+  for (const auto& name : first) // aa-1's evaluations are not slow's: none of their pages is left
+    CHECK_FALSE(second.contains(name));
+  CHECK(second.size() > 1);
 }
