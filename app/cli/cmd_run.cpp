@@ -124,7 +124,8 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
                   "only problems or candidates whose name contains PATTERN (case-insensitive; matched "
                   "against L<level>/<problem file>, the candidate's file name and its producer)");
   cmd->add_option("--maxfail", s->options.maxfail,
-                  "stop after N failed evaluations (verdict not correct, or strict fail); the run stays "
+                  "stop after N failed evaluations of this invocation (verdict not correct, or strict fail; "
+                  "a resumed run's earlier ones not counted); the run stays "
                   "resumable, exit code 1")
       ->check(at_least(1, true));
   cmd->add_flag("--rerun-failed", s->options.rerun_failed,
