@@ -107,6 +107,13 @@ std::string measured_row(const std::string& label, const measured& m) {
 }
 
 std::string timings(const page_context& c) {
+  if (!c.row.candidate && c.row.baselines.empty())
+    return c.row.verdict != kj::verdict::correct && c.row.reason != "tolerance"
+               ? fmt::format("<p>Not timed: kj times a candidate only once it passed its checks (its verdict "
+                             "is {}).</p>\n",
+                             html::escape(name_of(c.row.verdict)))
+               : "<p>Not timed: the run judged without timing (<code>--no-timing</code>), or its timing "
+                 "failed (the verdict's error says why).</p>\n";
   std::string out = "<table><tr><th class=\"l\">what</th><th class=\"l\">DB row</th><th class=\"l\">method / "
                     "clock</th><th>statistic</th><th>headline</th><th>samples</th><th>95% interval [ms]</th>"
                     "<th class=\"l\">origin</th></tr>\n";

@@ -114,3 +114,18 @@ TEST_CASE("kj export writes KernelBench's eval_results.json and JUnit XML") {
   CHECK(count_of(junit.out, "<failure ") == 6);
   CHECK_FALSE(contains(junit.out, "<script>")); // escaped
 }
+
+TEST_CASE("an evaluation page without timings says why it was not timed") {
+  scratch_dir dir;
+  const std::string db = (dir / "kj.sqlite").string();
+  reports::build_report_db(db);
+  REQUIRE(run_kj({"report", "--db", db, "-o", (dir / "out").string()}).exit_code == 0);
+  const json report = json::parse(read_file(dir / "out" / "report.json"));
+  std::int64_t crashed = 0;
+  for (const auto& p : report["problems"])
+    if (p["verdict"] == "runtime_error") crashed = p["evaluation_id"];
+  REQUIRE(crashed > 0);
+  const std::string page = read_file(dir / "out" / "e" / (std::to_string(crashed) + ".html"));
+  CHECK(contains(page, "Not timed: kj times a candidate only once it passed its checks (its verdict is "
+                       "runtime_error)"));
+}
