@@ -72,6 +72,7 @@ std::string declared_encoding(std::string_view bytes) {
           name == "iso-latin-1" || name == "latin")
         return "latin-1";
       if (name == "windows-1252") return "cp1252";
+      if (name == "utf8") return "utf-8";
       return name;
     }
     start = end + 1;
@@ -137,7 +138,9 @@ source_text python_source_text(std::string_view bytes) {
   result.text = utf8_replaced(bytes);
   result.note = fmt::format(
       "{}; judged with {} byte{} read as U+FFFD{}", where, invalid, invalid == 1 ? "" : "s",
-      encoding.empty() ? "" : fmt::format(" (its coding declaration '{}' is not one kj decodes)", encoding));
+      encoding.empty()      ? ""
+      : encoding == "utf-8" ? " (it declares utf-8, which these bytes are not)"
+                            : fmt::format(" (its coding declaration '{}' is not one kj decodes)", encoding));
   return result;
 }
 

@@ -55,6 +55,13 @@ TEST_CASE("python_source_text reads a file as Python would, and judges what Pyth
     CHECK(t.line == 2);
     CHECK(t.note.find("2 bytes read as U+FFFD") != std::string::npos);
   }
+  SECTION("a utf-8 declaration over bytes that are not says so, not that kj cannot decode utf-8") {
+    for (const char* cookie : {"# -*- coding: utf-8 -*-\n", "# coding: UTF8\n"}) {
+      const auto t = python_source_text(std::string(cookie) + "# caf\xE9\n");
+      CHECK(t.note.find("it declares utf-8, which these bytes are not") != std::string::npos);
+      CHECK(t.note.find("not one kj decodes") == std::string::npos);
+    }
+  }
   SECTION("a binary file gives valid text") {
     const std::string binary("\x7F"
                              "ELF\x02\x01\x01\x00\xFF\xFE\x00",
