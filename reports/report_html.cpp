@@ -175,9 +175,11 @@ std::string problem_row(const result_row& r) {
       "href=\"{}#trace\">trace</a></td></tr>\n",
       html::escape(provenance_text({&r})), r.level, r.number, html::escape(r.problem_name) + problem_mark(r),
       html::escape(r.producer), r.sample, r.verdict == kj::verdict::correct ? "good" : "bad",
-      html::escape(name_of(r.verdict)), strict, html::escape(r.findings), cand, speedup_cell(r, "eager"),
-      speedup_cell(r, "compile-default"), speedup_cell(r, "best"), percent_or(r.library_share, k_no_trace),
-      percent_or(r.gpu_busy_share, k_no_trace), page, page);
+      html::escape(name_of(r.verdict)), strict,
+      r.findings.empty() ? blank("no findings: the static scan and the run saw nothing to report")
+                         : html::escape(r.findings),
+      cand, speedup_cell(r, "eager"), speedup_cell(r, "compile-default"), speedup_cell(r, "best"),
+      percent_or(r.library_share, k_no_trace), percent_or(r.gpu_busy_share, k_no_trace), page, page);
 }
 
 std::string problems_section(const report_data& data) {
