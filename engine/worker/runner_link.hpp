@@ -24,6 +24,8 @@
 
 namespace kj::worker {
 
+inline constexpr std::uint64_t k_first_arena = 64ull << 20; // the arena's first size: larger outputs grow it
+
 // A failure of the runner (the candidate's process), with the verdict it means.
 struct runner_failure : std::runtime_error {
   runner_failure(std::string verdict, const std::string& error, std::string why = "")
