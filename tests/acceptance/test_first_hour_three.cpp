@@ -29,7 +29,7 @@ class Model(nn.Module):
         super().__init__()
 
     def forward(self, x):
-        time.sleep(1.0)
+        time.sleep(4.0)
         return torch.relu(x)
 
 
@@ -55,9 +55,10 @@ TEST_CASE("kj's own slow work is never a candidate's timeout, and the candidate'
   write_file(dir / "1_SlowReference.py", k_slow_reference);
   write_file(dir / "nan_kernel.py", model_new("        return torch.full_like(x, float('nan'))\n"));
   write_file(dir / "sleepy_kernel.py", model_new("        time.sleep(3600)\n        return x\n"));
-  // The reference's 1 s a call makes kj's trials and strict checks take about 31 s, past --timeout 20 (kj
-  // refuses a limit below 4 x its own start: 20 leaves a loaded CI host 5 s),
-  // while the candidate answers at once: it is judged (incorrect: NaN), never `timeout`.
+  // The reference's 4 s a call makes kj's trials and strict checks (5 trials, then strict's first failing
+  // case: it stops there once compatible failed) take about 30 s, past --timeout 20 (kj refuses a limit
+  // below 4 x its own start: 20 leaves a loaded CI host 5 s), while the candidate answers at once: it is
+  // judged (incorrect: NaN), never `timeout`.
   const auto instant = u.kj({"run", "--device", "cpu", "--problem", "1_SlowReference.py", "--candidates",
                              "nan_kernel.py", "--timeout", "20", "--run-id", "nan"});
   REQUIRE(instant.exit_code == 0);
