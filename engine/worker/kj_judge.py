@@ -3,10 +3,9 @@ from recipes, the candidate's outputs taken from the arena, KernelBench's compar
 candidate runs in another process (the runner, kj_runner.py); nothing here runs its code. Timing and statistics
 stay in C++.
 
-Memory model (docs/design.md): with I, R and C the bytes of one input set, of the reference's outputs and of the
-candidate's, the judge holds at most the arena's copy of C, its own clone of C, one input set and R, plus
-comparison chunks; every case frees what it used before the next one starts. The budget of kj's own device
-memory per case is 1.25 x (I + R + C) + 1 GiB.
+Memory model (docs/design.md; the budget and its accounting: kj_memory.py): with I, R and C the bytes of one input
+set, of the reference's outputs and of the candidate's, the judge holds at most the arena's copy of C, its own clone
+of C, one input set and R, plus comparison chunks; every case frees what it used before the next one starts.
 """
 import math
 import os
@@ -15,119 +14,10 @@ import torch
 
 from kj_compare import Opaque, assert_close, compare
 from kj_recipes import TimingInputs, draw, seeded_recipe, timing_recipe
-from kj_common import (DTYPES, Problem, KjError, SizedProblems, backend_flags, capture_graph, first_line,
-                       is_out_of_memory, outputs_of, set_backend_flags, set_seed, tensor_bytes, to_device)
+from kj_common import (DTYPES, Problem, KjError, SizedProblems, backend_flags, capture_graph, outputs_of,
+                       set_backend_flags, set_seed, tensor_bytes, to_device)
 
-GIB = 1 << 30
-SNAPSHOT_MAX = 64 << 20  # bytes of one timed call's snapshot; larger outputs are checked on sampled chunks
-
-
-# ---- memory ----
-
-class Memory:
-    """The judge's view of device memory: the per-case budget and the numbers an out-of-memory message names."""
-
-    def __init__(self, device):
-        self.device = torch.device(device)
-        self.input_bytes = self.output_bytes = 0
-        self.arena_bytes = 0  # the arena the runner writes into, allocated by C++ outside torch
-        self.arena_peak = 0
-        self.parameter_bytes = 0  # the reference model's parameters and buffers
-        self.workspace_bytes = 0  # W: the most the reference allocated inside its own forward (CUDA, measured)
-        self.reserved_peak = 0  # torch's reserved peak before the last reset (reference() resets it to measure W)
-        self.make_room = None  # frees what kj holds beside the judge (the next job's runner, started ahead)
-
-    def learn(self, inputs, outputs):
-        """The sizes of one input set and of the reference's outputs (the largest seen so far)."""
-        self.input_bytes = max(self.input_bytes, tensor_bytes(inputs))
-        self.output_bytes = max(self.output_bytes, tensor_bytes(outputs))
-        pieces = outputs_of(outputs) or []
-        self.output_pieces = max(getattr(self, "output_pieces", 1), len(pieces))
-
-    def snapshot_bytes(self):
-        """One slot of the arena for a timed call's outputs: room for them twice over (strides that leave gaps)
-        and their alignment, at least 1 MiB and at most SNAPSHOT_MAX (larger outputs are sampled in chunks)."""
-        pieces = getattr(self, "output_pieces", 1)
-        # the candidate's own outputs may span more than they hold (a slice of a padded buffer): as it answered
-        wanted = max(2 * self.output_bytes, getattr(self, "candidate_span", 0)) + 256 * (pieces + 1) + 4096
-        return min(SNAPSHOT_MAX, max(1 << 20, (wanted + 65535) // 65536 * 65536))
-
-    def budget(self):
-        """kj's own share of the device per case (docs/design.md, "Memory model"): 1.25 (I + R + C) + 1 GiB, and
-        the reference's own workspace W on top, as measured (0 on the CPU)."""
-        return int(1.25 * (self.input_bytes + 2 * self.output_bytes)) + GIB + self.workspace_bytes
-
-    def measure_workspace(self, run):
-        """run() (the reference's forward) with its workspace measured: the peak it allocated beyond what was
-        allocated before and what it returned. The reserved peak so far is kept (peaks() reports both)."""
-        if self.device.type != "cuda":
-            return run()
-        self.reserved_peak = max(self.reserved_peak, torch.cuda.max_memory_reserved(self.device))
-        before = torch.cuda.memory_allocated(self.device)
-        torch.cuda.reset_peak_memory_stats(self.device)
-        out = run()
-        kept = torch.cuda.memory_allocated(self.device) - before
-        self.workspace_bytes = max(self.workspace_bytes, torch.cuda.max_memory_allocated(self.device) - before - kept)
-        return out
-
-    def held(self):
-        if self.device.type != "cuda":
-            return self.arena_bytes
-        return torch.cuda.memory_reserved(self.device) + self.arena_bytes
-
-    def others(self):
-        """Device bytes held outside the judge (the runner's process, whatever it left behind); 0 on the CPU."""
-        if self.device.type != "cuda":
-            return 0
-        free, total = torch.cuda.mem_get_info(self.device)
-        return max(0, total - free - self.held())
-
-    def out_of_memory(self, what, first):
-        """kj's own work ran out of memory: kj's failure (harness_error), unless the candidate's process holds
-        more than a process between calls needs (a CUDA context, its model, torch's slack): then it starved kj,
-        and that is its runtime_error."""
-        others = self.others()
-        allowance = GIB + GIB // 2 + 2 * self.parameter_bytes
-        if others > allowance:
-            return KjError("runtime_error", f"{what} ran out of memory because the candidate's process holds "
-                           f"{others} bytes of device memory between its calls (a process needs about "
-                           f"{allowance}); {self.describe()}: {first}", reason="out_of_memory")
-        return KjError("harness_error", f"{what} ran out of memory in kj's own code, twice ({first}); "
-                       f"{self.describe()}", reason="out_of_memory")
-
-    def describe(self):
-        text = f"kj's judge holds {self.held()} bytes (its budget {self.budget()})"
-        if self.device.type == "cuda":
-            free, total = torch.cuda.mem_get_info(self.device)
-            text += f"; the device has {free} of {total} bytes free"
-        return text
-
-    def release(self, make_room=False):
-        """Returns torch's cached device memory; `make_room` (kj's own work ran out of memory) first gives back
-        what kj holds beside the judge, before anything is blamed."""
-        if make_room and self.make_room is not None:
-            self.make_room()
-        if self.device.type == "cuda":
-            torch.cuda.empty_cache()
-
-    def peaks(self):
-        """Peak bytes of this process: device (torch's reserved memory plus the largest arena) and host RSS."""
-        out = {"judge_rss_bytes": _peak_rss()}
-        if self.device.type == "cuda":
-            reserved = max(self.reserved_peak, torch.cuda.max_memory_reserved(self.device))
-            out["judge_device_bytes"] = reserved + self.arena_peak
-        return out
-
-
-def _peak_rss():
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+from kj_memory import GIB, SNAPSHOT_MAX, Memory, guarded  # noqa: F401 (kj_verify and the tests take them here)
 
 
 _INITIAL_FLAGS = backend_flags()
@@ -174,37 +64,6 @@ def between_jobs():
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
-
-
-def _injected(fault):
-    """Tests force kj's own out-of-memory paths: KJ_TEST_FAULT=compare makes every comparison run out."""
-    if fault and fault in os.environ.get("KJ_TEST_FAULT", "").split(","):
-        raise MemoryError(f"KJ_TEST_FAULT={fault}")
-
-
-def guarded(memory, what, work, retry=None, fault=""):
-    """Runs kj's own `work` (drawing inputs, the reference, a comparison); out of memory there is kj's failure,
-    never the candidate's: free, run `retry` (smaller chunks) once, else raise harness_error with the numbers.
-    `fault` names the KJ_TEST_FAULT item that forces it (tests)."""
-    try:
-        _injected(fault)
-        return work()
-    except KjError:
-        raise
-    except Exception as exc:
-        if not is_out_of_memory(exc):
-            raise
-        first = first_line(exc)
-    memory.release(make_room=True)
-    try:
-        _injected(fault)
-        return (retry or work)()
-    except KjError:
-        raise
-    except Exception as exc:
-        if not is_out_of_memory(exc):
-            raise
-        raise memory.out_of_memory(what, first) from None
 
 
 # ---- the arena: judge-owned memory the runner writes the candidate's outputs into ----
