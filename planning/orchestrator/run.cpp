@@ -250,16 +250,6 @@ std::optional<std::set<std::int64_t>> passed_before(const db::store& store, json
   return std::set<std::int64_t>(passed.begin(), passed.end());
 }
 
-// A folder made by this command, removed again unless kept.
-struct made_folder {
-  fs::path path;
-  bool keep = false;
-  ~made_folder() {
-    std::error_code ec;
-    if (!keep && !path.empty()) fs::remove_all(path, ec);
-  }
-};
-
 // The outermost folder of `path` that does not exist yet (empty when it all does).
 fs::path first_missing(const fs::path& path) {
   std::error_code ec;
@@ -276,10 +266,20 @@ fs::path first_missing(const fs::path& path) {
 
 int execute_run(const run_options& options) {
   // Bad input is found before anything runs: sources, candidates, DB path, cache folder. A cache folder this
-  // command made (the probe's) goes again when it refuses.
-  made_folder made_cache{first_missing(exec::cache_dir_or_default(options.cache_dir))};
+  // command made is taken back when it is refused as exposed (every run would be refused there, so none uses
+  // it); other mistakes leave the cache in place.
+  const fs::path made = first_missing(exec::cache_dir_or_default(options.cache_dir));
   const fs::path cache_dir = session_cache_dir(options.cache_dir);
-  refuse_exposed(options, cache_dir, exec::system_folders());
+  const auto refuse_exposed_cache = [&](const std::vector<fs::path>& exposed) {
+    try {
+      refuse_exposed(options, cache_dir, exposed);
+    } catch (const kb::source_error&) {
+      std::error_code ec;
+      if (!made.empty() && !exec::exposed_under(cache_dir, exposed).empty()) fs::remove_all(made, ec);
+      throw;
+    }
+  };
+  refuse_exposed_cache(exec::system_folders());
   if (const std::string& c = options.candidates;
       !c.empty() && c != "identity" && c != "examples" && !fs::exists(c))
     throw kb::source_error(fmt::format("--candidates {}: no such folder or file", c));
@@ -295,9 +295,8 @@ int execute_run(const run_options& options) {
     std::vector<fs::path> python;
     for (const auto& p : session.env.value("python_paths", std::vector<std::string>{}))
       python.emplace_back(p);
-    refuse_exposed(options, cache_dir, python);
+    refuse_exposed_cache(python);
   }
-  made_cache.keep = true;
   const json& env = session.env;
   const device_kind device = session.device;
   if (options.collect_only) return collect_only(options, problems, device);
