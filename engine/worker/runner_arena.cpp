@@ -3,6 +3,7 @@
 // judge's vault (docs/design.md, "Memory model").
 #include "engine/worker/runner_link.hpp"
 
+#include <cstring>
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <pybind11/embed.h>
