@@ -109,15 +109,25 @@ class Memory:
         return out
 
 
-def _peak_rss():
+def _proc_bytes(path, key):
+    """A `key:  N kB` line of a /proc file, in bytes (0 when it cannot be read)."""
     try:
-        with open("/proc/self/status") as f:
+        with open(path) as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(key + ":"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     return 0
+
+
+def _peak_rss():
+    return _proc_bytes("/proc/self/status", "VmHWM")
+
+
+def host_available():
+    """The host memory the kernel says is available (the float64 reference's fallback, kj_verify)."""
+    return _proc_bytes("/proc/meminfo", "MemAvailable")
 
 
 def _injected(fault):

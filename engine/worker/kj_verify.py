@@ -15,6 +15,7 @@ from kj_common import KjError, is_out_of_memory as tol_is_oom, outputs_of, same_
 from kj_recipes import draw
 from kj_compare import Opaque
 from kj_judge import GIB, RemoteError, guarded
+from kj_memory import host_available
 
 RANDOM_SEEDS = 6
 
@@ -226,7 +227,7 @@ class Verifier:
             free, _ = torch.cuda.mem_get_info(device)
             if need + self.memory.held() > self.memory.budget() or need > 0.9 * free:
                 device = torch.device("cpu")
-        if device.type == "cpu" and need > _host_available():
+        if device.type == "cpu" and need > host_available():
             raise KjError("harness_error", f"the float64 reference needs {need} bytes, more than the memory budget "
                           f"on the device and the host has ({self.memory.describe()})", reason="out_of_memory")
         try:
@@ -333,14 +334,3 @@ class Verifier:
 
     def _skip(self, cls, why):
         return _case(cls, 0, 0, "uninformative", why)
-
-
-def _host_available():
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
