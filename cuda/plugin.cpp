@@ -1,9 +1,11 @@
-// The plugin's extern "C" entry points: argument checks, C++ calls, and exceptions turned into status codes.
+// The plugin's extern "C" entry points: argument checks, C++ calls, and exceptions turned into status codes
+// (plugin_guard.hpp). Device memory, IPC and streams: plugin_memory.cpp.
 #include "cuda/cuda_plugin.h"
 #include "cuda/driver.hpp"
 #include "cuda/event_subject.hpp"
 #include "cuda/ipc.hpp"
 #include "cuda/nvml.hpp"
+#include "cuda/plugin_guard.hpp"
 #include "cuda/selftest.hpp"
 #include "cuda/trace.hpp"
 
@@ -18,56 +20,7 @@
 namespace {
 
 using namespace kj::cuda;
-
-template <std::size_t N>
-void copy_text(char (&out)[N], std::string_view text) {
-  const std::size_t n = std::min(text.size(), N - 1);
-  std::memcpy(out, text.data(), n);
-  out[n] = '\0';
-}
-
-int fail(kj_cuda_error* error, int status, std::string_view message) {
-  if (error != nullptr) {
-    error->status = status;
-    copy_text(error->message, message);
-  }
-  return status;
-}
-
-// Runs body and maps every exception to a status; nothing escapes into the C caller.
-template <class Body>
-int guarded(kj_cuda_error* error, Body&& body) noexcept {
-  try {
-    body();
-    if (error != nullptr) {
-      error->status = KJ_CUDA_OK;
-      error->message[0] = '\0';
-    }
-    return KJ_CUDA_OK;
-  } catch (const callback_failed& e) {
-    return fail(error, KJ_CUDA_CALLBACK_FAILED, e.what());
-  } catch (const cuda_error& e) {
-    return fail(error, KJ_CUDA_DRIVER_ERROR, e.what());
-  } catch (const tool_error& e) {
-    return fail(error, KJ_CUDA_DRIVER_ERROR, e.what());
-  } catch (const unavailable_error& e) {
-    return fail(error, KJ_CUDA_UNAVAILABLE, e.what());
-  } catch (const state_error& e) {
-    return fail(error, KJ_CUDA_STATE_ERROR, e.what());
-  } catch (const std::invalid_argument& e) {
-    return fail(error, KJ_CUDA_INVALID_ARGUMENT, e.what());
-  } catch (const std::bad_alloc&) {
-    return fail(error, KJ_CUDA_OUT_OF_MEMORY, "out of host memory");
-  } catch (const std::exception& e) {
-    return fail(error, KJ_CUDA_INTERNAL_ERROR, e.what());
-  } catch (...) {
-    return fail(error, KJ_CUDA_INTERNAL_ERROR, "unknown exception");
-  }
-}
-
-void require(const void* pointer, const char* what) {
-  if (pointer == nullptr) throw std::invalid_argument(fmt::format("{} must not be NULL", what));
-}
+using namespace kj::cuda::plugin_guard;
 
 kj::timing::measure_params to_measure_params(const kj_cuda_measure_params& p) {
   kj::timing::measure_params m;
@@ -348,8 +301,7 @@ int kj_cuda_sampler_create(uint64_t stream, uint64_t flush_bytes, uint64_t* samp
     require(sampler, "sampler");
     bind_context(-1);
     const std::size_t bytes = flush_bytes > 0 ? flush_bytes : l2_flusher::default_bytes(context_device());
-    auto* subject = new cuda_event_subject(
-        to_stream(stream), [] {}, bytes);
+    auto* subject = new cuda_event_subject(to_stream(stream), [] {}, bytes);
     *sampler = reinterpret_cast<uint64_t>(subject);
     if (flush_bytes_used) *flush_bytes_used = subject->flush_bytes();
   });
@@ -381,90 +333,6 @@ int kj_cuda_sampler_stop(uint64_t sampler, double* event_ms, double* host_ms, kj
 
 int kj_cuda_sampler_destroy(uint64_t sampler, kj_cuda_error* error) {
   return guarded(error, [&] { delete reinterpret_cast<cuda_event_subject*>(sampler); });
-}
-
-int kj_cuda_stream_create(uint64_t* stream, kj_cuda_error* error) {
-  return guarded(error, [&] {
-    require(stream, "stream");
-    *stream = create_stream();
-  });
-}
-
-int kj_cuda_stream_destroy(uint64_t stream, kj_cuda_error* error) {
-  return guarded(error, [&] { destroy_stream(stream); });
-}
-
-int kj_cuda_spin(uint64_t stream, uint64_t ns, kj_cuda_error* error) {
-  return guarded(error, [&] { launch_spin(stream, ns); });
-}
-
-int kj_cuda_mem_alloc(int32_t device, uint64_t bytes, uint64_t* ptr, kj_cuda_error* error) {
-  return guarded(error, [&] {
-    require(ptr, "ptr");
-    *ptr = kj::cuda::mem_alloc(device, bytes);
-  });
-}
-
-int kj_cuda_mem_info(int32_t device, uint64_t* free_bytes, uint64_t* total_bytes, kj_cuda_error* error) {
-  return guarded(error, [&] {
-    require(free_bytes, "free_bytes");
-    require(total_bytes, "total_bytes");
-    kj::cuda::mem_info(device, *free_bytes, *total_bytes);
-  });
-}
-
-int kj_cuda_mem_free(uint64_t ptr, kj_cuda_error* error) {
-  return guarded(error, [&] { kj::cuda::mem_free(ptr); });
-}
-
-int kj_cuda_ipc_get_handle(uint64_t ptr, unsigned char handle[64], kj_cuda_error* error) {
-  return guarded(error, [&] {
-    require(handle, "handle");
-    const auto h = kj::cuda::ipc_handle(ptr);
-    std::memcpy(handle, h.data(), h.size());
-  });
-}
-
-int kj_cuda_ipc_open(int32_t device, const unsigned char handle[64], uint64_t* ptr, kj_cuda_error* error) {
-  return guarded(error, [&] {
-    require(handle, "handle");
-    require(ptr, "ptr");
-    std::array<unsigned char, 64> h{};
-    std::memcpy(h.data(), handle, h.size());
-    *ptr = kj::cuda::ipc_open(device, h);
-  });
-}
-
-int kj_cuda_ipc_close(uint64_t ptr, kj_cuda_error* error) {
-  return guarded(error, [&] { kj::cuda::ipc_close(ptr); });
-}
-
-int kj_cuda_share_alloc(int32_t device, uint64_t bytes, uint64_t* ptr, uint64_t* size, int32_t* fd,
-                        kj_cuda_error* error) {
-  return guarded(error, [&] {
-    require(ptr, "ptr");
-    require(size, "size");
-    require(fd, "fd");
-    const shared_allocation a = share_alloc(device, bytes);
-    *ptr = a.ptr;
-    *size = a.bytes;
-    *fd = a.fd;
-  });
-}
-
-int kj_cuda_share_import(int32_t device, int32_t fd, uint64_t size, uint64_t* ptr, kj_cuda_error* error) {
-  return guarded(error, [&] {
-    require(ptr, "ptr");
-    *ptr = share_import(device, fd, size);
-  });
-}
-
-int kj_cuda_share_free(uint64_t ptr, kj_cuda_error* error) {
-  return guarded(error, [&] { share_free(ptr); });
-}
-
-int kj_cuda_copy_sync(uint64_t dst, uint64_t src, uint64_t bytes, kj_cuda_error* error) {
-  return guarded(error, [&] { kj::cuda::copy_and_sync(dst, src, bytes); });
 }
 
 } // extern "C"
