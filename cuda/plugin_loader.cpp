@@ -1,5 +1,8 @@
-// Implements the plugin loader: dlopen/dlsym, ABI check, callback trampolines and C-to-C++ result conversion.
+// Implements the plugin loader: dlopen/dlsym, ABI check, callback trampolines and C-to-C++ result conversion
+// (device memory, IPC, streams and samplers: plugin_loader_memory.cpp).
 #include "cuda/plugin_loader.hpp"
+
+#include "cuda/plugin_functions.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -14,46 +17,6 @@
 #endif
 
 namespace kj::cuda {
-
-// Every function the plugin exports (kj_cuda_<name>) and the member it is bound to.
-#define KJ_PLUGIN_FUNCTIONS(X)                                                                               \
-  X(plugin_abi, abi)                                                                                         \
-  X(device_info, device_info)                                                                                \
-  X(measure_params_init, measure_params_init)                                                                \
-  X(kernelbench_params_init, kernelbench_params_init)                                                        \
-  X(measure, measure)                                                                                        \
-  X(timer_floor, timer_floor)                                                                                \
-  X(measure_kernelbench, measure_kernelbench)                                                                \
-  X(measure_result_free, measure_result_free)                                                                \
-  X(trace_begin, trace_begin)                                                                                \
-  X(trace_end, trace_end)                                                                                    \
-  X(trace_result_free, trace_result_free)                                                                    \
-  X(nvml_snapshot, nvml_snapshot)                                                                            \
-  X(nvml_snapshot_excluding, nvml_snapshot_excluding)                                                        \
-  X(sampler_create, sampler_create)                                                                          \
-  X(sampler_flush, sampler_flush)                                                                            \
-  X(sampler_start, sampler_start)                                                                            \
-  X(sampler_stop, sampler_stop)                                                                              \
-  X(sampler_destroy, sampler_destroy)                                                                        \
-  X(share_alloc, share_alloc)                                                                                \
-  X(share_import, share_import)                                                                              \
-  X(share_free, share_free)                                                                                  \
-  X(stream_create, stream_create)                                                                            \
-  X(stream_destroy, stream_destroy)                                                                          \
-  X(spin, spin)                                                                                              \
-  X(mem_alloc, mem_alloc)                                                                                    \
-  X(mem_info, mem_info)                                                                                      \
-  X(mem_free, mem_free)                                                                                      \
-  X(ipc_get_handle, ipc_get_handle)                                                                          \
-  X(ipc_open, ipc_open)                                                                                      \
-  X(ipc_close, ipc_close)                                                                                    \
-  X(copy_sync, copy_sync)
-
-struct plugin::functions {
-#define KJ_PLUGIN_MEMBER(name, member) decltype(&kj_cuda_##name) member = nullptr;
-  KJ_PLUGIN_FUNCTIONS(KJ_PLUGIN_MEMBER)
-#undef KJ_PLUGIN_MEMBER
-};
 
 namespace {
 
@@ -112,7 +75,7 @@ void throw_on_error(int status, const kj_cuda_error& error,
       if (slot != nullptr && slot->error) std::rethrow_exception(slot->error);
     }
   }
-  throw plugin_error(status, error.message);
+  throw_status(status, error);
 }
 
 // Owns a C result until converted; frees it through the plugin whatever happens.
@@ -341,115 +304,6 @@ nvml_snapshot plugin::nvml_excluding(const std::vector<std::uint32_t>& pids, int
   throw_on_error(status, error);
   s.available = true;
   return s;
-}
-
-std::uint64_t plugin::stream_create() const {
-  std::uint64_t stream = 0;
-  kj_cuda_error error{};
-  throw_on_error(m_fn->stream_create(&stream, &error), error);
-  return stream;
-}
-
-void plugin::stream_destroy(std::uint64_t stream) const {
-  kj_cuda_error error{};
-  throw_on_error(m_fn->stream_destroy(stream, &error), error);
-}
-
-void plugin::spin(std::uint64_t stream, std::uint64_t ns) const {
-  kj_cuda_error error{};
-  throw_on_error(m_fn->spin(stream, ns, &error), error);
-}
-
-std::uint64_t plugin::mem_alloc(std::uint64_t bytes, int device) const {
-  std::uint64_t ptr = 0;
-  kj_cuda_error error{};
-  throw_on_error(m_fn->mem_alloc(device, bytes, &ptr, &error), error);
-  return ptr;
-}
-
-std::pair<std::uint64_t, std::uint64_t> plugin::mem_info(int device) const {
-  std::uint64_t free = 0, total = 0;
-  kj_cuda_error error{};
-  throw_on_error(m_fn->mem_info(device, &free, &total, &error), error);
-  return {free, total};
-}
-
-void plugin::mem_free(std::uint64_t ptr) const {
-  kj_cuda_error error{};
-  throw_on_error(m_fn->mem_free(ptr, &error), error);
-}
-
-std::string plugin::ipc_handle(std::uint64_t ptr) const {
-  std::string handle(64, '\0');
-  kj_cuda_error error{};
-  throw_on_error(m_fn->ipc_get_handle(ptr, reinterpret_cast<unsigned char*>(handle.data()), &error), error);
-  return handle;
-}
-
-std::uint64_t plugin::ipc_open(const std::string& handle, int device) const {
-  if (handle.size() != 64) throw std::invalid_argument("plugin::ipc_open: a CUDA IPC handle has 64 bytes");
-  std::uint64_t ptr = 0;
-  kj_cuda_error error{};
-  throw_on_error(m_fn->ipc_open(device, reinterpret_cast<const unsigned char*>(handle.data()), &ptr, &error),
-                 error);
-  return ptr;
-}
-
-void plugin::ipc_close(std::uint64_t ptr) const {
-  kj_cuda_error error{};
-  throw_on_error(m_fn->ipc_close(ptr, &error), error);
-}
-
-shared_memory plugin::share_alloc(std::uint64_t bytes, int device) const {
-  shared_memory out;
-  std::int32_t fd = -1;
-  kj_cuda_error error{};
-  throw_on_error(m_fn->share_alloc(device, bytes, &out.ptr, &out.bytes, &fd, &error), error);
-  out.fd = fd;
-  return out;
-}
-
-std::uint64_t plugin::share_import(int fd, std::uint64_t bytes, int device) const {
-  std::uint64_t ptr = 0;
-  kj_cuda_error error{};
-  throw_on_error(m_fn->share_import(device, fd, bytes, &ptr, &error), error);
-  return ptr;
-}
-
-void plugin::share_free(std::uint64_t ptr) const {
-  kj_cuda_error error{};
-  throw_on_error(m_fn->share_free(ptr, &error), error);
-}
-
-sampler::sampler(const plugin& p, std::uint64_t stream, std::uint64_t flush_bytes) : m_fn(p.m_fn.get()) {
-  kj_cuda_error error{};
-  throw_on_error(m_fn->sampler_create(stream, flush_bytes, &m_handle, &m_flush_bytes, &error), error);
-}
-
-sampler::~sampler() {
-  if (m_handle) m_fn->sampler_destroy(m_handle, nullptr);
-}
-
-void sampler::flush() const {
-  kj_cuda_error error{};
-  throw_on_error(m_fn->sampler_flush(m_handle, &error), error);
-}
-
-void sampler::start() const {
-  kj_cuda_error error{};
-  throw_on_error(m_fn->sampler_start(m_handle, &error), error);
-}
-
-std::pair<double, double> sampler::stop() const {
-  double event_ms = 0, host_ms = 0;
-  kj_cuda_error error{};
-  throw_on_error(m_fn->sampler_stop(m_handle, &event_ms, &host_ms, &error), error);
-  return {event_ms, host_ms};
-}
-
-void plugin::copy_sync(std::uint64_t dst, std::uint64_t src, std::uint64_t bytes) const {
-  kj_cuda_error error{};
-  throw_on_error(m_fn->copy_sync(dst, src, bytes, &error), error);
 }
 
 } // namespace kj::cuda
