@@ -4,12 +4,12 @@
 #include "db/store.hpp"
 #include "planning/orchestrator/run_lock.hpp"
 
-#include <algorithm>
 #include <filesystem>
 #include <fmt/core.h>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -108,7 +108,13 @@ int list_runs(const std::string& db_path, const std::string& format) {
 // Every run named is checked before any is removed: one that cannot go leaves all of them in place.
 int remove_runs(const std::string& db_path, const std::vector<std::string>& uids, bool force) {
   db::store store = db::store::open(db_path);
-  std::vector<std::pair<std::string, std::int64_t>> removable;
+  struct removal {
+    std::string uid;
+    std::int64_t id;
+    db::run_record run;
+  };
+  std::vector<removal> removable;
+  std::set<std::int64_t> named;
   for (const auto& uid : uids) {
     const auto id = store.find_run(uid);
     if (!id)
@@ -122,15 +128,12 @@ int remove_runs(const std::string& db_path, const std::vector<std::string>& uids
       throw usage_error(fmt::format(
           "run {} finished with {} evaluations: pass --force to remove it anyway; nothing removed", uid,
           store.evaluation_count(*id)));
-    if (std::find_if(removable.begin(), removable.end(), [&](const auto& r) { return r.second == *id; }) ==
-        removable.end())
-      removable.emplace_back(uid, *id);
+    if (named.insert(*id).second) removable.push_back({uid, *id, run});
   }
-  for (const auto& [uid, id] : removable) {
-    const db::run_record run = store.get_run(id).value();
-    const auto evaluations = store.evaluation_count(id);
-    store.remove_run(id);
-    fmt::print("removed run {} ({}, {} evaluations)\n", uid, run.status, evaluations);
+  for (const auto& r : removable) {
+    const auto evaluations = store.evaluation_count(r.id);
+    store.remove_run(r.id);
+    fmt::print("removed run {} ({}, {} evaluations)\n", r.uid, r.run.status, evaluations);
   }
   return 0;
 }
