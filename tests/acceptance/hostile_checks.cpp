@@ -201,8 +201,14 @@ void check_row(const json& entry, const std::string& file, const json& rows) {
     CHECK(list_contains(row->at("findings").get<std::string>(), kind));
   if (expect.contains("speedup_range")) { // a bystander's honest speed, kept beside the attacks
     const auto range = expect.at("speedup_range").get<std::vector<double>>();
-    REQUIRE(!row->at("speedup").is_null());
-    if (row->value("speedup_noisy", false)) { // the host moved (marked `~`): its interval must still admit it
+    const std::string untrusted = row->value("untrusted", std::string());
+    if (row->at("speedup").is_null()) {
+      // A loaded host (CI runs two tests at once): when the host probe saw the machine's speed move by more
+      // than 10% across both sides' rounds, kj credits no speedup at all (docs/usage.md). Any other missing
+      // speedup is a bystander harmed.
+      CHECK(untrusted.find("host's speed moved") != std::string::npos);
+    } else if (row->value("speedup_noisy",
+                          false)) { // the host moved (marked `~`): its interval must still admit it
       const auto ci = row->at("speedup_ci").get<std::vector<double>>();
       CHECK((ci.at(1) >= range.at(0) && ci.at(0) <= range.at(1)));
     } else {

@@ -34,6 +34,17 @@ const kj::db::baseline_record& row_of(const std::vector<kj::db::baseline_record>
   return rows.front();
 }
 
+// On a loaded host (CI runs two tests at once) the host probe may see the machine's speed move by more than
+// 10% across the candidate's and the reference's rounds: kj then credits no speedup against any baseline (the
+// timing is kept, marked untrusted). Such a row is checked for exactly that; the others for their baselines.
+bool host_moved(const json& row) {
+  INFO(row.dump());
+  if (row.value("untrusted", std::string()).find("host's speed moved") == std::string::npos) return false;
+  CHECK(row["baseline_ms"].empty());
+  CHECK(row["speedup"].is_null());
+  return true;
+}
+
 std::size_t count(const std::string& text, const std::string& part) {
   std::size_t n = 0;
   for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
@@ -113,6 +124,7 @@ TEST_CASE(
   with({"--run-id", "measure", "--max-time-ms", "200", "--baselines", "compile-default"});
   REQUIRE(measured(dir).size() == 2);
   for (const auto& row : results_of(dir, "measure")) {
+    if (host_moved(row)) continue;
     INFO(row.dump());
     REQUIRE(row["baseline_ms"].contains("eager"));
     REQUIRE(row["baseline_ms"].contains("compile-default"));
@@ -129,17 +141,19 @@ TEST_CASE(
   with({"--run-id", "cached", "--max-time-ms", "200"}); // default --baselines cached
   CHECK(measured(dir).size() == 2);
   for (const auto& row : results_of(dir, "cached"))
-    CHECK(row["baseline_ms"].contains("compile-default"));
+    if (!host_moved(row)) CHECK(row["baseline_ms"].contains("compile-default"));
 
   with({"--run-id", "other-timing", "--max-time-ms", "250"}); // another key: no cached baseline applies
   for (const auto& row : results_of(dir, "other-timing")) {
+    if (host_moved(row)) continue;
+    INFO(row.dump());
     CHECK_FALSE(row["baseline_ms"].contains("compile-default"));
     CHECK(row["best_baseline"] == "eager");
   }
 
   with({"--run-id", "none", "--max-time-ms", "200", "--baselines", "none"});
   for (const auto& row : results_of(dir, "none"))
-    CHECK(row["baseline_ms"].size() == 1);
+    if (!host_moved(row)) CHECK(row["baseline_ms"].size() == 1);
 
   std::vector<std::string> bad = run;
   bad.insert(bad.end(), {"--baselines", "compile-default,max_autotune"});
