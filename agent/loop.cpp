@@ -133,6 +133,7 @@ llm::request trajectory_run::make_request() const {
   r.temperature = m_model.temperature;
   r.thinking_budget = m_model.thinking_budget;
   r.effort = m_model.effort;
+  r.api = m_model.api;
   r.context_edit = m_context.provider_request();
   return r;
 }

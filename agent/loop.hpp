@@ -40,6 +40,7 @@ struct model_settings {
   std::optional<std::string> effort;
   llm::client_options client;
   const llm::price_table* prices = nullptr;
+  std::string api; // OpenAI: "responses", "chat", or "" (by the model table)
 };
 
 struct trajectory_spec {

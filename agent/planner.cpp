@@ -155,7 +155,7 @@ fs::path workspace_for(const fs::path& root, const std::string& run_uid, const k
 
 // The settings every trajectory of the run shares, as stored with each trajectory.
 std::string settings_json(const agent_options& o, const std::string& device, const judge& engine) {
-  return json{
+  json settings{
       {"device", device},
       {"adapter", o.generation.adapter},
       {"model", o.generation.model},
@@ -175,8 +175,9 @@ std::string settings_json(const agent_options& o, const std::string& device, con
       {"protocol", o.judging.protocol},
       {"precision", o.judging.precision},
       {"ncu", engine.settings().ncu},
-      {"prompt_version", agent_prompt_version}}
-      .dump();
+      {"prompt_version", agent_prompt_version}};
+  if (!o.generation.openai_api.empty()) settings["openai_api"] = o.generation.openai_api; // only when given
+  return settings.dump();
 }
 
 model_settings model_settings_of(const agent_options& o, const llm::price_table& prices) {
@@ -191,6 +192,7 @@ model_settings model_settings_of(const agent_options& o, const llm::price_table&
                    o.generation.effort,
                    {},
                    &prices};
+  m.api = o.generation.openai_api;
   m.client.connect_timeout = ms(o.generation.connect_timeout_s);
   m.client.request_timeout = ms(o.generation.request_timeout_s);
   m.client.stream = llm::parse_stream_mode(o.generation.stream).value_or(llm::stream_mode::automatic);

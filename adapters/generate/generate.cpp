@@ -109,6 +109,7 @@ private:
       r.temperature = m_settings.temperature;
       r.thinking_budget = m_settings.thinking_budget;
       r.effort = m_settings.effort;
+      r.api = m_settings.openai_api;
       try {
         t.reply = m_client.complete(r, {purpose_of(p, t.sample), t.sample});
         t.status = task::state::done;
@@ -274,6 +275,7 @@ void preflight(const generation_options& options) {
   r.temperature = options.temperature;
   r.thinking_budget = options.thinking_budget;
   r.effort = options.effort;
+  r.api = options.openai_api;
   (void)wire->encode(r);
 }
 

@@ -23,6 +23,7 @@ struct generation_options {
   std::optional<int> max_tokens;
   std::optional<int> thinking_budget;
   std::optional<std::string> effort; // thinking level: Anthropic effort, Gemini 3 thinkingLevel, OpenAI
+  std::string openai_api;            // OpenAI's API family, "responses" or "chat"; "" by the model table
   std::string stream = "auto";      // auto (long generations), always or never: answers as server-sent events
   int concurrency = 4;              // calls in flight at once
   std::optional<double> budget_usd; // stop issuing calls once the run has spent this much

@@ -38,6 +38,7 @@ json generation_settings::to_json() const {
            {"device", device},
            {"prompt_version", prompt_version}};
   if (effort) out["effort"] = *effort; // only when set: runs recorded before it existed compare equal
+  if (!openai_api.empty()) out["openai_api"] = openai_api;
   return out;
 }
 
@@ -52,6 +53,7 @@ generation_settings generation_settings::from_json(const json& j, const std::str
     s.max_tokens = optional_from<int>(j, "max_tokens");
     s.thinking_budget = optional_from<int>(j, "thinking_budget");
     s.effort = optional_from<std::string>(j, "effort");
+    s.openai_api = j.value("openai_api", "");
     s.device = j.at("device").get<std::string>();
     s.prompt_version = j.at("prompt_version").get<std::string>();
   } catch (const json::exception& e) {
@@ -104,6 +106,7 @@ generation_settings resolve_settings(const db::store& store, const generation_op
   s.max_tokens = options.max_tokens;
   s.thinking_budget = options.thinking_budget;
   s.effort = options.effort;
+  s.openai_api = options.openai_api;
   s.device = device;
   s.prompt_version = prompt_version;
   return s;

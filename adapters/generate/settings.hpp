@@ -21,7 +21,8 @@ struct generation_settings {
   std::optional<int> max_tokens;
   std::optional<int> thinking_budget;
   std::optional<std::string> effort;
-  std::string device; // the prompt's target: cpu or cuda
+  std::string openai_api; // "" by the model table (stored only when given)
+  std::string device;     // the prompt's target: cpu or cuda
   std::string prompt_version;
   std::int64_t replayed_from = 0; // replay: the run whose exchanges answer; 0 when live
 

@@ -3,6 +3,7 @@
 // 4.6 on) with its blocks passed back with their signatures, prompt-caching breakpoints, and spend limits
 // told apart from rate limits.
 #include "adapters/llm/assemblers.hpp"
+#include "adapters/llm/capabilities.hpp"
 #include "adapters/llm/json_fields.hpp"
 #include "adapters/llm/models.hpp"
 #include "adapters/llm/provider.hpp"
@@ -121,7 +122,8 @@ public:
   std::string name() const override { return "anthropic"; }
 
   wire_request encode(const request& r) const override {
-    const int max_tokens = r.max_tokens.value_or(default_max_tokens);
+    require_capable("anthropic", r);
+    const int max_tokens = max_tokens_for("anthropic", r).value_or(default_max_tokens);
     json body{{"model", r.model}, {"max_tokens", max_tokens}};
     if (!r.system.empty()) {
       json block{{"type", "text"}, {"text", r.system}};
@@ -166,7 +168,9 @@ public:
   }
 
   void to_stream(wire_request& wire) const override { wire.body["stream"] = true; }
-  std::unique_ptr<stream_assembler> assembler() const override { return make_anthropic_assembler(); }
+  std::unique_ptr<stream_assembler> assembler(const wire_request&) const override {
+    return make_anthropic_assembler();
+  }
 
   std::vector<std::string> auth_headers() const override {
     return has_key() ? std::vector<std::string>{"x-api-key: " + api_key()} : std::vector<std::string>{};

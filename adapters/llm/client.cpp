@@ -78,7 +78,7 @@ client::attempt_result client::attempt(const wire_request& wire, const std::stri
   sse_parser parser;
   std::optional<failure> broken; // the stream's own error, or an event kj cannot read
   if (streamed) {
-    assembler = m_provider->assembler();
+    assembler = m_provider->assembler(wire);
     h.total_timeout = m_options.stream_timeout;
     h.idle_timeout = m_options.request_timeout;
     h.on_stream = [&](std::string_view bytes) {

@@ -73,6 +73,9 @@ struct request {
   std::optional<std::string> effort;
   bool cache_prompt = true; // Anthropic: cache breakpoints on the system prompt and the last turn
   std::optional<context_editing> context_edit; // unset: none
+  // OpenAI's API family: "responses" or "chat" (chat completions); "" = by the model table
+  // (capabilities.hpp).
+  std::string api;
 };
 
 // Tokens of one call in four buckets (docs/adapters.md maps each provider's usage fields onto them).

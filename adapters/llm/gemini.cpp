@@ -3,6 +3,7 @@
 // (parametersJsonSchema), thoughtSignature kept on every part and sent back, thinking by level (Gemini 3)
 // or budget (2.5), RetryInfo on 429, and no empty model turn ever sent back.
 #include "adapters/llm/assemblers.hpp"
+#include "adapters/llm/capabilities.hpp"
 #include "adapters/llm/json_fields.hpp"
 #include "adapters/llm/models.hpp"
 #include "adapters/llm/provider.hpp"
@@ -119,6 +120,7 @@ public:
   std::string name() const override { return "gemini"; }
 
   wire_request encode(const request& r) const override {
+    require_capable("gemini", r);
     json contents = json::array();
     for (const message& m : r.messages) {
       const json* raw_parts = m.raw.is_object() ? fields::find(m.raw, "parts") : nullptr;
@@ -141,7 +143,7 @@ public:
       body["tools"] = json::array({{{"functionDeclarations", declarations}}});
     }
     json config = json::object();
-    if (r.max_tokens) config["maxOutputTokens"] = *r.max_tokens;
+    if (const auto limit = max_tokens_for("gemini", r)) config["maxOutputTokens"] = *limit;
     if (r.temperature) config["temperature"] = *r.temperature;
     if (json thinking = thinking_config(r); !thinking.is_null()) config["thinkingConfig"] = thinking;
     if (!config.empty()) body["generationConfig"] = config;
@@ -157,7 +159,9 @@ public:
     if (wire.url.ends_with(method))
       wire.url.replace(wire.url.size() - method.size(), method.size(), ":streamGenerateContent?alt=sse");
   }
-  std::unique_ptr<stream_assembler> assembler() const override { return make_gemini_assembler(); }
+  std::unique_ptr<stream_assembler> assembler(const wire_request&) const override {
+    return make_gemini_assembler();
+  }
 
   std::vector<std::string> auth_headers() const override {
     return has_key() ? std::vector<std::string>{"x-goog-api-key: " + api_key()} : std::vector<std::string>{};

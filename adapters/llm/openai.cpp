@@ -1,9 +1,13 @@
-// OpenAI chat completions (POST {base}/chat/completions), as OpenAI and compatible servers (vLLM, SGLang)
-// speak it: tool_calls with JSON-string arguments, role "tool" results, max_completion_tokens and
-// reasoning_effort for reasoning models, streamed with usage, both error-body shapes.
+// OpenAI's two API families, chosen per request by the model table (capabilities.hpp) or --openai-api: the
+// Responses API (openai_responses.cpp) for OpenAI's reasoning models, and chat completions (POST
+// {base}/chat/completions) as older OpenAI models and compatible servers (vLLM, SGLang) speak it: tool_calls
+// with JSON-string arguments, role "tool" results, max_completion_tokens and reasoning_effort for reasoning
+// models, streamed with usage; both error-body shapes.
 #include "adapters/llm/assemblers.hpp"
+#include "adapters/llm/capabilities.hpp"
 #include "adapters/llm/json_fields.hpp"
 #include "adapters/llm/models.hpp"
+#include "adapters/llm/openai_responses.hpp"
 #include "adapters/llm/provider.hpp"
 
 #include <algorithm>
@@ -65,12 +69,22 @@ stop_reason map_stop(const std::string& reason) {
   return stop_reason::other;
 }
 
+bool is_responses(const wire_request& wire) {
+  return wire.url.ends_with("/responses");
+}
+
 class openai final : public provider {
 public:
   using provider::provider;
   std::string name() const override { return "openai"; }
 
   wire_request encode(const request& r) const override {
+    require_capable("openai", r);
+    if (r.api != "" && r.api != "chat" && r.api != "responses")
+      throw llm_error("openai", error_kind::config,
+                      fmt::format("openai: API '{}' is not responses or chat (--openai-api)", r.api));
+    if (openai_api(r) == "responses")
+      return {base_url() + "/responses", {"content-type: application/json"}, responses::encode(r)};
     json messages = json::array();
     if (!r.system.empty()) messages.push_back({{"role", "system"}, {"content", r.system}});
     for (const message& m : r.messages)
@@ -87,8 +101,8 @@ public:
     }
     // OpenAI's reasoning models reject the deprecated max_tokens; other compatible servers may know only
     // max_tokens. The choice is by model, never by server, so that a recording replays from any base URL.
-    if (r.max_tokens)
-      body[models::openai_reasoning(r.model) ? "max_completion_tokens" : "max_tokens"] = *r.max_tokens;
+    if (const auto limit = max_tokens_for("openai", r))
+      body[models::openai_reasoning(r.model) ? "max_completion_tokens" : "max_tokens"] = *limit;
     if (r.temperature) body["temperature"] = *r.temperature;
     if (r.effort) {
       const auto& levels = models::effort_levels("openai");
@@ -101,12 +115,14 @@ public:
     return {base_url() + "/chat/completions", {"content-type: application/json"}, std::move(body)};
   }
 
-  // The usage arrives in a last chunk only when asked for.
+  // Chat completions: the usage arrives in a last chunk only when asked for. Responses: in the last event.
   void to_stream(wire_request& wire) const override {
     wire.body["stream"] = true;
-    wire.body["stream_options"] = {{"include_usage", true}};
+    if (!is_responses(wire)) wire.body["stream_options"] = {{"include_usage", true}};
   }
-  std::unique_ptr<stream_assembler> assembler() const override { return make_openai_assembler(); }
+  std::unique_ptr<stream_assembler> assembler(const wire_request& wire) const override {
+    return is_responses(wire) ? responses::make_assembler() : make_openai_assembler();
+  }
 
   std::vector<std::string> auth_headers() const override {
     return has_key() ? std::vector<std::string>{"authorization: Bearer " + api_key()}
@@ -114,6 +130,7 @@ public:
   }
 
   reply decode(const json& body) const override {
+    if (responses::is_response(body)) return responses::decode(body);
     const json& choices = fields::array(body, "choices");
     if (choices.empty()) throw malformed_response("field 'choices' is empty");
     const json& message_json = fields::object(choices[0], "message");

@@ -46,8 +46,9 @@ public:
   // Turns an encoded request into the same call answered as a stream of server-sent events (a flag in the
   // body, or the streaming endpoint). The request hash is taken before, so both share one recording.
   virtual void to_stream(wire_request& wire) const = 0;
-  // Reads a streamed answer's events into the body the non-streamed call returns (then given to decode).
-  virtual std::unique_ptr<stream_assembler> assembler() const = 0;
+  // Reads a streamed answer's events into the body the non-streamed call returns (then given to decode);
+  // `wire` is the request it answers (OpenAI's two API families stream differently).
+  virtual std::unique_ptr<stream_assembler> assembler(const wire_request& wire) const = 0;
   // Throws malformed_response when the body does not have the documented shape.
   virtual reply decode(const nlohmann::json& body) const = 0;
   // A non-2xx response: kind (spend limits told apart from rate limits), message, requested delay.

@@ -37,7 +37,8 @@ void generation_flags::add_to(CLI::App& app, generation_use use) {
                                  ->check(CLI::Range(0.0, 2.0)),
       m_max_tokens_option =
           app.add_option("--max-tokens", m_max_tokens,
-                         "output token limit per answer (default: the provider's; Anthropic 16384)")
+                         "output token limit per answer (default: the model's default_max_tokens in "
+                         "adapters/models.json, else the provider's; Anthropic 16384)")
               ->check(CLI::Range(1, 10'000'000)),
       m_thinking_option =
           app.add_option("--thinking-tokens", m_thinking,
@@ -47,7 +48,13 @@ void generation_flags::add_to(CLI::App& app, generation_use use) {
           "--effort", m_effort,
           "how hard the model thinks, as a level: Anthropic low|medium|high|xhigh|max (adaptive thinking, "
           "Claude 4.6 and later), Gemini 3 minimal|low|medium|high (thinkingLevel), OpenAI "
-          "none|minimal|low|medium|high|xhigh (reasoning_effort); default: the model's"),
+          "none|minimal|low|medium|high|xhigh (reasoning.effort); the levels each model takes are in "
+          "adapters/models.json; default: the model's"),
+      app.add_option(
+             "--openai-api", o.openai_api,
+             "OpenAI's API: responses (the Responses API) or chat (chat completions, also vLLM/SGLang); "
+             "default: the model's row in adapters/models.json (Responses for o-series and gpt-5 on)")
+          ->check(CLI::IsMember({"responses", "chat"})),
   };
   m_live = {
       m_budget_option =
@@ -117,6 +124,8 @@ adapters::generation_options generation_flags::resolve() const {
   } else if (given(m_from_option)) {
     throw usage_error("--from is for --adapter replay");
   }
+  if (!o.openai_api.empty() && o.adapter != "openai")
+    throw usage_error(fmt::format("--openai-api is for --adapter openai, not {}", o.adapter));
   if (given(m_temperature_option)) o.temperature = m_temperature;
   if (given(m_max_tokens_option)) o.max_tokens = m_max_tokens;
   if (given(m_thinking_option)) o.thinking_budget = m_thinking;

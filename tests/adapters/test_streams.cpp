@@ -38,7 +38,8 @@ TEST_CASE("server-sent events are read whatever the split of the bytes and the l
 }
 
 TEST_CASE("assemblers refuse broken events and know a stream cut short") {
-  const auto anthropic = llm::make_provider("anthropic", "http://x", "k")->assembler();
+  const auto anthropic =
+      llm::make_provider("anthropic", "http://x", "k")->assembler({"http://x/chat/completions", {}, {}});
   CHECK_THROWS_AS(anthropic->take({"content_block_start", R"({"type":"content_block_start","index":0,)"
                                                           R"("content_block":{"type":"text","text":""}})"}),
                   llm::malformed_response); // a block before message_start
@@ -56,7 +57,8 @@ TEST_CASE("assemblers refuse broken events and know a stream cut short") {
   anthropic->take(
       {"message_delta", R"({"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{}})"});
   CHECK_THROWS_AS(anthropic->body(), llm::truncated_response); // cut by max_tokens: not a broken answer
-  const auto gemini = llm::make_provider("gemini", "http://x", "k")->assembler();
+  const auto gemini =
+      llm::make_provider("gemini", "http://x", "k")->assembler({"http://x/chat/completions", {}, {}});
   gemini->take({"", R"({"candidates":[{"content":{"role":"model","parts":[{"text":"a"}]}}]})"});
   CHECK_FALSE(gemini->complete()); // no finishReason yet
   try {
@@ -65,7 +67,8 @@ TEST_CASE("assemblers refuse broken events and know a stream cut short") {
   } catch (const llm::stream_error& e) {
     CHECK(e.kind() == llm::error_kind::rate_limit);
   }
-  const auto openai = llm::make_provider("openai", "http://x", "")->assembler();
+  const auto openai =
+      llm::make_provider("openai", "http://x", "")->assembler({"http://x/chat/completions", {}, {}});
   CHECK_THROWS_AS(openai->take({"", "not json"}), llm::malformed_response);
   try {
     openai->take({"", R"({"object":"error","message":"bad","type":"BadRequestError","code":400})"});

@@ -107,6 +107,14 @@ void openai_rules(const std::string& model, const json& body, std::vector<std::s
   if (reasoning && body.contains("temperature") && body["temperature"] != 1)
     out.push_back("Unsupported value: 'temperature' does not support this value with this model. Only the "
                   "default (1) value is supported.");
+  // Reported for gpt-5.2 and later (openai/openai-python and openai/codex issues, 2026: "Function tools with
+  // reasoning_effort are not supported for gpt-5.4 in /v1/chat/completions. Please use /v1/responses
+  // instead.")
+  if (matches(model, R"(gpt-5\.([2-9]|[1-9][0-9]).*)") && body.contains("tools") &&
+      body.contains("reasoning_effort"))
+    out.push_back(fmt::format("Function tools with reasoning_effort are not supported for {} in "
+                              "/v1/chat/completions. Please use /v1/responses instead.",
+                              model));
   if (body.contains("stream_options") && body.value("stream", false) != true)
     out.push_back("The 'stream_options' parameter is only allowed when 'stream' is enabled.");
   const json& messages = body.value("messages", json::array());
@@ -125,6 +133,36 @@ void openai_rules(const std::string& model, const json& body, std::vector<std::s
   }
 }
 
+// platform.openai.com/docs/guides/reasoning ("keeping reasoning items in context"),
+// .../guides/function-calling,
+// .../api-reference/responses/create (openai-openapi 2.3.0, 2026-08-21)
+void responses_rules(const std::string& model, const json& body, std::vector<std::string>& out) {
+  const bool reasoning = matches(model, R"((o[1-9]|gpt-5)([-.].*)?)");
+  const bool stateless = body.contains("store") && body["store"] == false;
+  if (reasoning && body.contains("temperature") &&
+      body.value("reasoning", json::object()).value("effort", "") != "none")
+    out.push_back("Unsupported parameter: 'temperature' is not supported with this model.");
+  if (!reasoning && body.contains("reasoning"))
+    out.push_back(
+        fmt::format("Unsupported parameter: 'reasoning.effort' is not supported with the model {}.", model));
+  const json input = body.value("input", json::array());
+  if (!input.is_array()) return;
+  std::set<std::string> calls;
+  for (std::size_t i = 0; i < input.size(); ++i) {
+    const json& item = input[i];
+    const std::string type = item.is_object() ? item.value("type", "") : "";
+    if (type == "reasoning" && stateless && !item.contains("encrypted_content"))
+      out.push_back(
+          fmt::format("Item with id '{}' not found. Items are not persisted when `store` is set to "
+                      "false. Try again with `store` set to true, or remove this item from your input.",
+                      item.value("id", "")));
+    if (type == "function_call") calls.insert(item.value("call_id", ""));
+    if (type == "function_call_output" && !calls.count(item.value("call_id", "")))
+      out.push_back(fmt::format("input[{}]: No tool call found for function call output with call_id {}.", i,
+                                item.value("call_id", "")));
+  }
+}
+
 } // namespace
 
 std::vector<std::string> documented_rule_violations(const std::string& provider, const std::string& model,
@@ -134,6 +172,7 @@ std::vector<std::string> documented_rule_violations(const std::string& provider,
   if (provider == "anthropic") anthropic_rules(model, body, out);
   if (provider == "gemini") gemini_rules(model, body, out);
   if (provider == "openai") openai_rules(model, body, out);
+  if (provider == "openai-responses") responses_rules(model, body, out);
   return out;
 }
 

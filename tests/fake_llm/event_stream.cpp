@@ -140,11 +140,56 @@ std::string openai(const json& body) {
   return out + event("", "[DONE]");
 }
 
+// The Responses API's typed events (responses-streaming): created, each output item added, its deltas and
+// done, then the whole response in response.completed (or response.incomplete).
+std::string responses(const json& body) {
+  int sequence = 0;
+  const auto typed = [&](const std::string& type, json data) {
+    data["type"] = type;
+    data["sequence_number"] = sequence++;
+    return event(type, data);
+  };
+  json start = body;
+  start["status"] = "in_progress";
+  start["output"] = json::array();
+  start["usage"] = nullptr;
+  std::string out = typed("response.created", {{"response", start}});
+  const json& items = body.value("output", json::array());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const json& item = items[i];
+    const std::string type = item.value("type", "");
+    json opening = item;
+    if (type == "message") opening["content"] = json::array();
+    if (type == "function_call") opening["arguments"] = "";
+    if (type == "reasoning") opening["summary"] = json::array();
+    out += typed("response.output_item.added", {{"output_index", i}, {"item", opening}});
+    const json id = item.value("id", "");
+    if (type == "message")
+      for (const json& c : item.value("content", json::array()))
+        for (const std::string& p : pieces(c.value("text", "")))
+          out += typed("response.output_text.delta",
+                       {{"item_id", id}, {"output_index", i}, {"content_index", 0}, {"delta", p}});
+    if (type == "function_call")
+      for (const std::string& p : pieces(item.value("arguments", "")))
+        out += typed("response.function_call_arguments.delta",
+                     {{"item_id", id}, {"output_index", i}, {"delta", p}});
+    if (type == "reasoning")
+      for (const json& s : item.value("summary", json::array()))
+        for (const std::string& p : pieces(s.value("text", "")))
+          out += typed("response.reasoning_summary_text.delta",
+                       {{"item_id", id}, {"output_index", i}, {"summary_index", 0}, {"delta", p}});
+    out += typed("response.output_item.done", {{"output_index", i}, {"item", item}});
+  }
+  return out + typed(body.value("status", "") == "incomplete" ? "response.incomplete" : "response.completed",
+                     {{"response", body}});
+}
+
 } // namespace
 
 std::string event_stream_of(const std::string& provider, const json& body) {
   if (provider == "anthropic") return anthropic(body);
   if (provider == "gemini") return gemini(body);
+  if (provider == "openai-responses") return responses(body);
   return openai(body);
 }
 

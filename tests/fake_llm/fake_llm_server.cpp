@@ -121,6 +121,9 @@ fake_llm_server::fake_llm_server(fs::path fixtures, fs::path answers, fs::path s
                  [this](const httplib::Request& q, httplib::Response& s) { handle("gemini", q, s); });
   m_server->Post("/v1/chat/completions",
                  [this](const httplib::Request& q, httplib::Response& s) { handle("openai", q, s); });
+  m_server->Post("/v1/responses", [this](const httplib::Request& q, httplib::Response& s) {
+    handle("openai-responses", q, s);
+  });
   m_server->Get("/_kj/requests", [this](const httplib::Request&, httplib::Response& s) {
     json list = json::array();
     for (const auto& r : requests())
@@ -154,7 +157,7 @@ fake_llm_server::~fake_llm_server() {
 }
 
 std::string fake_llm_server::base_url(const std::string& provider) const {
-  return fmt::format("http://127.0.0.1:{}{}", m_port, provider == "openai" ? "/v1" : "");
+  return fmt::format("http://127.0.0.1:{}{}", m_port, provider.starts_with("openai") ? "/v1" : "");
 }
 
 std::vector<received_request> fake_llm_server::requests() const {

@@ -27,7 +27,7 @@ struct Response;
 namespace kj::test {
 
 struct received_request {
-  std::string provider; // anthropic, gemini, openai
+  std::string provider; // anthropic, gemini, openai (chat completions), openai-responses (/v1/responses)
   std::string model;
   std::string path;
   std::map<std::string, std::string> headers; // lower-case names

@@ -23,10 +23,28 @@ std::string read_text(const fs::path& file) {
   return text.str();
 }
 
-const json& conversation(const std::string& provider, const json& request) {
-  static const json none = json::array();
+// The Responses API's input items as turns: consecutive model items (an assistant message, reasoning, a
+// function call) form one assistant turn, the others (a user message, a function call's output) a user turn.
+json responses_turns(const json& input) {
+  json turns = json::array();
+  for (const json& item : input) {
+    const std::string type = item.value("type", "message");
+    const bool model =
+        type == "reasoning" || type == "function_call" || item.value("role", "") == "assistant";
+    const std::string role = model ? "assistant" : "user";
+    if (turns.empty() || turns.back()["role"] != role)
+      turns.push_back({{"role", role}, {"items", json::array()}});
+    turns.back()["items"].push_back(item);
+  }
+  return turns;
+}
+
+json conversation(const std::string& provider, const json& request) {
+  if (provider == "openai-responses")
+    return request.contains("input") && request["input"].is_array() ? responses_turns(request["input"])
+                                                                    : json::array();
   const char* key = provider == "gemini" ? "contents" : "messages";
-  return request.contains(key) && request[key].is_array() ? request[key] : none;
+  return request.contains(key) && request[key].is_array() ? request[key] : json::array();
 }
 
 bool is_assistant(const std::string& provider, const json& message) {
@@ -97,7 +115,9 @@ std::string missing_signature(const std::string& provider, const json& messages,
     const json& played = turns[std::min(step, turns.size() - 1)];
     ++step;
     if (!played.contains("thinking") || provider == "openai") continue;
-    const std::string expected = fmt::format("kj-sig-{}", step);
+    // Responses: the reasoning item's encrypted content must come back (store: false keeps nothing).
+    const std::string expected =
+        (provider == "openai-responses" ? "kj-enc-" : "kj-sig-") + std::to_string(step);
     if (m.dump().find(expected) == std::string::npos)
       return fmt::format("the thinking signature {} of turn {} did not come back", expected, step);
   }
@@ -111,6 +131,43 @@ json arguments_of(const json& call, const fs::path& dir) {
     arguments.erase("content_file");
   }
   return arguments;
+}
+
+json responses_reply(const std::string& model, int turn, const std::string& thinking, const std::string& text,
+                     const json& calls, std::int64_t prompt_tokens) {
+  json output = json::array();
+  if (!thinking.empty())
+    output.push_back({{"type", "reasoning"},
+                      {"id", fmt::format("rs_{}", turn)},
+                      {"summary", json::array({{{"type", "summary_text"}, {"text", thinking}}})},
+                      {"encrypted_content", fmt::format("kj-enc-{}", turn)}});
+  if (!text.empty())
+    output.push_back(
+        {{"type", "message"},
+         {"id", fmt::format("msg_{}", turn)},
+         {"status", "completed"},
+         {"role", "assistant"},
+         {"content",
+          json::array({{{"type", "output_text"}, {"text", text}, {"annotations", json::array()}}})}});
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    output.push_back({{"type", "function_call"},
+                      {"id", fmt::format("fc_{}_{}", turn, i)},
+                      {"call_id", fmt::format("call_{}_{}", turn, i)},
+                      {"name", calls[i]["name"]},
+                      {"arguments", calls[i]["arguments"].dump()},
+                      {"status", "completed"}});
+  const std::int64_t reasoning = words(thinking), out_tokens = words(text) + reasoning + words(calls.dump());
+  return {{"id", fmt::format("resp_script_{}", turn)},
+          {"object", "response"},
+          {"status", "completed"},
+          {"model", model},
+          {"output", output},
+          {"usage",
+           {{"input_tokens", prompt_tokens},
+            {"input_tokens_details", {{"cached_tokens", 0}}},
+            {"output_tokens", out_tokens},
+            {"output_tokens_details", {{"reasoning_tokens", reasoning}}},
+            {"total_tokens", prompt_tokens + out_tokens}}}};
 }
 
 json encode(const std::string& provider, const std::string& model, int turn, const std::string& thinking,
@@ -155,6 +212,8 @@ json encode(const std::string& provider, const std::string& model, int turn, con
             {"modelVersion", model},
             {"responseId", fmt::format("script-{}", turn)}};
   }
+  if (provider == "openai-responses")
+    return responses_reply(model, turn, thinking, text, calls, prompt_tokens);
   json message{{"role", "assistant"}, {"content", text.empty() ? json() : json(text)}};
   if (!thinking.empty()) message["reasoning_content"] = thinking;
   json tool_calls = json::array();

@@ -45,8 +45,11 @@ inline llm::request conversation(const std::string& model) {
 }
 
 // What the provider's documentation says is wrong with the request `p` encodes for `r` (none: conforms).
+// OpenAI's Responses API has fixtures of its own (openai-responses/).
 inline std::vector<std::string> violations_of(const llm::provider& p, const llm::request& r) {
-  return request_violations(llm_fixtures(), p.name(), r.model, p.encode(r).body);
+  const llm::wire_request wire = p.encode(r);
+  const std::string family = wire.url.ends_with("/responses") ? "openai-responses" : p.name();
+  return request_violations(llm_fixtures(), family, r.model, wire.body);
 }
 
 #define REQUIRE_DOCUMENTED(provider, request)                                                                \

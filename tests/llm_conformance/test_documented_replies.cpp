@@ -38,10 +38,25 @@ llm::client_options options(llm::stream_mode stream, int retries = 0) {
   return o;
 }
 
+// The fixture folders: one per wire format; OpenAI's Responses API is the openai adapter's other family.
+const char* const k_families[] = {"anthropic", "gemini", "openai", "openai-responses"};
+
+std::string adapter_of(const std::string& family) {
+  return family == "openai-responses" ? "openai" : family;
+}
+
+// A request of the fixture folder's family: Responses asked for by --openai-api, as a scenario's model
+// name is in no table.
+llm::request request_of(const std::string& family, const std::string& scenario) {
+  auto r = conversation(scenario);
+  if (family == "openai-responses") r.api = "responses";
+  return r;
+}
+
 llm::client client_of(const fake_llm_server& server, const std::string& provider, llm::client_options o,
                       llm::exchange_log* log = nullptr) {
-  return llm::client(llm::make_provider(provider, server.base_url(provider), "test-key-123"), std::move(o),
-                     log, nullptr);
+  return llm::client(llm::make_provider(adapter_of(provider), server.base_url(provider), "test-key-123"),
+                     std::move(o), log, nullptr);
 }
 
 std::vector<std::string> documented_scenarios(const std::string& provider) {
@@ -89,7 +104,7 @@ void check_reply(const llm::reply& reply, const json& expect) {
 TEST_CASE("every documented response, error and stream decodes as its fixture expects") {
   fake_llm_server server(llm_fixtures());
   int checked = 0;
-  for (const char* provider : {"anthropic", "gemini", "openai"})
+  for (const char* provider : k_families)
     for (const std::string& scenario : documented_scenarios(provider)) {
       const json doc = fixture(provider, scenario);
       REQUIRE_FALSE(doc.value("source", "").empty()); // every fixture names where it comes from
@@ -100,7 +115,7 @@ TEST_CASE("every documented response, error and stream decodes as its fixture ex
         const int retries = expect.contains("attempts") ? 3 : 0;
         auto c = client_of(server, provider,
                            options(stream ? llm::stream_mode::always : llm::stream_mode::never, retries));
-        auto r = conversation(scenario);
+        auto r = request_of(provider, scenario);
         r.max_tokens = 1024;
         ++checked;
         if (!expect.contains("error_kind")) {
@@ -117,19 +132,19 @@ TEST_CASE("every documented response, error and stream decodes as its fixture ex
         }
       }
     }
-  CHECK(checked >= 30);
+  CHECK(checked >= 40);
   CHECK(server.violations().empty());
 }
 
 TEST_CASE("a streamed answer is decoded and recorded exactly as the same answer sent whole") {
   fake_llm_server server(llm_fixtures());
-  for (const char* provider : {"anthropic", "gemini", "openai"})
+  for (const char* provider : k_families)
     for (const std::string& scenario : documented_scenarios(provider)) {
       const json step = fixture(provider, scenario)["steps"][0];
       if (step.contains("events") || step.value("status", 200) != 200) continue;
       INFO(provider << " " << scenario);
       memory_log plain_log, stream_log;
-      auto r = conversation(scenario);
+      auto r = request_of(provider, scenario);
       r.max_tokens = 1024;
       // A fresh server per pair, so that both get the scenario's first step.
       fake_llm_server pair(llm_fixtures());
@@ -194,7 +209,12 @@ TEST_CASE("effort levels go where each provider documents them, and unknown ones
   o3.effort = "high";
   const auto o = llm::make_provider("openai", "http://x", "");
   REQUIRE_DOCUMENTED(*o, o3);
+  CHECK(o->encode(o3).body["reasoning"] == json{{"effort", "high"}, {"summary", "auto"}}); // Responses
+  o3.api = "chat";
+  REQUIRE_DOCUMENTED(*o, o3);
   CHECK(o->encode(o3).body["reasoning_effort"] == "high");
+  o3.effort = "minimal"; // gpt-5's level, not o3's (adapters/models.json): refused before anything is sent
+  CHECK_THROWS_AS(o->encode(o3), llm::llm_error);
 }
 
 TEST_CASE("long generations stream by default, and every streamed request is as documented") {

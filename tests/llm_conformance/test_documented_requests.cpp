@@ -150,6 +150,12 @@ TEST_CASE("issue 24 item 5: OpenAI reasoning models get max_completion_tokens") 
     INFO(model);
     auto r = conversation(model);
     r.max_tokens = 4000;
+    // By default the Responses API (the model table), whose limit is max_output_tokens.
+    const auto responses = llm::make_provider("openai", "https://api.openai.com/v1", "k")->encode(r);
+    CHECK(responses.url == "https://api.openai.com/v1/responses");
+    CHECK(responses.body["max_output_tokens"] == 4000);
+    REQUIRE_DOCUMENTED(*llm::make_provider("openai", "https://api.openai.com/v1", "k"), r);
+    r.api = "chat"; // --openai-api chat
     REQUIRE_DOCUMENTED(*llm::make_provider("openai", "https://api.openai.com/v1", "k"), r);
     REQUIRE_DOCUMENTED(*llm::make_provider("openai", "http://localhost:8000/v1", ""), r);
     CHECK(llm::make_provider("openai", "http://localhost:8000/v1", "")
@@ -175,10 +181,12 @@ TEST_CASE("a tool round trip of every adapter is as documented") {
   const std::tuple<const char*, const char*, const char*> cases[] = {
       {"anthropic", "doc_tool_use", "claude-sonnet-4-5"},
       {"gemini", "doc_function_call", "gemini-3-flash-preview"},
-      {"openai", "doc_tool_calls", "gpt-4o-mini"}};
+      {"openai", "doc_tool_calls", "gpt-4o-mini"},
+      {"openai-responses", "doc_function_call", "gpt-5.4"}};
   for (const auto& [provider, scenario, model] : cases) {
     INFO(provider);
-    const auto p = llm::make_provider(provider, "http://x", "k");
+    const auto p = llm::make_provider(std::string(provider).starts_with("openai") ? "openai" : provider,
+                                      "http://x", "k");
     const llm::reply reply = p->decode(fixture(provider, scenario)["steps"][0]["body"]);
     auto r = conversation(model);
     r.tools = agent_like_tools();
@@ -190,4 +198,90 @@ TEST_CASE("a tool round trip of every adapter is as documented") {
     r.messages.push_back(results);
     REQUIRE_DOCUMENTED(*p, r);
   }
+}
+
+TEST_CASE(
+    "issue 45 item 1: OpenAI reasoning models speak the Responses API, their reasoning items sent back") {
+  const auto p = llm::make_provider("openai", "https://api.openai.com/v1", "k");
+  const llm::reply reply = p->decode(fixture("openai-responses", "doc_function_call")["steps"][0]["body"]);
+  for (const char* model : {"gpt-5.4", "gpt-5.5", "gpt-5-pro", "o3-pro", "gpt-5.1-codex-max"}) {
+    INFO(model);
+    auto r = conversation(model);
+    r.tools = agent_like_tools();
+    r.effort = std::string(model) == "gpt-5-pro" ? "high" : "medium";
+    r.messages.push_back(reply.content);
+    llm::message results;
+    results.parts.push_back(
+        llm::part::make_tool_result(reply.tool_calls().at(0).call_id, "get_weather", "9 C"));
+    r.messages.push_back(results);
+    const auto wire = p->encode(r);
+    // Never chat completions with tools and an effort, which these models refuse with 400.
+    CHECK(wire.url == "https://api.openai.com/v1/responses");
+    CHECK_FALSE(wire.body.contains("messages"));
+    REQUIRE_DOCUMENTED(*p, r);
+    CHECK(wire.body["store"] == false);
+    CHECK(wire.body["include"] == json::array({"reasoning.encrypted_content"}));
+    CHECK(wire.body["reasoning"]["effort"] == *r.effort);
+    CHECK(wire.body["tools"][0]["name"] == "compile"); // flat, not under "function"
+    // The turn's own items come back verbatim, reasoning (with its encrypted content) before its call,
+    // then the call's output.
+    const json& input = wire.body["input"];
+    REQUIRE(input.size() == 4);
+    CHECK(input[1]["type"] == "reasoning");
+    CHECK(input[1]["encrypted_content"] == "gAAAAABor0Aw-fake-encrypted-reasoning-of-the-documented-shape==");
+    CHECK(input[2]["type"] == "function_call");
+    CHECK(input[3] ==
+          json{{"type", "function_call_output"}, {"call_id", "call_12345xyz"}, {"output", "9 C"}});
+  }
+  // Asked for chat completions (--openai-api chat), a current model with tools and an effort is what OpenAI
+  // refuses: the fake provider's documented rule says so.
+  auto chat = conversation("gpt-5.4");
+  chat.tools = agent_like_tools();
+  chat.effort = "high";
+  chat.api = "chat";
+  CHECK_FALSE(violations_of(*p, chat).empty());
+  // A context edit that dropped the raw items: the call goes back without reasoning, which OpenAI accepts.
+  auto edited = conversation("gpt-5.4");
+  llm::message bare = reply.content;
+  bare.raw_provider.clear();
+  bare.raw = nullptr;
+  edited.messages.push_back(bare);
+  llm::message answer;
+  answer.parts.push_back(llm::part::make_tool_result("call_12345xyz", "get_weather", "9 C"));
+  edited.messages.push_back(answer);
+  REQUIRE_DOCUMENTED(*p, edited);
+  CHECK(p->encode(edited).body["input"][1] == json{{"type", "function_call"},
+                                                   {"call_id", "call_12345xyz"},
+                                                   {"name", "get_weather"},
+                                                   {"arguments", R"({"location":"Paris, France"})"}});
+}
+
+TEST_CASE("issue 45 item 2: the model table refuses an impossible request before anything is sent") {
+  const auto openai = llm::make_provider("openai", "https://api.openai.com/v1", "k");
+  auto r = conversation("gpt-5.4");
+  r.effort = "minimal"; // gpt-5's level; 5.2 and later take none..xhigh
+  try {
+    (void)openai->encode(r);
+    FAIL("encoded");
+  } catch (const llm::llm_error& e) {
+    CHECK(e.kind() == llm::error_kind::config);
+    CHECK(std::string(e.what()).find("none, low, medium, high, xhigh") != std::string::npos);
+    CHECK(std::string(e.what()).find("adapters/models.json") ==
+          std::string::npos); // the row's source instead
+    CHECK(std::string(e.what()).find("platform.openai.com") != std::string::npos);
+  }
+  r.effort = "high";
+  r.max_tokens = 200'000; // above gpt-5.4's 128000
+  CHECK_THROWS_AS(openai->encode(r), llm::llm_error);
+  auto sonnet = conversation("claude-sonnet-4-5");
+  sonnet.effort = "high"; // takes a thinking budget, no effort
+  CHECK_THROWS_AS(llm::make_provider("anthropic", "http://x", "k")->encode(sonnet), llm::llm_error);
+  // Claude's default output limit comes from the table, large enough for high effort.
+  auto opus = conversation("claude-opus-4-6");
+  opus.effort = "high";
+  CHECK(llm::make_provider("anthropic", "http://x", "k")->encode(opus).body["max_tokens"] == 32000);
+  // An unknown model: every level of its provider, chat completions (an OpenAI-compatible server's name).
+  auto local = conversation("Qwen/Qwen3-Coder-30B-A3B-Instruct");
+  local.effort = "high";
+  CHECK(openai->encode(local).url == "https://api.openai.com/v1/chat/completions");
 }
