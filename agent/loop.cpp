@@ -143,6 +143,7 @@ void trajectory_run::take_usage(const llm::reply& reply, db::turn_record& turn) 
   turn.cache_read_tokens = reply.tokens.cache_read;
   turn.cache_write_tokens = reply.tokens.cache_write;
   turn.output_tokens = reply.tokens.output;
+  turn.reasoning_tokens = reply.tokens.reasoning;
   turn.cost_usd = reply.cost_usd;
   turn.latency_ms = reply.total_ms;
   turn.exchange_id = reply.exchange_id;
@@ -157,6 +158,7 @@ void trajectory_run::take_usage(const llm::reply& reply, db::turn_record& turn) 
   m_t.cache_read_tokens += reply.tokens.cache_read;
   m_t.cache_write_tokens += reply.tokens.cache_write;
   m_t.output_tokens += reply.tokens.output;
+  m_t.reasoning_tokens += reply.tokens.reasoning;
   if (reply.cost_usd) m_t.cost_usd = m_t.cost_usd.value_or(0) + *reply.cost_usd;
   m_context.observe(m_messages, m_spec.prompt.system, reply.tokens.prompt());
 }

@@ -29,7 +29,8 @@ struct trajectory_record {
   std::string stop_detail;
   int turns = 0;
   std::int64_t input_tokens = 0, cache_read_tokens = 0, cache_write_tokens = 0, output_tokens = 0;
-  std::optional<double> cost_usd; // none while no call had a price
+  std::int64_t reasoning_tokens = 0; // of output_tokens, where the provider counts them
+  std::optional<double> cost_usd;    // none while no call had a price
   double wall_s = 0;              // [s]
   // The best candidate of the trajectory (strict pass, fastest against `speedup_baseline`) and the in-loop
   // evaluation that made it best; the final candidate (the workspace when it ended) and its last in-loop
@@ -60,6 +61,7 @@ struct turn_record {
   std::string thinking;            // its readable thinking ("" none; redacted blocks are counted, not shown)
   std::string stop_reason;
   std::int64_t input_tokens = 0, cache_read_tokens = 0, cache_write_tokens = 0, output_tokens = 0;
+  std::int64_t reasoning_tokens = 0; // of output_tokens, where the provider counts them
   std::optional<double> cost_usd;
   double latency_ms = 0; // [ms] all attempts of the call
   std::string started_at, finished_at;

@@ -32,6 +32,7 @@ struct llm_exchange_record {
   std::int64_t cache_read_tokens = 0;  // input read from the provider's prompt cache
   std::int64_t cache_write_tokens = 0; // input written to the prompt cache
   std::int64_t output_tokens = 0;      // output, thinking included
+  std::int64_t reasoning_tokens = 0;   // of which thinking, where the provider counts it
   std::optional<double> cost_usd;      // none: no price for this model in the price table
   double latency_ms = 0;               // [ms] the last attempt
   double total_ms = 0;                 // [ms] all attempts and the waits between them
@@ -68,6 +69,7 @@ struct llm_cost_row {
   std::string provider, model;
   std::int64_t calls = 0, failed_calls = 0, unpriced_calls = 0;
   std::int64_t input_tokens = 0, cache_read_tokens = 0, cache_write_tokens = 0, output_tokens = 0;
+  std::int64_t reasoning_tokens = 0; // of output_tokens, where the provider counts them
   double cost_usd = 0;             // of the priced calls
   double latency_ms = 0;           // [ms] summed over calls (all attempts)
   std::int64_t problems = 0;       // problems with a candidate of this model in the run

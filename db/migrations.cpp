@@ -16,7 +16,7 @@ namespace {
 
 using namespace schema_sql;
 
-// The SQL of each version: db/schema_sql_early.hpp (1-4) and db/schema_sql_late.hpp (5-10).
+// The SQL of each version: db/schema_sql_early.hpp (1-4) and db/schema_sql_late.hpp (5-11).
 
 // Sized by its entries: a new migration is one line here and the schema_version bump in store.hpp.
 constexpr auto all_migrations = std::to_array<migration>({
@@ -31,6 +31,7 @@ constexpr auto all_migrations = std::to_array<migration>({
     {8, "evaluation resources: evaluations.reason, evaluation_memory, evaluation_phases", schema_resources},
     {9, "candidates.source_bytes, runs.producer, runs.detail", schema_first_hour},
     {10, "the problem audit: problem_audits", schema_audits},
+    {11, "reasoning tokens: llm_exchanges, agent_trajectories, agent_turns .reasoning_tokens", schema_reasoning},
 });
 static_assert(all_migrations.back().version == schema_version,
               "add a migration for every schema_version bump");

@@ -241,4 +241,12 @@ CREATE TABLE problem_audits (
 CREATE INDEX problem_audits_problem ON problem_audits(problem_id, device);
 )sql";
 
+// Version 11: reasoning tokens in a bucket of their own, where the provider counts them (OpenAI's
+// reasoning_tokens, Gemini's thoughtsTokenCount); they stay counted in output_tokens too, as billed.
+constexpr const char* schema_reasoning = R"sql(
+ALTER TABLE llm_exchanges ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE agent_trajectories ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE agent_turns ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 } // namespace kj::db::schema_sql

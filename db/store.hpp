@@ -26,7 +26,7 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int schema_version = 10;
+inline constexpr int schema_version = 11;
 
 struct run_record {
   std::string run_uid;      // user-visible id, e.g. "r20261120-235959-1a2b"

@@ -18,8 +18,8 @@ namespace {
 constexpr const char* trajectory_columns =
     "id, run_id, problem_id, attempt, producer, adapter, model, prompt_hash, system_prompt, task_prompt, "
     "settings_json, workspace, status, stop_detail, turns, input_tokens, cache_read_tokens, "
-    "cache_write_tokens, output_tokens, cost_usd, wall_s, selected_candidate_id, selected_evaluation_id, "
-    "final_candidate_id, final_evaluation_id, result_evaluation_id, speedup_baseline, inloop_speedup, "
+    "cache_write_tokens, output_tokens, reasoning_tokens, cost_usd, wall_s, selected_candidate_id, "
+    "selected_evaluation_id, final_candidate_id, final_evaluation_id, result_evaluation_id, speedup_baseline, inloop_speedup, "
     "remeasured_speedup, started_at, finished_at";
 
 trajectory_record read_trajectory(const sqlite::statement& row) {
@@ -43,6 +43,7 @@ trajectory_record read_trajectory(const sqlite::statement& row) {
   t.cache_read_tokens = row.int64("cache_read_tokens");
   t.cache_write_tokens = row.int64("cache_write_tokens");
   t.output_tokens = row.int64("output_tokens");
+  t.reasoning_tokens = row.int64("reasoning_tokens");
   t.cost_usd = row.optional_real("cost_usd");
   t.wall_s = row.real("wall_s");
   t.selected_candidate_id = row.int64("selected_candidate_id");
@@ -60,8 +61,8 @@ trajectory_record read_trajectory(const sqlite::statement& row) {
 
 constexpr const char* turn_columns =
     "id, trajectory_id, turn, exchange_id, user_note, context_note, context_tokens, text, thinking, "
-    "stop_reason, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, cost_usd, latency_ms, "
-    "started_at, finished_at";
+    "stop_reason, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens, "
+    "cost_usd, latency_ms, started_at, finished_at";
 
 turn_record read_turn(const sqlite::statement& row) {
   turn_record t;
@@ -79,6 +80,7 @@ turn_record read_turn(const sqlite::statement& row) {
   t.cache_read_tokens = row.int64("cache_read_tokens");
   t.cache_write_tokens = row.int64("cache_write_tokens");
   t.output_tokens = row.int64("output_tokens");
+  t.reasoning_tokens = row.int64("reasoning_tokens");
   t.cost_usd = row.optional_real("cost_usd");
   t.latency_ms = row.real("latency_ms");
   t.started_at = row.text("started_at");
@@ -113,7 +115,7 @@ void bind_trajectory_fields(sqlite::statement& s, const trajectory_record& t, in
     next(*text);
   next(t.turns);
   for (const std::int64_t tokens :
-       {t.input_tokens, t.cache_read_tokens, t.cache_write_tokens, t.output_tokens})
+       {t.input_tokens, t.cache_read_tokens, t.cache_write_tokens, t.output_tokens, t.reasoning_tokens})
     next(tokens);
   next(t.cost_usd);
   next(t.wall_s);
@@ -134,10 +136,10 @@ std::int64_t store::insert_trajectory(const trajectory_record& t) {
   auto insert = db.prepare(
       "INSERT INTO agent_trajectories (run_id, problem_id, attempt, producer, adapter, model, prompt_hash, "
       "system_prompt, task_prompt, settings_json, workspace, status, stop_detail, turns, input_tokens, "
-      "cache_read_tokens, cache_write_tokens, output_tokens, cost_usd, wall_s, selected_candidate_id, "
-      "selected_evaluation_id, final_candidate_id, final_evaluation_id, result_evaluation_id, "
-      "speedup_baseline, inloop_speedup, remeasured_speedup, started_at, finished_at) VALUES (?, ?, ?, ?, ?, "
-      "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens, cost_usd, wall_s, "
+      "selected_candidate_id, selected_evaluation_id, final_candidate_id, final_evaluation_id, "
+      "result_evaluation_id, speedup_baseline, inloop_speedup, remeasured_speedup, started_at, finished_at) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       fmt::format("record a trajectory of problem {} in run {}", t.problem_id, t.run_id));
   insert.bind_all(t.run_id, t.problem_id, t.attempt);
   bind_trajectory_fields(insert, t, 4);
@@ -151,13 +153,14 @@ void store::update_trajectory(const trajectory_record& t) {
       "UPDATE agent_trajectories SET producer = ?, adapter = ?, model = ?, prompt_hash = ?, system_prompt = "
       "?, "
       "task_prompt = ?, settings_json = ?, workspace = ?, status = ?, stop_detail = ?, turns = ?, "
-      "input_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, output_tokens = ?, cost_usd = ?, "
+      "input_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, output_tokens = ?, "
+      "reasoning_tokens = ?, cost_usd = ?, "
       "wall_s = ?, selected_candidate_id = ?, selected_evaluation_id = ?, final_candidate_id = ?, "
       "final_evaluation_id = ?, result_evaluation_id = ?, speedup_baseline = ?, inloop_speedup = ?, "
       "remeasured_speedup = ?, started_at = ?, finished_at = ? WHERE id = ?",
       fmt::format("update trajectory {}", t.id));
   bind_trajectory_fields(update, t, 1);
-  update.bind(28, t.id);
+  update.bind(29, t.id);
   update.run();
   if (db.changes() != 1) db.fail(fmt::format("update trajectory {}", t.id), "no such trajectory");
 }
@@ -168,12 +171,12 @@ std::int64_t store::insert_turn(const turn_record& t, const std::vector<tool_cal
   sqlite::transaction tx(db);
   db.prepare("INSERT INTO agent_turns (trajectory_id, turn, exchange_id, user_note, context_note, "
              "context_tokens, text, thinking, stop_reason, input_tokens, cache_read_tokens, "
-             "cache_write_tokens, output_tokens, cost_usd, latency_ms, started_at, finished_at) "
-             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             "cache_write_tokens, output_tokens, reasoning_tokens, cost_usd, latency_ms, started_at, "
+             "finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
              what)
       .bind_all(t.trajectory_id, t.turn, id_or_null(t.exchange_id), t.user_note, t.context_note,
                 t.context_tokens, t.text, t.thinking, t.stop_reason, t.input_tokens, t.cache_read_tokens,
-                t.cache_write_tokens, t.output_tokens, t.cost_usd, t.latency_ms,
+                t.cache_write_tokens, t.output_tokens, t.reasoning_tokens, t.cost_usd, t.latency_ms,
                 t.started_at.empty() ? core::now_iso8601() : t.started_at,
                 t.finished_at.empty() ? core::now_iso8601() : t.finished_at)
       .run();

@@ -14,8 +14,8 @@ namespace {
 constexpr const char* exchange_columns =
     "id, run_id, provider, model, endpoint, request_hash, seq, purpose, request_json, http_status, "
     "response_body, ok, error_kind, error, request_id, stop_reason, input_tokens, cache_read_tokens, "
-    "cache_write_tokens, output_tokens, cost_usd, latency_ms, total_ms, attempts, attempts_json, started_at, "
-    "finished_at";
+    "cache_write_tokens, output_tokens, reasoning_tokens, cost_usd, latency_ms, total_ms, attempts, "
+    "attempts_json, started_at, finished_at";
 
 llm_exchange_record read_exchange(const sqlite::statement& row) {
   llm_exchange_record x;
@@ -39,6 +39,7 @@ llm_exchange_record read_exchange(const sqlite::statement& row) {
   x.cache_read_tokens = row.int64("cache_read_tokens");
   x.cache_write_tokens = row.int64("cache_write_tokens");
   x.output_tokens = row.int64("output_tokens");
+  x.reasoning_tokens = row.int64("reasoning_tokens");
   x.cost_usd = row.optional_real("cost_usd");
   x.latency_ms = row.real("latency_ms");
   x.total_ms = row.real("total_ms");
@@ -66,14 +67,14 @@ std::int64_t store::insert_llm_exchange(const llm_exchange_record& x) {
   db.prepare(
         "INSERT INTO llm_exchanges (run_id, provider, model, endpoint, request_hash, seq, purpose, "
         "request_json, http_status, response_body, ok, error_kind, error, request_id, stop_reason, "
-        "input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, cost_usd, latency_ms, total_ms, "
-        "attempts, attempts_json, started_at, finished_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens, cost_usd, "
+        "latency_ms, total_ms, attempts, attempts_json, started_at, finished_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         what)
       .bind_all(x.run_id, x.provider, x.model, x.endpoint, x.request_hash, x.seq, x.purpose, x.request_json,
                 x.http_status, x.response_body, x.ok ? 1 : 0, x.error_kind, x.error, x.request_id,
                 x.stop_reason, x.input_tokens, x.cache_read_tokens, x.cache_write_tokens, x.output_tokens,
-                x.cost_usd, x.latency_ms, x.total_ms, x.attempts, x.attempts_json,
+                x.reasoning_tokens, x.cost_usd, x.latency_ms, x.total_ms, x.attempts, x.attempts_json,
                 x.started_at.empty() ? core::now_iso8601() : x.started_at,
                 x.finished_at.empty() ? core::now_iso8601() : x.finished_at)
       .run();
@@ -172,7 +173,7 @@ SELECT u.provider, u.model, count(*), sum(u.ok = 0), sum(u.cost_usd IS NULL AND 
        (SELECT count(*) FROM solved s WHERE s.model = u.model),
        (SELECT coalesce(sum(s.correct), 0) FROM solved s WHERE s.model = u.model),
        (SELECT coalesce(sum(s.strict_pass), 0) FROM solved s WHERE s.model = u.model),
-       sum(u.run_id <> (SELECT id FROM runs WHERE run_uid = ?1))
+       sum(u.run_id <> (SELECT id FROM runs WHERE run_uid = ?1)), sum(u.reasoning_tokens)
 FROM used u GROUP BY u.provider, u.model ORDER BY u.provider, u.model
 )sql",
                                                used_exchanges),
@@ -189,6 +190,7 @@ FROM used u GROUP BY u.provider, u.model ORDER BY u.provider, u.model
                    .cache_read_tokens = rows.column_int64(6),
                    .cache_write_tokens = rows.column_int64(7),
                    .output_tokens = rows.column_int64(8),
+                   .reasoning_tokens = rows.column_int64(15),
                    .cost_usd = rows.column_double(9),
                    .latency_ms = rows.column_double(10),
                    .problems = rows.column_int64(11),

@@ -3,5 +3,5 @@
 set_tests_properties("agent_scripted:kj agent --adapter openai runs the scripted model on L1 1-3 end to end"
                      PROPERTIES PROCESSORS 2)
 set_tests_properties(
-  "agent_scripted:kj agent --adapter anthropic and gemini complete L1 1-3 against the documented provider"
+  "agent_scripted:kj agent --adapter anthropic, gemini and openai (Responses) complete L1 1-3 as documented"
   PROPERTIES PROCESSORS 2)

@@ -29,17 +29,17 @@ bool used_by(const llm::price_table& prices, const llm::price_entry& e,
 
 void write_cost_table(const std::vector<db::llm_cost_row>& rows, std::ostream& out) {
   if (rows.empty()) return;
-  out << fmt::format(
-      "{:<10} {:<28} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>10} {:>7} {:>10}\n",
-      "adapter", "model", "calls", "failed", "input", "cache rd", "cache wr", "output", "cost $", "problems",
-      "solved", "$/solved", "strict", "$/strict");
+  out << fmt::format("{:<10} {:<28} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>7} {:>10} "
+                     "{:>7} {:>10}\n",
+                     "adapter", "model", "calls", "failed", "input", "cache rd", "cache wr", "output",
+                     "reasoning", "cost $", "problems", "solved", "$/solved", "strict", "$/strict");
   for (const auto& r : rows) {
     out << fmt::format(
-        "{:<10} {:<28} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10.4f} {:>8} {:>7} {:>10} {:>7} "
+        "{:<10} {:<28} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10.4f} {:>8} {:>7} {:>10} {:>7} "
         "{:>10}\n",
         r.provider, r.model.substr(0, 28), r.calls, r.failed_calls, r.input_tokens, r.cache_read_tokens,
-        r.cache_write_tokens, r.output_tokens, r.cost_usd, r.problems, r.solved, per(r.cost_usd, r.solved),
-        r.solved_strict, per(r.cost_usd, r.solved_strict));
+        r.cache_write_tokens, r.output_tokens, r.reasoning_tokens, r.cost_usd, r.problems, r.solved,
+        per(r.cost_usd, r.solved), r.solved_strict, per(r.cost_usd, r.solved_strict));
     if (r.unpriced_calls > 0)
       out << fmt::format("  {} calls of {} have no price in the price table: their cost is not counted\n",
                          r.unpriced_calls, r.model);
@@ -63,6 +63,7 @@ nlohmann::json cost_json(const std::vector<db::llm_cost_row>& rows) {
                      {"cache_read_tokens", r.cache_read_tokens},
                      {"cache_write_tokens", r.cache_write_tokens},
                      {"output_tokens", r.output_tokens},
+                     {"reasoning_tokens", r.reasoning_tokens}, // of output_tokens
                      {"cost_usd", r.cost_usd},
                      {"latency_ms", r.latency_ms},
                      {"problems", r.problems},

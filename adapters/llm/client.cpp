@@ -243,6 +243,7 @@ reply client::finish(reply out, const std::string& header_request_id, const std:
   x.cache_read_tokens = out.tokens.cache_read;
   x.cache_write_tokens = out.tokens.cache_write;
   x.output_tokens = out.tokens.output;
+  x.reasoning_tokens = out.tokens.reasoning;
   x.cost_usd = out.cost_usd;
   draft.close(out.request_id);
   out.exchange_id = m_log ? m_log->record(x) : 0;
