@@ -200,6 +200,32 @@ TEST_CASE("pre-flight: a request the provider documents as invalid for the model
   INFO(effort.err);
   CHECK(effort.exit_code == 2);
   CHECK(effort.err.find("effort 'ultra' is not one of") != std::string::npos);
+  // A level the provider has but the model lacks (the model table, adapters/models.json): gpt-5's "minimal"
+  // asked of gpt-5.4, for kj generate and for kj agent alike, naming the model's own levels.
+  const auto minimal = run_kj(
+      generate_args(server, dir, "openai", "gpt-5.4", {"--level", "1", "--ids", "1", "--effort", "minimal"}));
+  INFO(minimal.err);
+  CHECK(minimal.exit_code == 2);
+  CHECK(minimal.err.find("effort 'minimal' is not one of none, low, medium, high, xhigh for gpt-5.4") !=
+        std::string::npos);
+  auto agent = generate_args(server, dir, "openai", "gpt-5.4", {"--level", "1", "--ids", "1", "--effort", "minimal"});
+  agent[0] = "agent";
+  const auto agent_minimal = run_kj(agent);
+  INFO(agent_minimal.err);
+  CHECK(agent_minimal.exit_code == 2);
+  CHECK(agent_minimal.err.find("is not one of none, low, medium, high, xhigh") != std::string::npos);
+  // More output than the model can give.
+  const auto too_long = run_kj(
+      generate_args(server, dir, "openai", "gpt-4.1", {"--level", "1", "--ids", "1", "--max-tokens", "50000"}));
+  CHECK(too_long.exit_code == 2);
+  CHECK(too_long.err.find("above gpt-4.1's output limit of 32768 tokens") != std::string::npos);
+  // --openai-api belongs to the openai adapter.
+  ::setenv("ANTHROPIC_API_KEY", "test-key", 1);
+  const auto misplaced = run_kj(generate_args(server, dir, "anthropic", "claude-opus-4-6",
+                                              {"--level", "1", "--ids", "1", "--openai-api", "chat"}));
+  ::unsetenv("ANTHROPIC_API_KEY");
+  CHECK(misplaced.exit_code == 2);
+  CHECK(misplaced.err.find("--openai-api is for --adapter openai") != std::string::npos);
   CHECK(server.requests().empty()); // nothing was sent
   CHECK_FALSE(fs::exists(dir / "kj.sqlite")); // and no run was recorded
 }
