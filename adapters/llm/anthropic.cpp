@@ -60,7 +60,8 @@ void encode_thinking(const request& r, int max_tokens, json& body) {
       refuse(fmt::format("{} takes no effort level (Claude Opus 4.5, and 4.6 or later, do): use "
                          "--thinking-tokens",
                          r.model));
-    if (can.adaptive) body["thinking"] = {{"type", "adaptive"}};
+    // Opus 4.7 and later omit the thinking text unless asked: its summary is kept in the transcript.
+    if (can.adaptive) body["thinking"] = {{"type", "adaptive"}, {"display", "summarized"}};
     body["output_config"] = {{"effort", *r.effort}};
   }
 }

@@ -41,7 +41,8 @@ json thinking_config(const request& r) {
       refuse(fmt::format("{} thinks by level (thinkingLevel); thinkingBudget is for Gemini 2.5: use --effort "
                          "{} instead of --thinking-tokens",
                          r.model, fmt::join(models::effort_levels("gemini"), "|")));
-    return {{"thinkingBudget", *r.thinking_budget}};
+    if (*r.thinking_budget == 0) return {{"thinkingBudget", 0}}; // no thinking
+    return {{"thinkingBudget", *r.thinking_budget}, {"includeThoughts", true}}; // thought summaries kept
   }
   if (r.effort) {
     const auto& levels = models::effort_levels("gemini");
@@ -49,7 +50,7 @@ json thinking_config(const request& r) {
       refuse(fmt::format("effort '{}' is not one of {} (thinkingLevel)", *r.effort, fmt::join(levels, ", ")));
     if (kind == models::gemini_thinking::budget)
       refuse(fmt::format("{} takes a thinking budget (--thinking-tokens), not a level", r.model));
-    return {{"thinkingLevel", *r.effort}};
+    return {{"thinkingLevel", *r.effort}, {"includeThoughts", true}}; // thought summaries kept
   }
   return json();
 }

@@ -27,14 +27,15 @@ void check_requests(const fake_llm_server& server, const std::string& adapter, s
     CHECK(r.streamed); // long generations (thinking, no output limit) stream by default
     const json body = json::parse(r.body);
     if (adapter == "anthropic") {
-      CHECK(body["thinking"] == json{{"type", "adaptive"}});
+      CHECK(body["thinking"] == json{{"type", "adaptive"}, {"display", "summarized"}});
       CHECK(body["output_config"] == json{{"effort", "high"}});
     } else if (adapter == "openai") { // never chat completions with tools and an effort: refused for gpt-5.4
       CHECK(r.path == "/v1/responses");
       CHECK(body["reasoning"] == json{{"effort", "high"}, {"summary", "auto"}});
       CHECK(body["store"] == false);
     } else {
-      CHECK(body["generationConfig"]["thinkingConfig"] == json{{"thinkingLevel", "high"}});
+      CHECK(body["generationConfig"]["thinkingConfig"] ==
+            json{{"thinkingLevel", "high"}, {"includeThoughts", true}});
       for (const json& d : body["tools"][0]["functionDeclarations"])
         CHECK_FALSE(d.contains("parameters")); // full JSON Schema goes in parametersJsonSchema
     }

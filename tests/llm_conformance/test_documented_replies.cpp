@@ -187,7 +187,7 @@ TEST_CASE("effort levels go where each provider documents them, and unknown ones
   claude.effort = "high";
   const auto a = llm::make_provider("anthropic", "http://x", "k");
   REQUIRE_DOCUMENTED(*a, claude);
-  CHECK(a->encode(claude).body["thinking"] == json{{"type", "adaptive"}});
+  CHECK(a->encode(claude).body["thinking"] == json{{"type", "adaptive"}, {"display", "summarized"}});
   CHECK(a->encode(claude).body["output_config"] == json{{"effort", "high"}});
   auto opus45 = conversation("claude-opus-4-5-20251101"); // effort without adaptive thinking
   opus45.effort = "medium";
@@ -199,7 +199,8 @@ TEST_CASE("effort levels go where each provider documents them, and unknown ones
   gemini.effort = "low";
   const auto g = llm::make_provider("gemini", "http://x", "k");
   REQUIRE_DOCUMENTED(*g, gemini);
-  CHECK(g->encode(gemini).body["generationConfig"]["thinkingConfig"] == json{{"thinkingLevel", "low"}});
+  CHECK(g->encode(gemini).body["generationConfig"]["thinkingConfig"] ==
+        json{{"thinkingLevel", "low"}, {"includeThoughts", true}});
   gemini.effort = "xhigh";
   CHECK_THROWS_AS(g->encode(gemini), llm::llm_error);
   auto old_gemini = conversation("gemini-2.5-pro");

@@ -134,7 +134,8 @@ TEST_CASE("issue 24 item 3: Gemini 3 thinks by level, Gemini 2.5 by budget") {
   auto old = conversation("gemini-2.5-flash");
   old.thinking_budget = 8192;
   REQUIRE_DOCUMENTED(*p, old);
-  CHECK(p->encode(old).body["generationConfig"]["thinkingConfig"] == json{{"thinkingBudget", 8192}});
+  CHECK(p->encode(old).body["generationConfig"]["thinkingConfig"] ==
+        json{{"thinkingBudget", 8192}, {"includeThoughts", true}});
   auto current = conversation("gemini-3-flash-preview");
   current.thinking_budget = 8192; // a budget for a level model: refused, never sent as thinkingBudget
   try {
