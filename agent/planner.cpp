@@ -199,6 +199,7 @@ model_settings model_settings_of(const agent_options& o, const llm::price_table&
   m.client.retry.max_retries = o.generation.max_retries;
   m.client.retry.base_delay = ms(o.generation.retry_base_s);
   m.client.retry.max_wait = ms(o.generation.max_retry_wait_s);
+  m.client.pacing = {o.generation.rpm, o.generation.tpm};
   m.client.cancelled = exec::interrupt_requested;
   return m;
 }

@@ -31,7 +31,7 @@ struct trajectory_record {
   std::int64_t input_tokens = 0, cache_read_tokens = 0, cache_write_tokens = 0, output_tokens = 0;
   std::int64_t reasoning_tokens = 0; // of output_tokens, where the provider counts them
   std::optional<double> cost_usd;    // none while no call had a price
-  double wall_s = 0;              // [s]
+  double wall_s = 0;                 // [s]
   // The best candidate of the trajectory (strict pass, fastest against `speedup_baseline`) and the in-loop
   // evaluation that made it best; the final candidate (the workspace when it ended) and its last in-loop
   // evaluation; the fresh evaluation (new worker, new inputs) of the selected candidate, else of the final

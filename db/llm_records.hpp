@@ -70,12 +70,12 @@ struct llm_cost_row {
   std::int64_t calls = 0, failed_calls = 0, unpriced_calls = 0;
   std::int64_t input_tokens = 0, cache_read_tokens = 0, cache_write_tokens = 0, output_tokens = 0;
   std::int64_t reasoning_tokens = 0; // of output_tokens, where the provider counts them
-  double cost_usd = 0;             // of the priced calls
-  double latency_ms = 0;           // [ms] summed over calls (all attempts)
-  std::int64_t problems = 0;       // problems with a candidate of this model in the run
-  std::int64_t solved = 0;         // ... with at least one compatible verdict `correct`
-  std::int64_t solved_strict = 0;  // ... correct and strict `pass`
-  std::int64_t replayed_calls = 0; // exchanges recorded by another run (no money spent by this one)
+  double cost_usd = 0;               // of the priced calls
+  double latency_ms = 0;             // [ms] summed over calls (all attempts)
+  std::int64_t problems = 0;         // problems with a candidate of this model in the run
+  std::int64_t solved = 0;           // ... with at least one compatible verdict `correct`
+  std::int64_t solved_strict = 0;    // ... correct and strict `pass`
+  std::int64_t replayed_calls = 0;   // exchanges recorded by another run (no money spent by this one)
 };
 
 } // namespace kj::db

@@ -19,7 +19,8 @@ constexpr const char* trajectory_columns =
     "id, run_id, problem_id, attempt, producer, adapter, model, prompt_hash, system_prompt, task_prompt, "
     "settings_json, workspace, status, stop_detail, turns, input_tokens, cache_read_tokens, "
     "cache_write_tokens, output_tokens, reasoning_tokens, cost_usd, wall_s, selected_candidate_id, "
-    "selected_evaluation_id, final_candidate_id, final_evaluation_id, result_evaluation_id, speedup_baseline, inloop_speedup, "
+    "selected_evaluation_id, final_candidate_id, final_evaluation_id, result_evaluation_id, "
+    "speedup_baseline, inloop_speedup, "
     "remeasured_speedup, started_at, finished_at";
 
 trajectory_record read_trajectory(const sqlite::statement& row) {

@@ -41,6 +41,7 @@ llm::client_options client_options_of(const generation_options& o, bool replay,
   c.retry.base_delay = ms_of(o.retry_base_s);
   c.retry.max_wait = ms_of(o.max_retry_wait_s);
   c.concurrency = o.concurrency;
+  c.pacing = {o.rpm, o.tpm};
   c.replay_only = replay;
   c.cancelled = cancelled;
   c.on_retry = [&print_lock](const std::string& what) {

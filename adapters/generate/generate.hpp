@@ -34,6 +34,8 @@ struct generation_options {
   int max_retries = 6;
   double retry_base_s = 1; // first backoff of a retry without a server-given delay
   double max_retry_wait_s = 300;
+  std::optional<double> rpm,
+      tpm; // pacing: requests and tokens per minute (the provider's headers always count)
 
   bool active() const { return !adapter.empty(); }
 };

@@ -62,7 +62,8 @@ std::optional<stream_mode> parse_stream_mode(const std::string& text) {
 client::client(std::unique_ptr<provider> wire, client_options options, exchange_log* log,
                const price_table* prices)
     : m_provider(std::move(wire)), m_options(std::move(options)), m_log(log), m_prices(prices),
-      m_slots(std::clamp(m_options.concurrency, 1, 1024)), m_rng(std::random_device{}()) {}
+      m_slots(std::clamp(m_options.concurrency, 1, 1024)), m_pacer(m_options.pacing),
+      m_rng(std::random_device{}()) {}
 
 client::attempt_result client::attempt(const wire_request& wire, const std::string& body, bool streamed) {
   http_request h;
@@ -284,8 +285,12 @@ reply client::complete(const request& r, const call_context& context) {
              .request_json = m_provider->redact(body)};
   draft.x.started_at = core::now_iso8601();
   int answered = 0; // 2xx answers that could not be read: each was generated, and billed
+  // About 4 bytes a token: the prompt's share of a --tpm budget, until the answer says what it used.
+  const auto prompt_estimate = static_cast<std::int64_t>(body.size() / 4);
   for (int number = 1;; ++number) {
+    sleep_for(m_pacer.reserve(prompt_estimate)); // --rpm/--tpm, and a limit the provider said is used up
     attempt_result a = attempt(wire, body, streamed);
+    m_pacer.answered(a.response, a.ok ? a.ok->tokens.prompt() + a.ok->tokens.output : prompt_estimate);
     draft.attempt_done(a.response, number, *m_provider);
     if (a.ok) return finish(std::move(*a.ok), a.f.request_id, r.model, draft);
     std::string why_not;

@@ -4,6 +4,7 @@
 
 #include "adapters/llm/conversation.hpp"
 #include "adapters/llm/errors.hpp"
+#include "adapters/llm/pacing.hpp"
 #include "adapters/llm/prices.hpp"
 #include "adapters/llm/provider.hpp"
 #include "adapters/llm/recording.hpp"
@@ -35,6 +36,7 @@ struct client_options {
   stream_mode stream = stream_mode::automatic;
   retry_policy retry;
   int concurrency = 4;                              // calls in flight at once to this provider
+  pacing_options pacing;                            // --rpm/--tpm; the provider's headers always count
   bool replay_only = false;                         // never send: a request not in the recording is an error
   std::function<bool()> cancelled;                  // polled while sending and waiting (Ctrl-C)
   std::function<void(const std::string&)> on_retry; // told about each retry, for progress output
@@ -76,6 +78,7 @@ private:
   exchange_log* m_log;
   const price_table* m_prices;
   std::counting_semaphore<1024> m_slots;
+  pacer m_pacer;
   std::mutex m_rng_lock;
   std::mt19937_64 m_rng;
 };

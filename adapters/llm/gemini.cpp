@@ -41,7 +41,7 @@ json thinking_config(const request& r) {
       refuse(fmt::format("{} thinks by level (thinkingLevel); thinkingBudget is for Gemini 2.5: use --effort "
                          "{} instead of --thinking-tokens",
                          r.model, fmt::join(models::effort_levels("gemini"), "|")));
-    if (*r.thinking_budget == 0) return {{"thinkingBudget", 0}}; // no thinking
+    if (*r.thinking_budget == 0) return {{"thinkingBudget", 0}};                // no thinking
     return {{"thinkingBudget", *r.thinking_budget}, {"includeThoughts", true}}; // thought summaries kept
   }
   if (r.effort) {

@@ -88,6 +88,13 @@ void generation_flags::add_to(CLI::App& app, generation_use use) {
              "seconds of the first backoff when the server names no delay (doubles each retry, with jitter)")
           ->check(CLI::NonNegativeNumber)
           ->capture_default_str(),
+      m_rpm_option = app.add_option("--rpm", m_rpm,
+                                    "requests per minute to the provider at most (pacing; the provider's "
+                                    "rate-limit headers are obeyed whether given or not)")
+                         ->check(CLI::PositiveNumber),
+      m_tpm_option = app.add_option("--tpm", m_tpm,
+                                    "tokens per minute (prompt and output) to the provider at most (pacing)")
+                         ->check(CLI::PositiveNumber),
       app.add_option(
              "--max-retry-wait", o.max_retry_wait_s,
              "the longest delay a server may ask for (retry-after, RetryInfo) before kj gives up instead")
@@ -131,6 +138,8 @@ adapters::generation_options generation_flags::resolve() const {
   if (given(m_thinking_option)) o.thinking_budget = m_thinking;
   if (given(m_effort_option)) o.effort = m_effort;
   if (given(m_budget_option)) o.budget_usd = m_budget;
+  if (given(m_rpm_option)) o.rpm = m_rpm;
+  if (given(m_tpm_option)) o.tpm = m_tpm;
   o.prices_path = m_prices;
   return o;
 }

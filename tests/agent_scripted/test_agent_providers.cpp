@@ -1,11 +1,11 @@
 // Issue 24's acceptance: `kj agent --adapter anthropic` (claude-opus-4-7), `--adapter gemini`
-// (gemini-3-flash-preview) and, issue 45's, `--adapter openai` (gpt-5.4: the Responses API) complete the CPU acceptance problems L1 1-3 against the fake provider in
-// documentation mode (every request checked against the provider's documented schema and rules, every
-// answer streamed as the provider documents), with tool calls and thinking (--effort high: adaptive thinking,
-// thinkingLevel). Gemini's L1 3 script has the provider reject one function call (MALFORMED_FUNCTION_CALL).
-// The Responses API's reasoning items must come back each turn, encrypted content included (the script checks).
-// CI runs Anthropic on L1 1, Gemini and OpenAI on L1 3 (the loop itself is the openai test's, on L1 1-3);
-// KJ_AGENT_PROVIDERS_ALL=1 runs both on L1 1-3.
+// (gemini-3-flash-preview) and, issue 45's, `--adapter openai` (gpt-5.4: the Responses API) complete the CPU
+// acceptance problems L1 1-3 against the fake provider in documentation mode (every request checked against
+// the provider's documented schema and rules, every answer streamed as the provider documents), with tool
+// calls and thinking (--effort high: adaptive thinking, thinkingLevel). Gemini's L1 3 script has the provider
+// reject one function call (MALFORMED_FUNCTION_CALL). The Responses API's reasoning items must come back each
+// turn, encrypted content included (the script checks). CI runs Anthropic on L1 1, Gemini and OpenAI on L1 3
+// (the loop itself is the openai test's, on L1 1-3); KJ_AGENT_PROVIDERS_ALL=1 runs both on L1 1-3.
 #include "agent_test_support.hpp"
 
 #include <cstdlib>
@@ -87,7 +87,7 @@ TEST_CASE("kj agent --adapter anthropic, gemini and openai (Responses) complete 
       const int number = store.get_problem(summary.problem_id)->number;
       if (number == 3) {
         CHECK(t->turns[0].thinking.find("(outer, reduced, inner)") != std::string::npos);
-        if (std::string(adapter) == "openai") { // the scripts give reasoning_tokens for OpenAI only
+        if (std::string(adapter) == "openai") {    // the scripts give reasoning_tokens for OpenAI only
           CHECK(t->turns[0].reasoning_tokens > 0); // counted in their own bucket
           CHECK(t->trajectory.reasoning_tokens >= t->turns[0].reasoning_tokens);
         }
@@ -99,8 +99,8 @@ TEST_CASE("kj agent --adapter anthropic, gemini and openai (Responses) complete 
       const auto costs = run_kj({"costs", "--db", (dir / "kj.sqlite").string(), "--run", adapter});
       INFO(costs.out);
       CHECK(costs.out.find("reasoning") != std::string::npos);
-      const auto as_json = run_kj(
-          {"costs", "--db", (dir / "kj.sqlite").string(), "--run", adapter, "--format", "json"});
+      const auto as_json =
+          run_kj({"costs", "--db", (dir / "kj.sqlite").string(), "--run", adapter, "--format", "json"});
       CHECK(json::parse(as_json.out)["models"][0]["reasoning_tokens"].get<int>() > 0);
     }
   }

@@ -209,6 +209,7 @@ void fake_llm_server::wait(int milliseconds) {
 void fake_llm_server::handle(const std::string& provider, const httplib::Request& req,
                              httplib::Response& res) {
   received_request r{provider, "", req.path, {}, req.body};
+  r.at_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - m_started).count();
   for (const auto& [name, value] : req.headers) {
     std::string lower = name;
     std::transform(lower.begin(), lower.end(), lower.begin(),

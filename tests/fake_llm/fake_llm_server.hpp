@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <filesystem>
@@ -34,6 +35,7 @@ struct received_request {
   std::string body;
   bool streamed = false;               // the request asked for server-sent events
   std::vector<std::string> violations; // of the documented request schema and rules (documentation mode)
+  double at_ms = 0;                    // [ms] when it arrived, since the server started (pacing tests)
 };
 
 class fake_llm_server {
@@ -67,6 +69,7 @@ private:
   void wait(int milliseconds);
 
   std::filesystem::path m_fixtures, m_answers, m_scripts;
+  std::chrono::steady_clock::time_point m_started = std::chrono::steady_clock::now();
   bool m_documented = true;
   std::unique_ptr<httplib::Server> m_server;
   std::thread m_thread;

@@ -183,7 +183,8 @@ TEST_CASE("kj costs names the price rows checked more than 90 days ago, marking 
   CHECK((stale[1]["used_by_run"] == false && stale[1]["source"] == "https://example.com/b"));
 }
 
-TEST_CASE("pre-flight: a request the provider documents as invalid for the model is refused before any is sent") {
+TEST_CASE(
+    "pre-flight: a request the provider documents as invalid for the model is refused before any is sent") {
   fake_llm_server server(llm_fixtures(), source_dir() / "examples" / "candidates" / "cpu");
   scratch_dir dir;
   ::setenv("GEMINI_API_KEY", "test-key", 1);
@@ -208,15 +209,16 @@ TEST_CASE("pre-flight: a request the provider documents as invalid for the model
   CHECK(minimal.exit_code == 2);
   CHECK(minimal.err.find("effort 'minimal' is not one of none, low, medium, high, xhigh for gpt-5.4") !=
         std::string::npos);
-  auto agent = generate_args(server, dir, "openai", "gpt-5.4", {"--level", "1", "--ids", "1", "--effort", "minimal"});
+  auto agent =
+      generate_args(server, dir, "openai", "gpt-5.4", {"--level", "1", "--ids", "1", "--effort", "minimal"});
   agent[0] = "agent";
   const auto agent_minimal = run_kj(agent);
   INFO(agent_minimal.err);
   CHECK(agent_minimal.exit_code == 2);
   CHECK(agent_minimal.err.find("is not one of none, low, medium, high, xhigh") != std::string::npos);
   // More output than the model can give.
-  const auto too_long = run_kj(
-      generate_args(server, dir, "openai", "gpt-4.1", {"--level", "1", "--ids", "1", "--max-tokens", "50000"}));
+  const auto too_long = run_kj(generate_args(server, dir, "openai", "gpt-4.1",
+                                             {"--level", "1", "--ids", "1", "--max-tokens", "50000"}));
   CHECK(too_long.exit_code == 2);
   CHECK(too_long.err.find("above gpt-4.1's output limit of 32768 tokens") != std::string::npos);
   // --openai-api belongs to the openai adapter.
@@ -226,6 +228,40 @@ TEST_CASE("pre-flight: a request the provider documents as invalid for the model
   ::unsetenv("ANTHROPIC_API_KEY");
   CHECK(misplaced.exit_code == 2);
   CHECK(misplaced.err.find("--openai-api is for --adapter openai") != std::string::npos);
-  CHECK(server.requests().empty()); // nothing was sent
+  CHECK(server.requests().empty());           // nothing was sent
   CHECK_FALSE(fs::exists(dir / "kj.sqlite")); // and no run was recorded
+}
+
+TEST_CASE("pacing: the provider's rate-limit headers and --rpm space kj generate's requests") {
+  const auto gaps_at_least = [](const fake_llm_server& server, const std::string& model, double ms) {
+    std::vector<double> at;
+    for (const auto& r : server.requests())
+      if (r.model == model) at.push_back(r.at_ms);
+    REQUIRE(at.size() == 3);
+    std::sort(at.begin(), at.end());
+    for (std::size_t i = 1; i < at.size(); ++i) {
+      INFO("request " << i << " came " << at[i] - at[i - 1] << " ms after the one before");
+      CHECK(at[i] - at[i - 1] >= ms);
+    }
+  };
+  fake_llm_server server(llm_fixtures(), source_dir() / "examples" / "candidates" / "cpu");
+  scratch_dir dir;
+  // Each answer says no request is left until a reset 1 s away: the next one waits for it (no 429 drawn).
+  const auto told = run_kj(generate_args(
+      server, dir, "openai", "rate_limit_headers",
+      {"--samples", "3", "--level", "1", "--ids", "1", "--concurrency", "1", "--run-id", "told"}));
+  INFO(told.err);
+  CHECK(told.err.find("3 candidates (3 without usable code), 0 failed calls") != std::string::npos);
+  gaps_at_least(server, "rate_limit_headers", 950);
+  // --rpm 120: one request every 500 ms, even with 4 allowed at once.
+  const auto paced = run_kj(generate_args(server, dir, "openai", "test-model",
+                                          {"--samples", "3", "--level", "1", "--ids", "1", "--concurrency",
+                                           "4", "--rpm", "120", "--run-id", "rpm"}));
+  INFO(paced.err);
+  REQUIRE(paced.exit_code == 0);
+  gaps_at_least(server, "test-model", 480);
+  const auto bad =
+      run_kj(generate_args(server, dir, "openai", "test-model", {"--rpm", "0", "--run-id", "x"}));
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--rpm") != std::string::npos);
 }
