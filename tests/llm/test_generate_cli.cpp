@@ -3,6 +3,7 @@
 #include "llm_test_support.hpp"
 #include "tests/support/catch_compat.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
