@@ -158,6 +158,9 @@ void client::read_answer(attempt_result& a, stream_assembler* assembler) const {
   }
   try {
     a.ok = m_provider->decode(parsed);
+  } catch (const truncated_response& e) { // the output limit cut a tool call (Responses: status incomplete)
+    a.f.kind = error_kind::truncated;
+    a.f.message = m_provider->redact(e.what());
   } catch (const std::exception& e) { // malformed_response, or a JSON type error
     a.f.kind = error_kind::malformed;
     a.f.message = m_provider->redact(fmt::format("the response is not the documented shape: {}", e.what()));
