@@ -64,6 +64,18 @@ struct llm_generation_record {
   std::string settings_json;      // model, samples, temperature, max tokens, device, prompt version, ...
 };
 
+// A provider batch a run submitted (kj generate --batch): recorded before it is polled. `items_json` maps
+// each custom_id to the request it stands for ({"custom_id": {"hash": ..., "seq": N, "purpose": ...}}).
+struct llm_batch_record {
+  std::int64_t id = 0;
+  std::int64_t run_id = 0;
+  std::string provider;
+  std::string batch_id;
+  std::string status; // the provider's last status; "collected" once its answers are recorded
+  std::string items_json = "{}";
+  std::string created_at, finished_at;
+};
+
 // One provider and model's totals over the exchanges a run used (its own, and the recorded ones it replayed).
 struct llm_cost_row {
   std::string provider, model;

@@ -30,6 +30,7 @@ const std::vector<table_copy>& copy_plan() {
        "d.run_id = x.run_id AND d.request_hash = x.request_hash AND d.seq = x.seq AND "
        "d.started_at = x.started_at"},
       {"llm_generations", {{"run_id", "runs"}, {"replayed_from", "runs"}}, "d.run_id = x.run_id", "1", false},
+      {"llm_batches", {{"run_id", "runs"}}, "d.run_id = x.run_id AND d.batch_id = x.batch_id"},
       {"candidate_origins",
        {{"candidate_id", "candidates"}, {"run_id", "runs"}, {"exchange_id", "llm_exchanges"}},
        "d.candidate_id = x.candidate_id AND d.run_id = x.run_id"},

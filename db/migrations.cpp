@@ -31,7 +31,7 @@ constexpr auto all_migrations = std::to_array<migration>({
     {8, "evaluation resources: evaluations.reason, evaluation_memory, evaluation_phases", schema_resources},
     {9, "candidates.source_bytes, runs.producer, runs.detail", schema_first_hour},
     {10, "the problem audit: problem_audits", schema_audits},
-    {11, "reasoning tokens: llm_exchanges, agent_trajectories, agent_turns .reasoning_tokens",
+    {11, "reasoning tokens (llm_exchanges, agent_trajectories, agent_turns), provider batches: llm_batches",
      schema_reasoning},
 });
 static_assert(all_migrations.back().version == schema_version,

@@ -242,11 +242,24 @@ CREATE INDEX problem_audits_problem ON problem_audits(problem_id, device);
 )sql";
 
 // Version 11: reasoning tokens in a bucket of their own, where the provider counts them (OpenAI's
-// reasoning_tokens, Gemini's thoughtsTokenCount); they stay counted in output_tokens too, as billed.
+// reasoning_tokens, Gemini's thoughtsTokenCount); they stay counted in output_tokens too, as billed. And the
+// provider batches a generating run submitted (kj generate --batch): recorded before they are polled, so
+// that a killed run resumes polling the same batch and nothing is billed twice.
 constexpr const char* schema_reasoning = R"sql(
 ALTER TABLE llm_exchanges ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE agent_trajectories ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE agent_turns ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE llm_batches (
+  id          INTEGER PRIMARY KEY,
+  run_id      INTEGER NOT NULL REFERENCES runs(id),
+  provider    TEXT NOT NULL,
+  batch_id    TEXT NOT NULL,
+  status      TEXT NOT NULL,
+  items_json  TEXT NOT NULL,
+  created_at  TEXT NOT NULL,
+  finished_at TEXT NOT NULL DEFAULT '',
+  UNIQUE (run_id, batch_id)
+);
 )sql";
 
 } // namespace kj::db::schema_sql

@@ -331,6 +331,10 @@ public:
   // The settings a run generated with; writing them again replaces them.
   void upsert_llm_generation(const llm_generation_record& generation);
   std::optional<llm_generation_record> get_llm_generation(std::int64_t run_id) const;
+  // Provider batches (kj generate --batch): insert returns the row id; update sets status and finished_at.
+  std::int64_t insert_llm_batch(const llm_batch_record& batch);
+  void update_llm_batch(std::int64_t id, const std::string& status, bool finished);
+  std::vector<llm_batch_record> llm_batches(std::int64_t run_id) const;
   // Per provider and model, the exchanges the run used and what they solved, ordered by provider, model.
   std::vector<llm_cost_row> llm_costs(const std::string& run_uid) const;
 

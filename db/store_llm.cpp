@@ -143,6 +143,36 @@ void store::upsert_llm_generation(const llm_generation_record& g) {
       .run();
 }
 
+std::int64_t store::insert_llm_batch(const llm_batch_record& b) {
+  connection& db = m_impl->m_db;
+  db.prepare("INSERT INTO llm_batches (run_id, provider, batch_id, status, items_json, created_at) "
+             "VALUES (?, ?, ?, ?, ?, ?)",
+             fmt::format("record batch {} of run {}", b.batch_id, b.run_id))
+      .bind_all(b.run_id, b.provider, b.batch_id, b.status, b.items_json, core::now_iso8601())
+      .run();
+  return db.last_insert_rowid();
+}
+
+void store::update_llm_batch(std::int64_t id, const std::string& status, bool finished) {
+  m_impl->m_db
+      .prepare("UPDATE llm_batches SET status = ?, finished_at = ? WHERE id = ?",
+               fmt::format("update batch row {}", id))
+      .bind_all(status, finished ? core::now_iso8601() : std::string(), id)
+      .run();
+}
+
+std::vector<llm_batch_record> store::llm_batches(std::int64_t run_id) const {
+  auto rows = m_impl->m_db.prepare("SELECT id, run_id, provider, batch_id, status, items_json, created_at, "
+                                   "finished_at FROM llm_batches WHERE run_id = ? ORDER BY id",
+                                   fmt::format("read the batches of run {}", run_id));
+  rows.bind_all(run_id);
+  std::vector<llm_batch_record> out;
+  while (rows.step())
+    out.push_back({rows.column_int64(0), rows.column_int64(1), rows.column_text(2), rows.column_text(3),
+                   rows.column_text(4), rows.column_text(5), rows.column_text(6), rows.column_text(7)});
+  return out;
+}
+
 std::optional<llm_generation_record> store::get_llm_generation(std::int64_t run_id) const {
   auto get = m_impl->m_db.prepare(
       "SELECT adapter, model, replayed_from, settings_json FROM llm_generations WHERE run_id = ?",

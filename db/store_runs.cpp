@@ -99,6 +99,7 @@ void store::remove_run(std::int64_t run_id) {
            "DELETE FROM candidate_origins WHERE run_id = ?1",
            "UPDATE llm_generations SET replayed_from = NULL WHERE replayed_from = ?1",
            "DELETE FROM llm_generations WHERE run_id = ?1",
+           "DELETE FROM llm_batches WHERE run_id = ?1",
            "DELETE FROM llm_exchanges WHERE run_id = ?1",
            "DELETE FROM run_parts WHERE run_id = ?1",
            "DELETE FROM runs WHERE id = ?1",

@@ -97,13 +97,35 @@ struct curl_deleter {
 struct slist_deleter {
   void operator()(curl_slist* list) const { curl_slist_free_all(list); }
 };
+struct mime_deleter {
+  void operator()(curl_mime* mime) const { curl_mime_free(mime); }
+};
+
+// The multipart body of a form (libcurl's MIME API); null when the request has none.
+std::unique_ptr<curl_mime, mime_deleter> form_of(CURL* h, const http_request& request) {
+  if (request.form.empty()) return nullptr;
+  std::unique_ptr<curl_mime, mime_deleter> mime(curl_mime_init(h));
+  for (const form_part& f : request.form) {
+    curl_mimepart* part = curl_mime_addpart(mime.get());
+    curl_mime_name(part, f.name.c_str());
+    curl_mime_data(part, f.data.data(), f.data.size());
+    if (!f.file_name.empty()) curl_mime_filename(part, f.file_name.c_str());
+    if (!f.content_type.empty()) curl_mime_type(part, f.content_type.c_str());
+  }
+  curl_easy_setopt(h, CURLOPT_MIMEPOST, mime.get());
+  return mime;
+}
 
 void set_options(CURL* h, const http_request& request, curl_slist* headers, transfer& t, char* error_text) {
   curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(h, CURLOPT_POST, 1L);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+  if (request.method == "GET") {
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+  } else if (request.form.empty()) {
+    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+  }
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L); // threads: no SIGALRM for DNS timeouts
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout.count()));
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(request.total_timeout.count()));
@@ -171,6 +193,7 @@ http_response http_post(const http_request& request) {
   CURL* h = handle.get();
   transfer t{&request, &response, h};
   set_options(h, request, headers.get(), t, error_text);
+  const auto form = form_of(h, request);
 
   const CURLcode code = curl_easy_perform(h);
   long status = 0;

@@ -1,4 +1,4 @@
-// A blocking HTTP POST over libcurl with connect, idle and whole-request timeouts and TCP keep-alive, whose
+// A blocking HTTP request (POST, or GET, or a multipart/form-data POST of a file) over libcurl with connect, idle and whole-request timeouts and TCP keep-alive, whose
 // 2xx body can be handed over as it arrives (server-sent events): what the LLM clients send with.
 #pragma once
 
@@ -11,10 +11,20 @@
 
 namespace kj::llm {
 
+// One part of a multipart/form-data body (a file upload: OpenAI's batch input).
+struct form_part {
+  std::string name;
+  std::string data;
+  std::string file_name;    // "" a plain field
+  std::string content_type; // "" the default
+};
+
 struct http_request {
+  std::string method = "POST"; // POST (body, or `form` when it has parts) or GET
   std::string url;
   std::vector<std::string> headers; // "Name: value"; may hold a key, so never logged or stored
   std::string body;
+  std::vector<form_part> form; // POST as multipart/form-data instead of `body`
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds total_timeout{600'000}; // the whole exchange, body included
   // No byte for this long aborts the transfer as timed out (0: no limit). A stream stays alive on the
@@ -43,7 +53,7 @@ struct http_response {
   std::string header(const std::string& lower_name) const; // "" when absent
 };
 
-// Sends `request` as a POST and waits for the whole response. Never throws for network trouble: it is
+// Sends `request` (its method: a POST of its body or form, or a GET) and waits for the whole response. Never throws for network trouble: it is
 // reported in `transport_error`. Safe to call from several threads at once (one curl handle per call).
 http_response http_post(const http_request& request);
 
