@@ -1,6 +1,7 @@
 // Implements one-shot generation: a pool of threads sends the samples, the results are stored in order.
 #include "adapters/generate/generate.hpp"
 
+#include "adapters/generate/batch_run.hpp"
 #include "adapters/generate/extract.hpp"
 #include "adapters/generate/one_shot_prompt.hpp"
 #include "adapters/generate/settings.hpp"
@@ -63,6 +64,20 @@ std::string purpose_of(const kb::problem& p, int sample) {
   return fmt::format("L{}/{} sample {}", p.level, p.file_name, sample);
 }
 
+// The request of one sample: the same whether sent alone, in a batch, or asked of a recording.
+llm::request request_of(const prompt& pr, const generation_settings& s) {
+  llm::request r;
+  r.model = s.model;
+  r.system = pr.system;
+  r.messages.push_back(llm::message::user_text(pr.user));
+  r.max_tokens = s.max_tokens;
+  r.temperature = s.temperature;
+  r.thinking_budget = s.thinking_budget;
+  r.effort = s.effort;
+  r.api = s.openai_api;
+  return r;
+}
+
 std::string describe(const llm::reply& r) {
   const std::string cost = r.cost_usd ? fmt::format("${:.4f}", *r.cost_usd) : "no price";
   return fmt::format(
@@ -102,15 +117,7 @@ private:
         continue;
       }
       const kb::problem& p = m_problems[t.problem];
-      llm::request r;
-      r.model = m_settings.model;
-      r.system = m_prompts[t.problem].system;
-      r.messages.push_back(llm::message::user_text(m_prompts[t.problem].user));
-      r.max_tokens = m_settings.max_tokens;
-      r.temperature = m_settings.temperature;
-      r.thinking_budget = m_settings.thinking_budget;
-      r.effort = m_settings.effort;
-      r.api = m_settings.openai_api;
+      const llm::request r = request_of(m_prompts[t.problem], m_settings);
       try {
         t.reply = m_client.complete(r, {purpose_of(p, t.sample), t.sample});
         t.status = task::state::done;
@@ -208,6 +215,22 @@ generation_result generate_candidates(db::store& store, std::int64_t run_id,
   fmt::print(stderr, "kj: {} {} sample{} of {} problem{} with {} ({}, {} at a time)...\n",
              replay ? "replaying" : "generating", tasks.size(), tasks.size() == 1 ? "" : "s", problems.size(),
              problems.size() == 1 ? "" : "s", settings.producer(), price_note, options.concurrency);
+  if (options.batch && !replay) {
+    std::vector<batch_request> requests;
+    for (const task& t : tasks)
+      requests.push_back(
+          {request_of(prompts[t.problem], settings), {purpose_of(problems[t.problem], t.sample), t.sample}});
+    if (!run_batch(store, run_id, client, requests, prices.batch_factor(),
+                   {options.batch_poll_s, cancelled})) {
+      fmt::print(stderr,
+                 "kj: interrupted while the batch runs at the provider: the next kj generate of this run "
+                 "polls it again (nothing is asked twice)\n");
+      generation_result interrupted;
+      interrupted.producer = settings.producer();
+      interrupted.interrupted = true;
+      return interrupted;
+    }
+  }
   sender send(client, problems, prompts, settings, replay ? std::nullopt : options.budget_usd,
               replay ? 0.0 : store.llm_spent_usd(run_id), cancelled, print_lock);
   send.run(tasks, options.concurrency);

@@ -34,8 +34,10 @@ struct generation_options {
   int max_retries = 6;
   double retry_base_s = 1; // first backoff of a retry without a server-given delay
   double max_retry_wait_s = 300;
-  std::optional<double> rpm,
-      tpm; // pacing: requests and tokens per minute (the provider's headers always count)
+  // Pacing: requests and tokens per minute (the provider's rate-limit headers count either way).
+  std::optional<double> rpm, tpm;
+  bool batch = false;       // one provider batch at the batch price (kj generate --batch)
+  double batch_poll_s = 30; // [s] between polls of a batch
 
   bool active() const { return !adapter.empty(); }
 };

@@ -30,14 +30,16 @@ http_response call(const provider& p, std::string method, const std::string& url
 // A non-2xx answer (or none) to a batch call: the provider's own error, named.
 json ok_json(const provider& p, const http_response& r, const std::string& what) {
   if (!r.transport_error.empty())
-    throw llm_error(p.name(), error_kind::transport, fmt::format("{}: {}: {}", p.name(), what, r.transport_error));
+    throw llm_error(p.name(), error_kind::transport,
+                    fmt::format("{}: {}: {}", p.name(), what, r.transport_error));
   if (r.status < 200 || r.status >= 300) {
     const failure f = p.decode_failure(r);
     throw llm_error(p.name(), f.kind, fmt::format("{}: {}: HTTP {} {}", p.name(), what, r.status, f.message),
                     r.status, f.request_id);
   }
   json body = json::parse(r.body, nullptr, false);
-  if (body.is_discarded()) throw llm_error(p.name(), error_kind::malformed, p.name() + ": " + what + ": not JSON");
+  if (body.is_discarded())
+    throw llm_error(p.name(), error_kind::malformed, p.name() + ": " + what + ": not JSON");
   return body;
 }
 
@@ -57,15 +59,17 @@ public:
     json requests = json::array();
     for (const batch_item& i : items)
       requests.push_back({{"custom_id", i.custom_id}, {"params", i.wire.body}});
-    const json r = ok_json(m_p, call(m_p, "POST", m_p.base_url() + "/v1/messages/batches",
-                                     json{{"requests", requests}}.dump(), items.front().wire.headers),
+    const json r = ok_json(m_p,
+                           call(m_p, "POST", m_p.base_url() + "/v1/messages/batches",
+                                json{{"requests", requests}}.dump(), items.front().wire.headers),
                            "submit a message batch");
     return fields::text(r, "id");
   }
 
   batch_status poll(const std::string& id) override {
-    const json r = ok_json(m_p, call(m_p, "GET", m_p.base_url() + "/v1/messages/batches/" + id, "", m_version),
-                           "poll message batch " + id);
+    const json r =
+        ok_json(m_p, call(m_p, "GET", m_p.base_url() + "/v1/messages/batches/" + id, "", m_version),
+                "poll message batch " + id);
     batch_status s{id, fields::text(r, "processing_status")};
     s.ended = s.status == "ended";
     s.results = fields::text(r, "results_url");
@@ -104,25 +108,30 @@ public:
     const std::string endpoint = items.front().wire.url.substr(m_p.base_url().size() - 3); // "/v1/..."
     std::string lines;
     for (const batch_item& i : items)
-      lines += json{{"custom_id", i.custom_id}, {"method", "POST"}, {"url", endpoint}, {"body", i.wire.body}}.dump() +
+      lines += json{{"custom_id", i.custom_id}, {"method", "POST"}, {"url", endpoint}, {"body", i.wire.body}}
+                   .dump() +
                "\n";
-    const json file = ok_json(m_p,
-                              call(m_p, "POST", m_p.base_url() + "/files", "", {},
-                                   {{"purpose", "batch"}, {"file", lines, "kj-batch.jsonl", "application/jsonl"}}),
-                              "upload the batch input file");
-    const json batch = ok_json(
-        m_p,
-        call(m_p, "POST", m_p.base_url() + "/batches",
-             json{{"input_file_id", fields::text(file, "id")}, {"endpoint", endpoint}, {"completion_window", "24h"}}
-                 .dump()),
-        "create the batch");
+    const json file =
+        ok_json(m_p,
+                call(m_p, "POST", m_p.base_url() + "/files", "", {},
+                     {{"purpose", "batch"}, {"file", lines, "kj-batch.jsonl", "application/jsonl"}}),
+                "upload the batch input file");
+    const json batch = ok_json(m_p,
+                               call(m_p, "POST", m_p.base_url() + "/batches",
+                                    json{{"input_file_id", fields::text(file, "id")},
+                                         {"endpoint", endpoint},
+                                         {"completion_window", "24h"}}
+                                        .dump()),
+                               "create the batch");
     return fields::text(batch, "id");
   }
 
   batch_status poll(const std::string& id) override {
-    const json r = ok_json(m_p, call(m_p, "GET", m_p.base_url() + "/batches/" + id, "", {}), "poll batch " + id);
+    const json r =
+        ok_json(m_p, call(m_p, "GET", m_p.base_url() + "/batches/" + id, "", {}), "poll batch " + id);
     batch_status s{id, fields::text(r, "status")};
-    s.ended = s.status == "completed" || s.status == "failed" || s.status == "expired" || s.status == "cancelled";
+    s.ended =
+        s.status == "completed" || s.status == "failed" || s.status == "expired" || s.status == "cancelled";
     s.results = fields::text(r, "output_file_id");
     s.errors = fields::text(r, "error_file_id");
     if (const json* counts = fields::find(r, "request_counts")) s.detail = counts->dump();
@@ -144,7 +153,8 @@ public:
           a.body = response->value("body", json());
         }
         a.ok = a.status >= 200 && a.status < 300;
-        if (!a.ok) a.error = line.contains("error") && !line["error"].is_null() ? line["error"].dump() : a.body.dump();
+        if (!a.ok)
+          a.error = line.contains("error") && !line["error"].is_null() ? line["error"].dump() : a.body.dump();
         out.push_back(std::move(a));
       }
     }
@@ -160,10 +170,11 @@ private:
 std::unique_ptr<batch_api> make_batch_api(const provider& wire) {
   if (wire.name() == "anthropic") return std::make_unique<anthropic_batches>(wire);
   if (wire.name() == "openai") return std::make_unique<openai_batches>(wire);
-  throw llm_error(wire.name(), error_kind::config,
-                  fmt::format("{}: --batch speaks Anthropic's Message Batches and OpenAI's Batch API; {}'s batch "
-                              "mode is not supported yet",
-                              wire.name(), wire.name()));
+  throw llm_error(
+      wire.name(), error_kind::config,
+      fmt::format("{}: --batch speaks Anthropic's Message Batches and OpenAI's Batch API; {}'s batch "
+                  "mode is not supported yet",
+                  wire.name(), wire.name()));
 }
 
 } // namespace kj::llm

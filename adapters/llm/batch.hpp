@@ -21,8 +21,8 @@ struct batch_item {
 
 struct batch_status {
   std::string id;
-  std::string status; // the provider's: in_progress, ended (Anthropic); validating, ..., completed (OpenAI)
-  bool ended = false; // no more answers will come (completed, failed, expired, cancelled)
+  std::string status;  // the provider's: in_progress, ended (Anthropic); validating, ..., completed (OpenAI)
+  bool ended = false;  // no more answers will come (completed, failed, expired, cancelled)
   std::string results; // where the answers are: Anthropic's results_url, OpenAI's output file id
   std::string errors;  // OpenAI's error file id ("" none)
   std::string detail;  // counts or errors the provider reported, for people
@@ -31,9 +31,9 @@ struct batch_status {
 struct batch_answer {
   std::string custom_id;
   bool ok = false;
-  long status = 0;           // the HTTP status the request would have had (OpenAI), 200 for a success
-  nlohmann::json body;       // the provider's response body, as the request alone would have returned it
-  std::string error;         // why not ok: the provider's error, or canceled / expired
+  long status = 0;     // the HTTP status the request would have had (OpenAI), 200 for a success
+  nlohmann::json body; // the provider's response body, as the request alone would have returned it
+  std::string error;   // why not ok: the provider's error, or canceled / expired
   std::string request_id;
 };
 

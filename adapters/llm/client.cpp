@@ -234,9 +234,10 @@ std::optional<reply> client::from_log(const std::string& hash, const request& r,
 }
 
 reply client::finish(reply out, const std::string& header_request_id, const std::string& model,
-                     exchange_draft& draft) {
+                     exchange_draft& draft, double price_factor) {
   if (!header_request_id.empty()) out.request_id = header_request_id; // the header's id beats the body's
   out.cost_usd = m_prices ? m_prices->cost(m_provider->name(), model, out.tokens) : std::nullopt;
+  if (out.cost_usd) *out.cost_usd *= price_factor;
   out.latency_ms = draft.x.latency_ms;
   out.total_ms = ms_since(draft.start);
   out.attempts = draft.x.attempts;
@@ -264,6 +265,46 @@ void client::give_up(exchange_draft& draft, const failure& f, const std::string&
   draft.close(f.request_id);
   if (m_log && f.kind != error_kind::cancelled) m_log->record(draft.x); // a cancelled call is asked again
   throw llm_error(m_provider->name(), f.kind, draft.x.error, f.status, f.request_id, attempts);
+}
+
+std::optional<client::prepared> client::prepare(const request& r, const call_context& context) const {
+  wire_request wire = m_provider->encode(r);
+  std::string hash = request_hash(m_provider->name(), r.model, wire.body.dump());
+  if (m_log && m_log->find(hash, context.seq)) return std::nullopt;
+  return prepared{std::move(hash), std::move(wire)};
+}
+
+void client::record_batch_answer(const prepared& p, const request& r, const call_context& context,
+                                 const batch_answer& answer, double price_factor) {
+  exchange_draft draft;
+  draft.x = {.provider = m_provider->name(),
+             .model = r.model,
+             .endpoint = strip_url(p.wire.url),
+             .request_hash = p.hash,
+             .seq = context.seq,
+             .purpose = context.purpose + " (batch)",
+             .request_json = m_provider->redact(p.wire.body.dump())};
+  draft.x.started_at = core::now_iso8601();
+  draft.x.attempts = 1;
+  draft.x.http_status = answer.status ? std::optional<std::int64_t>(answer.status) : std::nullopt;
+  draft.x.response_body = m_provider->redact(answer.body.is_null() ? answer.error : answer.body.dump());
+  std::optional<reply> decoded;
+  std::string error = answer.error;
+  if (answer.ok) try {
+      decoded = m_provider->decode(answer.body);
+    } catch (const std::exception& e) {
+      error = fmt::format("the batch answer is not the documented shape: {}", e.what());
+    }
+  if (!decoded) {
+    draft.x.ok = false;
+    draft.x.error_kind = to_string(answer.ok ? error_kind::malformed : error_kind::server);
+    draft.x.error = m_provider->redact(fmt::format("{}: batch answer: {}", m_provider->name(), error));
+    draft.close(answer.request_id);
+    if (m_log) m_log->record(draft.x);
+    return;
+  }
+  reply out = finish(std::move(*decoded), answer.request_id, r.model, draft, price_factor);
+  (void)out;
 }
 
 reply client::complete(const request& r, const call_context& context) {

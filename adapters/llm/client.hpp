@@ -2,6 +2,7 @@
 // concurrency limit, decode, price, and record (or answer from a recording).
 #pragma once
 
+#include "adapters/llm/batch.hpp"
 #include "adapters/llm/conversation.hpp"
 #include "adapters/llm/errors.hpp"
 #include "adapters/llm/pacing.hpp"
@@ -60,6 +61,19 @@ public:
 
   const provider& wire() const { return *m_provider; }
 
+  // A request as complete() would send it, with its recording key; none when the recording already answers
+  // it. For a batch: the items to submit.
+  struct prepared {
+    std::string hash;
+    wire_request wire;
+  };
+  std::optional<prepared> prepare(const request& r, const call_context& context) const;
+  // Records a batch's answer to a prepared request as complete() records a live one, its cost at the batch
+  // tier (`price_factor` of the standard price); complete() then answers the request from the recording. A
+  // failed answer is recorded as failed: a live run asks it again.
+  void record_batch_answer(const prepared& p, const request& r, const call_context& context,
+                           const batch_answer& answer, double price_factor);
+
 private:
   struct attempt_result;
   struct exchange_draft;
@@ -67,7 +81,7 @@ private:
   attempt_result attempt(const wire_request& wire, const std::string& body, bool streamed);
   void read_answer(attempt_result& a, stream_assembler* assembler) const;
   reply finish(reply out, const std::string& header_request_id, const std::string& model,
-               exchange_draft& draft);
+               exchange_draft& draft, double price_factor = 1.0);
   [[noreturn]] void give_up(exchange_draft& draft, const failure& f, const std::string& what,
                             const std::string& why_not);
   reply from_recording(const db::llm_exchange_record& recorded) const;

@@ -1,5 +1,6 @@
-// A blocking HTTP request (POST, or GET, or a multipart/form-data POST of a file) over libcurl with connect, idle and whole-request timeouts and TCP keep-alive, whose
-// 2xx body can be handed over as it arrives (server-sent events): what the LLM clients send with.
+// A blocking HTTP request (POST, or GET, or a multipart/form-data POST of a file) over libcurl with connect,
+// idle and whole-request timeouts and TCP keep-alive, whose 2xx body can be handed over as it arrives
+// (server-sent events): what the LLM clients send with.
 #pragma once
 
 #include <chrono>
@@ -53,8 +54,9 @@ struct http_response {
   std::string header(const std::string& lower_name) const; // "" when absent
 };
 
-// Sends `request` (its method: a POST of its body or form, or a GET) and waits for the whole response. Never throws for network trouble: it is
-// reported in `transport_error`. Safe to call from several threads at once (one curl handle per call).
+// Sends `request` (its method: a POST of its body or form, or a GET) and waits for the whole response. Never
+// throws for network trouble: it is reported in `transport_error`. Safe to call from several threads at once
+// (one curl handle per call).
 http_response http_post(const http_request& request);
 
 } // namespace kj::llm

@@ -103,6 +103,12 @@ price_table price_table::load(const std::filesystem::path& path) {
     r.fail("date", "the date the prices were checked, as \"YYYY-MM-DD\"");
   table.m_date = doc["date"].get<std::string>();
   if (doc.value("unit", "") != "USD per 1M tokens") r.fail("unit", "\"USD per 1M tokens\"");
+  if (doc.contains("batch_price_factor")) {
+    const json& f = doc["batch_price_factor"];
+    if (!f.is_number() || f.get<double>() <= 0 || f.get<double>() > 1)
+      r.fail("batch_price_factor", "the batch tier's share of the standard price, a number in (0, 1]");
+    table.m_batch_factor = f.get<double>();
+  }
   if (!doc.contains("models") || !doc["models"].is_array()) r.fail("models", "a list of price entries");
   for (std::size_t i = 0; i < doc["models"].size(); ++i) {
     table.m_entries.push_back(r.entry(doc["models"][i], fmt::format("models[{}]", i)));

@@ -56,6 +56,8 @@ public:
                              const usage& tokens) const;
 
   const std::string& date() const { return m_date; } // when the prices were checked (YYYY-MM-DD)
+  // The batch tier's share of the standard price (`batch_price_factor`; 1 when the file gives none).
+  double batch_factor() const { return m_batch_factor; }
   // Rows checked more than `max_age_days` days before `today` ("" = the system's date, UTC).
   std::vector<stale_price> stale(int max_age_days = 90, const std::string& today = "") const;
   const std::filesystem::path& path() const { return m_path; }
@@ -64,6 +66,7 @@ public:
 private:
   std::filesystem::path m_path;
   std::string m_date;
+  double m_batch_factor = 1.0;
   std::vector<price_entry> m_entries;
 };
 

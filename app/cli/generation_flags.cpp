@@ -109,6 +109,15 @@ void generation_flags::add_to(CLI::App& app, generation_use use) {
   m_live.push_back(app.add_option("--concurrency", o.concurrency, "calls in flight at once to the provider")
                        ->check(CLI::Range(1, 256))
                        ->capture_default_str());
+  m_batch_option =
+      app.add_flag("--batch", o.batch,
+                   "send the samples as one provider batch at the batch price (Anthropic Message "
+                   "Batches, OpenAI Batch API; answers within 24 h): kj polls it, and a killed run "
+                   "polls the same batch again when resumed with its --run-id");
+  m_live.push_back(m_batch_option);
+  m_live.push_back(app.add_option("--batch-poll", o.batch_poll_s, "seconds between polls of a --batch")
+                       ->check(CLI::PositiveNumber)
+                       ->capture_default_str());
   m_from_option =
       app.add_option("--from", o.replay_from, "with --adapter replay: the run whose recording answers");
 }
@@ -131,6 +140,9 @@ adapters::generation_options generation_flags::resolve() const {
   } else if (given(m_from_option)) {
     throw usage_error("--from is for --adapter replay");
   }
+  if (o.batch && (o.adapter == "replay" || o.adapter == "gemini"))
+    throw usage_error(fmt::format("--batch speaks Anthropic's and OpenAI's batch APIs; not --adapter {}{}",
+                                  o.adapter, o.adapter == "gemini" ? " (Gemini's batch mode: not yet)" : ""));
   if (!o.openai_api.empty() && o.adapter != "openai")
     throw usage_error(fmt::format("--openai-api is for --adapter openai, not {}", o.adapter));
   if (given(m_temperature_option)) o.temperature = m_temperature;

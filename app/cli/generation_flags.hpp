@@ -35,6 +35,7 @@ private:
   CLI::Option* m_thinking_option = nullptr;
   CLI::Option* m_effort_option = nullptr;
   CLI::Option* m_rpm_option = nullptr;
+  CLI::Option* m_batch_option = nullptr;
   CLI::Option* m_tpm_option = nullptr;
   double m_rpm = 0, m_tpm = 0;
   CLI::Option* m_from_option = nullptr;

@@ -2,6 +2,8 @@
 // far, for the acceptance tests that stop a run and resume it.
 #pragma once
 
+#include "tests/support/paths.hpp" // start_kj
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -9,9 +11,6 @@
 #include <vector>
 
 namespace kj::test {
-
-// Starts `kj args...` with stdout and stderr in `log`; returns its pid (waitpid it).
-pid_t start_kj(const std::vector<std::string>& args, const std::filesystem::path& log);
 
 // The evaluations run `run_id` holds so far; -1 while the file or its tables are not there yet.
 std::int64_t evaluations_so_far(const std::filesystem::path& db, const std::string& run_id);

@@ -124,6 +124,7 @@ fake_llm_server::fake_llm_server(fs::path fixtures, fs::path answers, fs::path s
   m_server->Post("/v1/responses", [this](const httplib::Request& q, httplib::Response& s) {
     handle("openai-responses", q, s);
   });
+  add_batch_routes();
   m_server->Get("/_kj/requests", [this](const httplib::Request&, httplib::Response& s) {
     json list = json::array();
     for (const auto& r : requests())
@@ -257,15 +258,16 @@ void fake_llm_server::handle(const std::string& provider, const httplib::Request
 
 void fake_llm_server::answer_from_folder(const std::string& provider, const received_request& r,
                                          httplib::Response& res) {
+  serve_step(r, folder_step(provider, r), res);
+}
+
+json fake_llm_server::folder_step(const std::string& provider, const received_request& r) {
   static const std::regex problem(R"(KernelBench level (\d+) problem (\d+))");
   std::smatch m;
-  if (!std::regex_search(r.body, m, problem)) {
-    res.status = 400;
-    res.set_content(
-        R"({"error": {"type": "invalid_request_error", "message": "no KernelBench problem named"}})",
-        "application/json");
-    return;
-  }
+  if (!std::regex_search(r.body, m, problem))
+    return {{"status", 400},
+            {"body",
+             {{"error", {{"type", "invalid_request_error"}, {"message", "no KernelBench problem named"}}}}}};
   std::size_t sample = 0, id = 0;
   {
     std::lock_guard<std::mutex> guard(m_lock);
@@ -288,7 +290,7 @@ void fake_llm_server::answer_from_folder(const std::string& provider, const rece
         {"{{UNCACHED_TOKENS}}", prompt_tokens - cached},
         {"{{CACHED_TOKENS}}", cached},
         {"{{COMPLETION_TOKENS}}", word_count(text)}});
-  serve_step(r, step, res);
+  return step;
 }
 
 } // namespace kj::test

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,6 +58,10 @@ public:
   // openai.
   std::string base_url(const std::string& provider) const;
   std::vector<received_request> requests() const;
+  // Batches (Anthropic Message Batches, OpenAI Batch API): one ends after this many polls (default 2).
+  void set_batch_polls(int polls) { m_batch_polls_needed = polls; }
+  std::size_t batch_submissions() const { return m_batch_submissions; }
+  std::size_t batch_polls() const { return m_batch_poll_count; }
   std::size_t count(const std::string& model) const; // requests received for a model
   // Every violation of the documented request shapes received so far, as "<provider> <model>: <what>".
   std::vector<std::string> violations() const;
@@ -66,6 +71,11 @@ private:
   bool reject_undocumented(const received_request& r, httplib::Response& res) const;
   void answer_scripted(const received_request& r, httplib::Response& res) const;
   void answer_from_folder(const std::string& provider, const received_request& r, httplib::Response& res);
+  // The answers mode's step for a request: {"status", "body", ...}; a 400 step when no problem is named.
+  nlohmann::json folder_step(const std::string& provider, const received_request& r);
+  void add_batch_routes(); // fake_batches.cpp
+  // A batch item as a request of its own: recorded, checked in documentation mode, answered from the folder.
+  nlohmann::json batch_item_answer(const std::string& provider, const nlohmann::json& body);
   void wait(int milliseconds);
 
   std::filesystem::path m_fixtures, m_answers, m_scripts;
@@ -77,6 +87,15 @@ private:
   mutable std::mutex m_lock;
   std::vector<received_request> m_requests;
   std::map<std::string, std::size_t> m_counts; // by provider/model, and by provider/"L<l>P<n>" in answer mode
+  struct fake_batch {
+    std::string provider; // anthropic or openai
+    std::string lines;    // the answers' JSONL
+    int polls = 0;
+  };
+  std::map<std::string, fake_batch> m_batches;
+  std::map<std::string, std::string> m_files; // OpenAI files by id
+  std::atomic<int> m_batch_polls_needed{2};
+  std::atomic<std::size_t> m_batch_submissions{0}, m_batch_poll_count{0};
   std::condition_variable m_stop_signal;
   std::atomic<bool> m_stopping{false};
 };

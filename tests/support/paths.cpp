@@ -115,4 +115,21 @@ std::size_t count_of(const std::string& text, const std::string& part) {
   return n;
 }
 
+pid_t start_kj(const std::vector<std::string>& args, const std::filesystem::path& log) {
+  const std::string binary = kj_binary().string();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, STDOUT_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+    std::vector<char*> argv{const_cast<char*>(binary.c_str())};
+    for (const auto& a : args)
+      argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(binary.c_str(), argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
 } // namespace kj::test

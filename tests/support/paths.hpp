@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace kj::test {
@@ -36,6 +37,9 @@ struct command_result {
   std::string out; // stdout
   std::string err; // stderr
 };
+
+// Starts `kj args...` in the background with stdout and stderr in `log`; returns its pid (waitpid it).
+pid_t start_kj(const std::vector<std::string>& args, const std::filesystem::path& log);
 
 // Runs the real `kj` binary with these arguments in `cwd`, capturing stdout and stderr.
 command_result run_kj(const std::vector<std::string>& args, const std::filesystem::path& cwd = {});
