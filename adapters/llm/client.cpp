@@ -334,7 +334,9 @@ reply client::complete(const request& r, const call_context& context) {
   for (int number = 1;; ++number) {
     sleep_for(m_pacer.reserve(prompt_estimate)); // --rpm/--tpm, and a limit the provider said is used up
     attempt_result a = attempt(wire, body, streamed);
-    m_pacer.answered(a.response, a.ok ? a.ok->tokens.prompt() + a.ok->tokens.output : prompt_estimate);
+    m_pacer.answered(a.response,
+                     a.ok ? a.ok->tokens.prompt() + a.ok->tokens.output - prompt_estimate
+                          : 0); // beyond reserve()
     draft.attempt_done(a.response, number, *m_provider);
     if (a.ok) return finish(std::move(*a.ok), a.f.request_id, r.model, draft);
     std::string why_not;

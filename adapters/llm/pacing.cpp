@@ -69,19 +69,20 @@ milliseconds pacer::reserve(std::int64_t tokens, clock::time_point now) {
     std::int64_t sum = tokens;
     for (const auto& [at, used] : m_used)
       sum += used;
-    // Wait for the oldest tokens to leave the minute until this request fits (alone, it always may go);
-    // answered() counts what each answer used.
+    // Wait for the oldest tokens to leave the minute until this request fits (alone, it always may go).
+    // The request counts from its start, calls in flight included; answered() corrects it to what it used.
     for (auto it = m_used.begin(); sum > *m_options.tokens_per_minute && it != m_used.end(); ++it) {
       start = std::max(start, it->first + std::chrono::minutes(1));
       sum -= it->second;
     }
   }
+  if (m_options.tokens_per_minute && *m_options.tokens_per_minute > 0) m_used.emplace_back(start, tokens);
   return std::chrono::duration_cast<milliseconds>(start - now);
 }
 
 void pacer::answered(const http_response& response, std::int64_t tokens, clock::time_point now) {
   std::lock_guard<std::mutex> guard(m_lock);
-  if (m_options.tokens_per_minute && tokens > 0) m_used.emplace_back(now, tokens);
+  if (m_options.tokens_per_minute && tokens != 0) m_used.emplace_back(now, tokens);
   const auto wall_now = std::chrono::system_clock::now();
   // (remaining, reset) header pairs: OpenAI's resets are durations, Anthropic's RFC 3339 times.
   static const std::pair<const char*, const char*> limits[] = {

@@ -34,7 +34,8 @@ public:
   // Reserves the next start for a request of about `tokens` tokens and returns how long to wait for it.
   // Safe to call from several threads: each caller gets its own start.
   std::chrono::milliseconds reserve(std::int64_t tokens, clock::time_point now = clock::now());
-  // An answer came (any status): its rate-limit headers, and the tokens it used (0 when not known).
+  // An answer came (any status): its rate-limit headers, and the tokens it used beyond what its reserve()
+  // counted (negative when fewer).
   void answered(const http_response& response, std::int64_t tokens, clock::time_point now = clock::now());
 
 private:

@@ -107,7 +107,19 @@ void require_api_key(const std::string& name, const std::string& base_url) {
   const provider_entry* p = provider_named(name);
   const std::string url = base_url.empty() ? default_base_url(name) : base_url;
   const bool own_server = p && p->own_server_keyless && url.find(host_of(p->base_url)) == std::string::npos;
-  if (own_server || !api_key_from_environment(name).empty() || api_key_variables(name).empty()) return;
+  const std::string key = api_key_from_environment(name);
+  // Every recorded body is redacted of the key; a key this short occurs inside ordinary text and code, whose
+  // redaction would change what is recorded (and replayed).
+  if (!key.empty() && key.size() < min_key_length)
+    throw llm_error(
+        name, error_kind::config,
+        fmt::format("{}: the API key in {} has {} character{}: kj keeps keys out of everything it "
+                    "records by redacting them, which a key under {} characters would do inside "
+                    "ordinary text and code too; use a longer key (a server of your own, such as "
+                    "vLLM's --api-key, takes any)",
+                    name, fmt::join(api_key_variables(name), " or "), key.size(), key.size() == 1 ? "" : "s",
+                    min_key_length));
+  if (own_server || !key.empty() || api_key_variables(name).empty()) return;
   throw llm_error(name, error_kind::config,
                   fmt::format("{}: no API key: set {} in the environment{}", name,
                               fmt::join(api_key_variables(name), " or "),

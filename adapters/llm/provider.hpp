@@ -104,7 +104,9 @@ std::vector<std::string> api_key_variables(const std::string& name);
 std::string api_key_from_environment(const std::string& name);
 
 // Throws llm_error (config) when a hosted API (Anthropic, Gemini, OpenAI's own) has no key in the
-// environment; an OpenAI-compatible server of one's own (--base-url elsewhere) needs none.
+// environment (an OpenAI-compatible server of one's own, --base-url elsewhere, needs none), and for a key
+// shorter than min_key_length, which could not be redacted without changing what is recorded.
+inline constexpr std::size_t min_key_length = 8;
 void require_api_key(const std::string& name, const std::string& base_url);
 
 // Builds a provider. `base_url` "" means the default. Throws llm_error(config) for an unknown name, and for

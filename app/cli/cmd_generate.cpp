@@ -66,6 +66,14 @@ action add_generate_command(CLI::App& app, int argc, char** argv) {
   return [s, argc, argv] {
     const adapters::generation_options options = s->generation.resolve();
     require_credentials(options);
+    if (!s->out.empty()) { // found now, before any request is paid for
+      std::error_code ec;
+      if (std::filesystem::exists(s->out, ec) && !std::filesystem::is_directory(s->out, ec))
+        throw usage_error(
+            fmt::format("--out {}: a file, not a folder: the candidates are written into a folder", s->out));
+      std::filesystem::create_directories(s->out, ec);
+      if (ec) throw usage_error(fmt::format("--out {}: cannot create the folder: {}", s->out, ec.message()));
+    }
     const auto problems =
         orchestrator::load_all_problems(s->sources.resolve(), exec::cache_dir_or_default({}));
     db::store store = db::store::open(s->db);

@@ -82,12 +82,15 @@ action add_merge_command(CLI::App& app) {
       ->required();
   return [s] {
     std::vector<std::string> runs;
-    // A merge that fails leaves an output it created behind as nothing at all (not an empty database).
+    // A merge refused before any input went in leaves an output it created behind as nothing at all (not
+    // an empty database); the inputs merged before a refused one stay merged (each input is one transaction).
     std::error_code ec;
     const bool existed = std::filesystem::exists(s->output, ec);
+    std::vector<std::string> merged;
     try {
       for (const std::string& input : s->inputs) {
         const db::merge_report report = db::merge_database(s->output, input);
+        merged.push_back(input);
         fmt::print("merged {}: {}{}\n", input, added_text(report),
                    report.evaluations_present ? fmt::format(" ({} evaluations were already in {})",
                                                             report.evaluations_present, s->output)
@@ -96,9 +99,12 @@ action add_merge_command(CLI::App& app) {
           if (std::find(runs.begin(), runs.end(), uid) == runs.end()) runs.push_back(uid);
       }
     } catch (...) {
-      if (!existed)
+      if (!existed && merged.empty())
         for (const char* suffix : {"", "-wal", "-shm", "-journal"})
           std::filesystem::remove(s->output + suffix, ec);
+      if (!merged.empty())
+        fmt::print(stderr, "kj: {} keeps what was merged before the refused input: {}\n", s->output,
+                   fmt::join(merged, ", "));
       throw;
     }
     const db::store out = db::store::open(s->output);

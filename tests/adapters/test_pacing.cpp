@@ -31,9 +31,14 @@ TEST_CASE("the pacer spaces requests by --rpm, keeps --tpm's minute and waits ou
 
   pacer tpm({std::nullopt, 1000.0});
   CHECK(tpm.reserve(600, now) == milliseconds(0));
-  tpm.answered({}, 700, now);                                              // the answer used 700
-  CHECK(tpm.reserve(600, now + milliseconds(10)) >= milliseconds(59'000)); // 1300 > 1000: the next minute
+  tpm.answered({}, 100, now);                                              // the answer used 700 in all
   CHECK(tpm.reserve(200, now + milliseconds(10)) == milliseconds(0));      // 900 fits
+  CHECK(tpm.reserve(600, now + milliseconds(20)) >= milliseconds(59'000)); // 1500 > 1000: the next minute
+  // Calls in flight count from their start (the default --concurrency 4 sends several at once).
+  pacer parallel({std::nullopt, 1000.0});
+  CHECK(parallel.reserve(600, now) == milliseconds(0));
+  CHECK(parallel.reserve(600, now) >= milliseconds(59'000));
+  CHECK(parallel.reserve(600, now) >= milliseconds(119'000));
 
   pacer headers;
   http_response told;

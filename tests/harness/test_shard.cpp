@@ -112,4 +112,10 @@ TEST_CASE("kj merge names what it refuses, and kj db migrate brings an old file 
   const auto merged = run_kj({"merge", old.string(), "-o", out});
   CHECK(merged.exit_code == 0);
   CHECK(contains(merged.out, "nothing new"));
+  // Into a new output, an input refused after others were merged leaves those merged (one transaction each).
+  const std::string fresh = (dir / "fresh.sqlite").string();
+  const auto partly = run_kj({"merge", old.string(), (dir / "absent.sqlite").string(), "-o", fresh});
+  CHECK(partly.exit_code == 2);
+  CHECK(contains(partly.err, "keeps what was merged before the refused input: " + old.string()));
+  CHECK(std::filesystem::exists(fresh));
 }

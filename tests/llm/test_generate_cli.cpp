@@ -233,6 +233,20 @@ TEST_CASE(
   ::unsetenv("ANTHROPIC_API_KEY");
   CHECK(misplaced.exit_code == 2);
   CHECK(misplaced.err.find("--openai-api is for --adapter openai") != std::string::npos);
+  // A key too short to redact without changing what is recorded.
+  ::setenv("OPENAI_API_KEY", "x", 1);
+  const auto short_key =
+      run_kj(generate_args(server, dir, "openai", "test-model", {"--level", "1", "--ids", "1"}));
+  ::unsetenv("OPENAI_API_KEY");
+  CHECK(short_key.exit_code == 2);
+  CHECK(short_key.err.find("the API key in OPENAI_API_KEY has 1 character") != std::string::npos);
+  // --out naming a file is found before anything is asked.
+  write_file(dir / "a-file", "x");
+  const auto out_file =
+      run_kj(generate_args(server, dir, "openai", "test-model",
+                           {"--level", "1", "--ids", "1", "--out", (dir / "a-file").string()}));
+  CHECK(out_file.exit_code == 2);
+  CHECK(out_file.err.find("a file, not a folder") != std::string::npos);
   CHECK(server.requests().empty());           // nothing was sent
   CHECK_FALSE(fs::exists(dir / "kj.sqlite")); // and no run was recorded
 }
