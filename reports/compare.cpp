@@ -191,7 +191,11 @@ comparison_row pair_row(const std::string& key, const result_row& base, const re
     row.head_timing = head.candidate->row_id;
   }
   const bool base_ok = base.counted_correct(), head_ok = head.counted_correct();
-  if (base_ok && !head_ok) {
+  if (!base.judged() || !head.judged()) { // kj's own failure, or the problem's: nothing about the kernel
+    row.reason = fmt::format("{} -> {}: not judged on a side (kj's or the problem's failure, never the "
+                             "candidate's)",
+                             row.base_verdict, row.head_verdict);
+  } else if (base_ok && !head_ok) {
     row.verdict = change_class::broken;
     row.reason = fmt::format("{} -> {}", row.base_verdict, row.head_verdict);
   } else if (!base_ok && head_ok) {

@@ -85,10 +85,9 @@ std::string compare_text(const comparison& c) {
       return std::any_of(c.only_head.begin(), c.only_head.end(),
                          [&](const auto& h) { return unsized(h) == unsized(b) && h != b; });
     });
-    out += fmt::format("\nunmatched: {} only in base, {} only in head{}\n", c.only_base.size(),
-                       c.only_head.size(),
-                       other_sizes ? " (rows judged at other --set sizes are other measurements: never paired)"
-                                   : "");
+    out += fmt::format(
+        "\nunmatched: {} only in base, {} only in head{}\n", c.only_base.size(), c.only_head.size(),
+        other_sizes ? " (rows judged at other --set sizes are other measurements: never paired)" : "");
   }
   if (c.rows.empty()) out += "\nno problem in common: nothing was compared\n";
   out +=

@@ -131,6 +131,7 @@ void write_kernelbench(const std::vector<result_row>& rows, std::ostream& out) {
     throw std::invalid_argument("the run holds candidates of several producers: export one with --producer");
   std::map<int, json> problems; // numeric order, as KernelBench sorts them
   for (const auto& r : rows) {
+    if (!r.judged()) continue; // kj's or the problem's failure: not an incorrect kernel, so not exported
     json& samples = problems.try_emplace(r.number, json::array()).first->second;
     for (const auto& s : samples)
       if (s["sample_id"] == r.sample)

@@ -69,10 +69,12 @@ leaderboard_row row_for(const std::string& producer, int level, const std::vecto
   bool strict_ran = false;
   double tokens = 0, cost = 0;
   bool any_cost = false;
+  std::size_t judged = 0;
   for (const result_row* r : rows) {
     problems.insert(r->problem_key());
     out.evaluation_ids.push_back(r->evaluation_id);
     ++out.verdicts[name_of(r->verdict)];
+    judged += r->judged() ? 1 : 0;
     if (r->verdict == kj::verdict::crashed) ++out.crashes;
     if (r->verdict == kj::verdict::timeout) ++out.timeouts;
     if (r->verdict == kj::verdict::correct) ++out.pass_compatible.count;
@@ -88,10 +90,14 @@ leaderboard_row row_for(const std::string& producer, int level, const std::vecto
     }
   }
   out.problems = problems.size();
-  out.pass_compatible.total = rows.size();
-  out.pass_strict.total = strict_ran ? rows.size() : 0;
+  out.not_judged = rows.size() - judged;
+  out.pass_compatible.total = judged; // kj's own failures are never the candidate's
+  out.pass_strict.total = strict_ran ? judged : 0;
+  std::vector<const result_row*> judged_rows; // the speedup columns' population too
+  for (const result_row* r : rows)
+    if (r->judged()) judged_rows.push_back(r);
   for (const auto& baseline : leaderboard_baselines)
-    out.baselines.push_back(column_for(baseline, rows));
+    out.baselines.push_back(column_for(baseline, judged_rows));
   std::size_t solved = 0;
   for (const result_row* r : rows)
     solved += r->counted_correct() ? 1 : 0;

@@ -48,6 +48,7 @@ struct leaderboard_row {
   std::string producer;
   int level = all_levels;
   std::size_t evaluations = 0;
+  std::size_t not_judged = 0; // kj's own failures and problem errors: in no rate's total
   std::size_t problems = 0;
   rate pass_compatible; // compatible verdict correct
   rate pass_strict;     // counted correct (compatible correct and strict not failed); total: strict ran

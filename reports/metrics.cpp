@@ -259,10 +259,11 @@ std::string noise_of(const result_row& r, const nlohmann::json& params) {
   // KernelBench's method times each side once, whatever --rounds says (two host probes, not six).
   const std::string method = params.is_object() ? params.value("method", "") : "";
   if ((method == "robust" && params.value("rounds", 0) == 1) || method == "kernelbench")
-    noise += fmt::format("{}one timing round (--quick, --rounds 1 or --timing-method kernelbench): a drift of "
-                         "the host between the "
-                         "candidate's round and the reference's cannot be told from a speedup",
-                         noise.empty() ? "" : "; ");
+    noise +=
+        fmt::format("{}one timing round (--quick, --rounds 1 or --timing-method kernelbench): a drift of "
+                    "the host between the "
+                    "candidate's round and the reference's cannot be told from a speedup",
+                    noise.empty() ? "" : "; ");
   const double moved = params.is_object() ? params.value("host_change_pair", 0.0) : 0.0;
   if (moved > k_host_moved)
     noise += fmt::format("{}the host's speed moved by {:.0f}% while it was timed", noise.empty() ? "" : "; ",
@@ -373,6 +374,10 @@ stats::interval result_row::speedup_ci_vs(const std::string& mode) const {
 
 bool result_row::counted_correct() const {
   return kj::counted_correct(verdict, strict_verdict);
+}
+
+bool result_row::judged() const {
+  return verdict != kj::verdict::harness_error && verdict != kj::verdict::problem_error;
 }
 
 std::string result_row::problem_key() const {

@@ -117,6 +117,9 @@ struct result_row {
   const baseline_speedup* baseline(const std::string& mode) const;
   // Compatible verdict correct and the strict verdict not failed: what rates and geomeans count.
   bool counted_correct() const;
+  // Whether the candidate was judged: not when kj itself failed on the job (harness_error) or the problem's
+  // reference did (problem_error). Such a row counts neither for nor against the candidate.
+  bool judged() const;
   std::string problem_key() const; // suite/kb_version/level/file name
   std::string key() const;         // problem_key()/producer/sample, to match rows across runs
   // problem_key() and the sizes: rows judged at other --set sizes are other measurements (kj compare,

@@ -51,6 +51,7 @@ json leaderboard_json(const report_data& data) {
     out.push_back({{"producer", row.producer},
                    {"level", level_json(row.level)},
                    {"evaluations", row.evaluations},
+                   {"not_judged", row.not_judged},
                    {"problems", row.problems},
                    {"pass_compatible", rate_json(row.pass_compatible)},
                    {"pass_strict", rate_json(row.pass_strict)},
@@ -122,7 +123,7 @@ std::string leaderboard_csv(const report_data& data) {
   for (const auto& b : leaderboard_baselines)
     out += fmt::format(
         ",with_speedup_{0},faster_{0},faster_noise_aware_{0},geomean_correct_{0},geomean_all_{0}", b);
-  out += ",crashed,timeout,tokens_per_solved,cost_per_solved_usd\n";
+  out += ",crashed,timeout,tokens_per_solved,cost_per_solved_usd,not_judged\n";
   for (const auto& row : data.board) {
     out += fmt::format("{},{},{},{},{},{}", csv_field(row.producer),
                        row.level == all_levels ? "all" : fmt::format("{}", row.level), row.evaluations,
@@ -131,8 +132,8 @@ std::string leaderboard_csv(const report_data& data) {
       out +=
           fmt::format(",{},{},{},{},{}", c.with_speedup, number(c.faster.value()),
                       number(c.faster_noise_aware.value()), number(c.geomean_correct), number(c.geomean_all));
-    out += fmt::format(",{},{},{},{}\n", row.crashes, row.timeouts, number(row.tokens_per_solved),
-                       number(row.cost_per_solved));
+    out += fmt::format(",{},{},{},{},{}\n", row.crashes, row.timeouts, number(row.tokens_per_solved),
+                       number(row.cost_per_solved), row.not_judged);
   }
   return out;
 }

@@ -2,8 +2,13 @@
 // flag nothing, a 10% slowdown on 5 of 50 problems is flagged and nothing else, and the calibration counts
 // right.
 #include "reports/compare.hpp"
+#include "reports/export.hpp"
+#include "reports/leaderboard.hpp"
 #include "tests/reports/synthetic.hpp"
 #include "tests/support/catch_compat.hpp"
+
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 using namespace kj::test::reports;
 using kj::reports::change_class;
@@ -122,4 +127,31 @@ TEST_CASE("calibration: an A/A pair of synthetic runs has no false alarm and cat
   CHECK_FALSE(cal.passed());              // the 1% injection misses the detection target, as it must
   const auto text = kj::reports::calibration_text(cal);
   CHECK(text.find("false-alarm rate 0.0%") != std::string::npos);
+}
+
+TEST_CASE("kj's own failure on a side is never the kernel's: not broken, no regression, not in any rate") {
+  auto base_rows = synthetic_rows(4, 1, "a", "s");
+  auto head_rows = synthetic_rows(4, 2, "b", "s");
+  for (auto* rows : {&base_rows, &head_rows})
+    for (auto& r : *rows)
+      r.level = 1;                        // one level, as an export holds
+  head_rows[1].verdict = "harness_error"; // kj's runner failed to start
+  head_rows[2].verdict = "problem_error"; // the reference failed
+  const auto base = derive_all(base_rows), head = derive_all(head_rows);
+  const auto c = kj::reports::compare(base, head, {});
+  for (const auto& row : c.rows)
+    if (row.number == 2 || row.number == 3) {
+      CHECK(row.verdict == change_class::not_timed);
+      CHECK(row.reason.find("not judged on a side") != std::string::npos);
+    }
+  CHECK_FALSE(c.failed()); // a CI gate does not fail on kj's own failure
+  const auto board = kj::reports::leaderboard(head);
+  REQUIRE_FALSE(board.empty());
+  CHECK(board[0].not_judged == 2);
+  CHECK(board[0].pass_compatible.total == 2); // the two judged evaluations only
+  CHECK(board[0].pass_compatible.value() == Approx(1.0));
+  std::ostringstream exported;
+  kj::reports::write_kernelbench(head, exported);
+  const auto file = nlohmann::json::parse(exported.str());
+  CHECK(file.size() == 2); // problems 2 and 3 are not exported as incorrect kernels
 }
