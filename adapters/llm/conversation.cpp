@@ -65,11 +65,15 @@ std::string to_string(stop_reason reason) {
   return "other";
 }
 
-std::string reply::text() const {
+std::string message::text() const {
   std::string out;
-  for (const part& p : content.parts)
+  for (const part& p : parts)
     if (p.type == part::kind::text) out += p.text;
   return out;
+}
+
+std::string reply::text() const {
+  return content.text();
 }
 
 std::vector<part> reply::tool_calls() const {

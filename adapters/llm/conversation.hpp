@@ -42,6 +42,7 @@ struct message {
   nlohmann::json raw;
 
   static message user_text(std::string text);
+  std::string text() const; // the text parts, concatenated
 };
 
 // A tool the model may call (issue 16's agent tools: list_files, read_file, compile, ...).

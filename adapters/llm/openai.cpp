@@ -26,18 +26,11 @@ bool is_spend_code(const std::string& code) {
          code == "billing_hard_limit_reached";
 }
 
-std::string joined_text(const message& m) {
-  std::string text;
-  for (const part& p : m.parts)
-    if (p.type == part::kind::text) text += p.text;
-  return text;
-}
-
 // One chat message per conversation message, except tool results, which are messages of their own.
 void encode_message(const message& m, json& messages) {
   if (m.who == role::assistant) {
     json out{{"role", "assistant"}};
-    const std::string text = joined_text(m);
+    const std::string text = m.text();
     out["content"] = text.empty() ? json() : json(text);
     json calls = json::array();
     for (const part& p : m.parts)
@@ -57,7 +50,7 @@ void encode_message(const message& m, json& messages) {
   for (const part& p : m.parts)
     if (p.type == part::kind::tool_result)
       messages.push_back({{"role", "tool"}, {"tool_call_id", p.call_id}, {"content", p.text}});
-  if (const std::string text = joined_text(m); !text.empty())
+  if (const std::string text = m.text(); !text.empty())
     messages.push_back({{"role", "user"}, {"content", text}});
 }
 

@@ -13,13 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string joined_text(const message& m) {
-  std::string text;
-  for (const part& p : m.parts)
-    if (p.type == part::kind::text) text += p.text;
-  return text;
-}
-
 // An assistant turn: the answer's own output items when it came from this API (reasoning with its encrypted
 // content, function calls with their ids), else items rebuilt from its parts (no reasoning to carry).
 void encode_assistant(const message& m, json& input) {
@@ -28,7 +21,7 @@ void encode_assistant(const message& m, json& input) {
       input.push_back(item);
     return;
   }
-  if (const std::string text = joined_text(m); !text.empty())
+  if (const std::string text = m.text(); !text.empty())
     input.push_back({{"role", "assistant"}, {"content", text}});
   for (const part& p : m.parts)
     if (p.type == part::kind::tool_call)
@@ -43,7 +36,7 @@ void encode_user(const message& m, json& input) {
   for (const part& p : m.parts)
     if (p.type == part::kind::tool_result)
       input.push_back({{"type", "function_call_output"}, {"call_id", p.call_id}, {"output", p.text}});
-  if (const std::string text = joined_text(m); !text.empty())
+  if (const std::string text = m.text(); !text.empty())
     input.push_back({{"role", "user"}, {"content", text}});
 }
 
