@@ -79,7 +79,7 @@ bool run_batch(db::store& store, std::int64_t run_id, llm::client& client,
   json map = json::object();
   for (const batch_request& b : requests)
     if (auto p = client.prepare(b.request, b.context)) {
-      const std::string id = fmt::format("kj-{}", items.size());
+      const std::string id = llm::item_id(items.size());
       map[id] = {{"hash", p->hash}, {"seq", b.context.seq}, {"purpose", b.context.purpose}};
       items.push_back({id, std::move(p->wire)});
     }

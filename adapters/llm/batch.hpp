@@ -1,7 +1,8 @@
 // Batch generation: many requests sent as one provider batch, answered within hours at the batch price tier
-// (half the standard price at Anthropic and OpenAI). Anthropic Message Batches (POST /v1/messages/batches,
-// results as JSONL at results_url) and OpenAI's Batch API (the requests uploaded as a JSONL file, POST
-// /v1/batches, the output file's JSONL). A batch is identified by its id: recorded before polling, so that a
+// (half the standard price at each provider). Anthropic Message Batches (POST /v1/messages/batches, results
+// as JSONL at results_url), OpenAI's Batch API (the requests uploaded as a JSONL file, POST /v1/batches, the
+// output file's JSONL) and Gemini's batch mode (requests inlined in batchGenerateContent, answers inlined in
+// the finished operation). A batch is identified by its id: recorded before polling, so that a
 // killed generation resumes polling the same batch, and nothing is billed twice.
 #pragma once
 
@@ -15,7 +16,7 @@
 namespace kj::llm {
 
 struct batch_item {
-  std::string custom_id; // unique within the batch; ties an answer to its request
+  std::string custom_id; // item_id(i) for the i-th item of the batch; ties an answer to its request
   wire_request wire;     // the request as it would be sent alone
 };
 
@@ -47,8 +48,10 @@ public:
   virtual std::vector<batch_answer> answers(const batch_status& status) = 0;
 };
 
-// The batch API of `wire`'s provider. Throws llm_error(config) for a provider whose batches kj does not
-// speak (Gemini's batch mode: not yet).
+// The custom id of a batch's i-th item: "kj-<i>" (Gemini may answer by order alone).
+std::string item_id(std::size_t index);
+
+// The batch API of `wire`'s provider: Anthropic Message Batches, OpenAI's Batch API, Gemini's batch mode.
 std::unique_ptr<batch_api> make_batch_api(const provider& wire);
 
 } // namespace kj::llm

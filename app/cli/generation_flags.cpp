@@ -140,9 +140,8 @@ adapters::generation_options generation_flags::resolve() const {
   } else if (given(m_from_option)) {
     throw usage_error("--from is for --adapter replay");
   }
-  if (o.batch && (o.adapter == "replay" || o.adapter == "gemini"))
-    throw usage_error(fmt::format("--batch speaks Anthropic's and OpenAI's batch APIs; not --adapter {}{}",
-                                  o.adapter, o.adapter == "gemini" ? " (Gemini's batch mode: not yet)" : ""));
+  if (o.batch && o.adapter == "replay")
+    throw usage_error("--batch is for a live adapter: a replay answers from its recording");
   if (!o.openai_api.empty() && o.adapter != "openai")
     throw usage_error(fmt::format("--openai-api is for --adapter openai, not {}", o.adapter));
   if (given(m_temperature_option)) o.temperature = m_temperature;

@@ -1,4 +1,5 @@
-// The fake provider's batch endpoints, as the providers document them: Anthropic Message Batches
+// The fake provider's batch endpoints, as the providers document them (and Gemini's batch mode,
+// ai.google.dev/api/batch-api): Anthropic Message Batches
 // (platform.claude.com/docs/en/build-with-claude/batch-processing: POST /v1/messages/batches, GET its status,
 // GET its results_url as JSONL) and OpenAI's Batch API (platform.openai.com/docs/api-reference/batch: POST
 // /v1/files with purpose "batch", POST /v1/batches, GET /v1/batches/{id}, GET /v1/files/{id}/content). Each
@@ -15,8 +16,9 @@ namespace kj::test {
 
 using nlohmann::json;
 
-json fake_llm_server::batch_item_answer(const std::string& provider, const json& body) {
-  received_request r{provider, body.value("model", ""), "(batch)", {}, body.dump()};
+json fake_llm_server::batch_item_answer(const std::string& provider, const std::string& model,
+                                        const json& body) {
+  received_request r{provider, model, "(batch)", {}, body.dump()};
   r.at_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - m_started).count();
   if (m_documented) r.violations = request_violations(m_fixtures, provider, r.model, body);
   {
@@ -35,7 +37,8 @@ void fake_llm_server::add_batch_routes() {
     const json request = json::parse(q.body, nullptr, false);
     std::string lines;
     for (const json& item : request.value("requests", json::array())) {
-      const json step = batch_item_answer("anthropic", item.value("params", json::object()));
+      const json params = item.value("params", json::object());
+      const json step = batch_item_answer("anthropic", params.value("model", ""), params);
       const json result = step.value("status", 200) == 200
                               ? json{{"type", "succeeded"}, {"message", step["body"]}}
                               : json{{"type", "errored"}, {"error", step["body"]}};
@@ -98,7 +101,8 @@ void fake_llm_server::add_batch_routes() {
       const json item = json::parse(line, nullptr, false);
       if (item.is_discarded()) continue;
       const std::string provider = item.value("url", "") == "/v1/responses" ? "openai-responses" : "openai";
-      const json step = batch_item_answer(provider, item.value("body", json::object()));
+      const json body = item.value("body", json::object());
+      const json step = batch_item_answer(provider, body.value("model", ""), body);
       const json response{{"status_code", step.value("status", 200)},
                           {"request_id", fmt::format("req_batch{}", ++n)},
                           {"body", step["body"]}};
@@ -138,6 +142,48 @@ void fake_llm_server::add_batch_routes() {
       body["output_file_id"] = out;
     }
     s.set_content(body.dump(), "application/json");
+  });
+  // Gemini: the requests inlined, an Operation polled until done, the answers inlined in request order
+  // (without their metadata, as the API may return them).
+  m_server->Post(R"(/v1beta/models/([^/:]+):batchGenerateContent)", [this](const httplib::Request& q,
+                                                                           httplib::Response& s) {
+    const json request = json::parse(q.body, nullptr, false);
+    json answers = json::array();
+    const json items =
+        request.is_object() ? request["batch"]["inputConfig"]["requests"]["requests"] : json::array();
+    for (const json& item : items) {
+      // The item's model is the URL's.
+      const json step =
+          batch_item_answer("gemini", q.matches[1].str(), item.value("request", json::object()));
+      answers.push_back(step.value("status", 200) == 200 ? json{{"response", step["body"]}}
+                                                         : json{{"error", step["body"]["error"]}});
+    }
+    const std::string id = fmt::format("batches/fake{:04}", ++m_batch_submissions);
+    {
+      std::lock_guard<std::mutex> guard(m_lock);
+      m_batches[id] = {"gemini", answers.dump(), 0};
+    }
+    s.set_content(json{{"name", id}, {"metadata", {{"state", "BATCH_STATE_PENDING"}}}}.dump(),
+                  "application/json");
+  });
+  m_server->Get(R"(/v1beta/(batches/[^/]+))", [this](const httplib::Request& q, httplib::Response& s) {
+    std::lock_guard<std::mutex> guard(m_lock);
+    const auto it = m_batches.find(q.matches[1]);
+    if (it == m_batches.end()) {
+      s.status = 404;
+      return s.set_content(R"({"error":{"code":404,"message":"batch not found","status":"NOT_FOUND"}})",
+                           "application/json");
+    }
+    ++m_batch_poll_count;
+    const bool ended = ++it->second.polls >= m_batch_polls_needed;
+    json op{{"name", it->first},
+            {"done", ended},
+            {"metadata", {{"state", ended ? "BATCH_STATE_SUCCEEDED" : "BATCH_STATE_RUNNING"}}}};
+    if (ended)
+      op["response"] = {
+          {"@type", "type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatchOutput"},
+          {"inlinedResponses", {{"inlinedResponses", json::parse(it->second.lines)}}}};
+    s.set_content(op.dump(), "application/json");
   });
   m_server->Get(R"(/v1/files/([^/]+)/content)", [this](const httplib::Request& q, httplib::Response& s) {
     std::lock_guard<std::mutex> guard(m_lock);

@@ -75,7 +75,8 @@ private:
   nlohmann::json folder_step(const std::string& provider, const received_request& r);
   void add_batch_routes(); // fake_batches.cpp
   // A batch item as a request of its own: recorded, checked in documentation mode, answered from the folder.
-  nlohmann::json batch_item_answer(const std::string& provider, const nlohmann::json& body);
+  nlohmann::json batch_item_answer(const std::string& provider, const std::string& model,
+                                   const nlohmann::json& body);
   void wait(int milliseconds);
 
   std::filesystem::path m_fixtures, m_answers, m_scripts;
@@ -88,8 +89,8 @@ private:
   std::vector<received_request> m_requests;
   std::map<std::string, std::size_t> m_counts; // by provider/model, and by provider/"L<l>P<n>" in answer mode
   struct fake_batch {
-    std::string provider; // anthropic or openai
-    std::string lines;    // the answers' JSONL
+    std::string provider; // anthropic, openai or gemini
+    std::string lines;    // the answers' JSONL (Gemini: their JSON array)
     int polls = 0;
   };
   std::map<std::string, fake_batch> m_batches;

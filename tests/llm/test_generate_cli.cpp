@@ -7,9 +7,11 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <thread>
+#include <tuple>
 
 using namespace kj;
 using namespace kj::test;
@@ -295,46 +297,54 @@ json costs_of(const scratch_dir& dir, const std::string& db, const std::string& 
 
 } // namespace
 
-TEST_CASE("batch generation: one Anthropic batch at half the price, candidates as if asked one by one") {
-  ::setenv("ANTHROPIC_API_KEY", "test-key", 1);
-  const auto args = [](const fake_llm_server& server, const scratch_dir& dir, const std::string& db,
-                       std::vector<std::string> more) {
-    auto a = generate_args(
-        server, dir, "anthropic", "claude-test-batch",
-        {"--samples", "2", "--level", "1", "--ids", "1-2", "--out", (dir / db).string() + ".out"});
-    a.insert(a.end(), more.begin(), more.end());
-    std::replace(a.begin(), a.end(), (dir / "kj.sqlite").string(), (dir / db).string());
-    return a;
-  };
-  scratch_dir dir;
-  fake_llm_server live_server(llm_fixtures(), source_dir() / "examples" / "candidates" / "cpu");
-  // One at a time: the fake answers the K-th request of a problem with its sample K file, as a batch does.
-  const auto live = run_kj(args(live_server, dir, "live.sqlite", {"--run-id", "live", "--concurrency", "1"}));
-  INFO(live.err);
-  REQUIRE(live.exit_code == 0);
-  fake_llm_server server(llm_fixtures(), source_dir() / "examples" / "candidates" / "cpu");
-  const auto batched =
-      run_kj(args(server, dir, "batch.sqlite", {"--run-id", "batched", "--batch", "--batch-poll", "0.05"}));
-  INFO(batched.err);
-  REQUIRE(batched.exit_code == 0);
-  CHECK(server.batch_submissions() == 1);
-  CHECK(server.batch_polls() == 2);
-  CHECK(server.violations().empty()); // each item is a documented request
-  CHECK(batched.err.find("submitted batch msgbatch_fake0001 of 4 requests") != std::string::npos);
-  // The same candidates as the live run, at half its cost.
-  for (const auto& entry : fs::directory_iterator(dir / "live.sqlite.out"))
-    CHECK(read_file(dir / "batch.sqlite.out" / entry.path().filename()) == read_file(entry.path()));
-  const json a = costs_of(dir, "live.sqlite", "live"), b = costs_of(dir, "batch.sqlite", "batched");
-  CHECK(b["calls"] == 4);
-  CHECK(b["output_tokens"] == a["output_tokens"]);
-  CHECK(b["cost_usd"].get<double>() == Approx(a["cost_usd"].get<double>() / 2));
-  // Asked again: every answer is recorded, no new batch.
-  const auto again =
-      run_kj(args(server, dir, "batch.sqlite", {"--run-id", "batched", "--batch", "--batch-poll", "0.05"}));
-  ::unsetenv("ANTHROPIC_API_KEY");
-  INFO(again.err);
-  CHECK(again.exit_code == 0);
-  CHECK(server.batch_submissions() == 1);
+TEST_CASE(
+    "batch generation: one Anthropic or Gemini batch at half the price, candidates as if asked one by one") {
+  const std::tuple<const char*, const char*, const char*, const char*> providers[] = {
+      {"anthropic", "claude-test-batch", "ANTHROPIC_API_KEY", "msgbatch_fake0001"},
+      {"gemini", "gemini-test-batch", "GEMINI_API_KEY", "batches/fake0001"}};
+  for (const auto& [adapter, model, key, batch_id] : providers) {
+    INFO(adapter);
+    ::setenv(key, "test-key", 1);
+    const auto args = [&](const fake_llm_server& server, const scratch_dir& dir, const std::string& db,
+                          std::vector<std::string> more) {
+      auto a = generate_args(
+          server, dir, adapter, model,
+          {"--samples", "2", "--level", "1", "--ids", "1-2", "--out", (dir / db).string() + ".out"});
+      a.insert(a.end(), more.begin(), more.end());
+      std::replace(a.begin(), a.end(), (dir / "kj.sqlite").string(), (dir / db).string());
+      return a;
+    };
+    scratch_dir dir;
+    fake_llm_server live_server(llm_fixtures(), source_dir() / "examples" / "candidates" / "cpu");
+    // One at a time: the fake answers the K-th request of a problem with its sample K file, as a batch does.
+    const auto live =
+        run_kj(args(live_server, dir, "live.sqlite", {"--run-id", "live", "--concurrency", "1"}));
+    INFO(live.err);
+    REQUIRE(live.exit_code == 0);
+    fake_llm_server server(llm_fixtures(), source_dir() / "examples" / "candidates" / "cpu");
+    const auto batched =
+        run_kj(args(server, dir, "batch.sqlite", {"--run-id", "batched", "--batch", "--batch-poll", "0.05"}));
+    INFO(batched.err);
+    REQUIRE(batched.exit_code == 0);
+    CHECK(server.batch_submissions() == 1);
+    CHECK(server.batch_polls() == 2);
+    CHECK(server.violations().empty()); // each item is a documented request
+    CHECK(batched.err.find(fmt::format("submitted batch {} of 4 requests", batch_id)) != std::string::npos);
+    // The same candidates as the live run, at half its cost.
+    for (const auto& entry : fs::directory_iterator(dir / "live.sqlite.out"))
+      CHECK(read_file(dir / "batch.sqlite.out" / entry.path().filename()) == read_file(entry.path()));
+    const json a = costs_of(dir, "live.sqlite", "live"), b = costs_of(dir, "batch.sqlite", "batched");
+    CHECK(b["calls"] == 4);
+    CHECK(b["output_tokens"] == a["output_tokens"]);
+    CHECK(b["cost_usd"].get<double>() == Approx(a["cost_usd"].get<double>() / 2));
+    // Asked again: every answer is recorded, no new batch.
+    const auto again =
+        run_kj(args(server, dir, "batch.sqlite", {"--run-id", "batched", "--batch", "--batch-poll", "0.05"}));
+    ::unsetenv(key);
+    INFO(again.err);
+    CHECK(again.exit_code == 0);
+    CHECK(server.batch_submissions() == 1);
+  }
 }
 
 TEST_CASE("batch generation: kj killed while it polls an OpenAI batch resumes the same batch, billed once") {
