@@ -112,8 +112,8 @@ void generation_flags::add_to(CLI::App& app, generation_use use) {
   m_batch_option =
       app.add_flag("--batch", o.batch,
                    "send the samples as one provider batch at the batch price (Anthropic Message "
-                   "Batches, OpenAI Batch API; answers within 24 h): kj polls it, and a killed run "
-                   "polls the same batch again when resumed with its --run-id");
+                   "Batches, OpenAI Batch API, Gemini batch mode; answers within 24 h): kj polls it, "
+                   "and a killed run polls the same batch again when resumed with its --run-id");
   m_live.push_back(m_batch_option);
   m_live.push_back(app.add_option("--batch-poll", o.batch_poll_s, "seconds between polls of a --batch")
                        ->check(CLI::PositiveNumber)
