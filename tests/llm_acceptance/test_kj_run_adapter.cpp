@@ -6,6 +6,7 @@
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -103,4 +104,30 @@ TEST_CASE("kj run --adapter openai judges the replies, records tokens and cost, 
   CHECK(first == second); // the same candidate rows (so the same sources and hashes), prompts and verdicts
   CHECK(json::parse(run_kj({"costs", "--db", db, "--run", "replayed", "--format", "json"})
                         .out)["models"][0]["replayed_calls"] == 6);
+
+  // The same through OpenAI's Responses API (gpt-5.4, by the model table) with an effort: judged alike, and
+  // the costs add up.
+  std::vector<std::string> responses = live;
+  std::replace(responses.begin(), responses.end(), std::string("test-model"), std::string("gpt-5.4"));
+  std::replace(responses.begin(), responses.end(), std::string("live"), std::string("responses"));
+  responses.insert(responses.end(), {"--effort", "high"});
+  const auto gpt = run_kj(responses);
+  INFO(gpt.err);
+  REQUIRE(gpt.exit_code == 0);
+  std::size_t to_responses = 0;
+  for (const auto& r : server.requests())
+    to_responses += r.path == "/v1/responses" && r.model == "gpt-5.4" ? 1 : 0;
+  CHECK(to_responses == 6);
+  CHECK(server.violations().empty());
+  std::map<std::string, int> gpt_verdicts;
+  double row_costs = 0;
+  for (const json& row : results(db, "responses")) {
+    ++gpt_verdicts[row["verdict"].get<std::string>()];
+    row_costs += row["cost_usd"].get<double>();
+  }
+  CHECK(gpt_verdicts == verdicts);
+  const json gpt_model =
+      json::parse(run_kj({"costs", "--db", db, "--run", "responses", "--format", "json"}).out)["models"][0];
+  CHECK(gpt_model["calls"] == 6);
+  CHECK(gpt_model["cost_usd"].get<double>() == Approx(row_costs));
 }
