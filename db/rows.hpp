@@ -88,6 +88,7 @@ struct evaluation_row {
   // Schema v4: the tokens (four buckets) and cost of the LLM exchange that generated the candidate in this
   // run; none when no LLM adapter produced it (cost none also when the model has no price).
   std::optional<std::int64_t> input_tokens, cache_read_tokens, cache_write_tokens, output_tokens;
+  std::optional<std::int64_t> reasoning_tokens; // of output_tokens, where the provider counts them
   std::optional<double> cost_usd;
 };
 

@@ -233,10 +233,12 @@ FROM used u GROUP BY u.provider, u.model ORDER BY u.provider, u.model
 void add_llm_usage(const connection& db, std::vector<evaluation_row>& rows) {
   // A built-in agent's result: its whole trajectory's usage; a generated candidate: its exchange's.
   auto usage = db.prepare(
-      "SELECT 0 AS k, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, cost_usd "
-      "FROM agent_trajectories WHERE result_evaluation_id = ?1 "
+      "SELECT 0 AS k, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, cost_usd, "
+      "reasoning_tokens FROM agent_trajectories WHERE result_evaluation_id = ?1 "
       "UNION ALL "
-      "SELECT 1 AS k, x.input_tokens, x.cache_read_tokens, x.cache_write_tokens, x.output_tokens, x.cost_usd "
+      "SELECT 1 AS k, x.input_tokens, x.cache_read_tokens, x.cache_write_tokens, x.output_tokens, "
+      "x.cost_usd, "
+      "x.reasoning_tokens "
       "FROM evaluations e JOIN candidate_origins o ON o.candidate_id = e.candidate_id AND o.run_id = "
       "e.run_id "
       "JOIN llm_exchanges x ON x.id = o.exchange_id WHERE e.id = ?1 ORDER BY k LIMIT 1",
@@ -249,6 +251,7 @@ void add_llm_usage(const connection& db, std::vector<evaluation_row>& rows) {
       row.cache_write_tokens = usage.column_int64(3);
       row.output_tokens = usage.column_int64(4);
       row.cost_usd = usage.column_optional_double(5);
+      row.reasoning_tokens = usage.column_int64(6);
     }
     usage.reset();
   }

@@ -196,6 +196,7 @@ void copy_identity(const db::evaluation_row& e, result_row& r) {
   r.cache_read_tokens = e.cache_read_tokens;
   r.cache_write_tokens = e.cache_write_tokens;
   r.output_tokens = e.output_tokens;
+  r.reasoning_tokens = e.reasoning_tokens;
   r.cost_usd = e.cost_usd;
 }
 

@@ -109,6 +109,7 @@ struct result_row {
   std::string noise;
   // The generating LLM call's tokens (four buckets) and cost, when an LLM adapter produced the candidate.
   std::optional<std::int64_t> input_tokens, cache_read_tokens, cache_write_tokens, output_tokens;
+  std::optional<std::int64_t> reasoning_tokens; // of output_tokens
   std::optional<double> cost_usd;
 
   // The speedup against a mode, or against the best baseline for "best".

@@ -191,6 +191,7 @@ json result_json(const result_row& r) {
           {"cache_read_tokens", optional_count(r.cache_read_tokens)},
           {"cache_write_tokens", optional_count(r.cache_write_tokens)},
           {"output_tokens", optional_count(r.output_tokens)},
+          {"reasoning_tokens", optional_count(r.reasoning_tokens)},
           {"cost_usd", optional_json(r.cost_usd)},
           {"memory", memory_json(r)},
           {"phases", r.phases_json.empty() ? json() : json::parse(r.phases_json)}};

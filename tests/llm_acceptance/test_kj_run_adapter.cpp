@@ -124,6 +124,7 @@ TEST_CASE("kj run --adapter openai judges the replies, records tokens and cost, 
   for (const json& row : results(db, "responses")) {
     ++gpt_verdicts[row["verdict"].get<std::string>()];
     row_costs += row["cost_usd"].get<double>();
+    CHECK(row["reasoning_tokens"].is_number()); // the reasoning bucket, shown per candidate
   }
   CHECK(gpt_verdicts == verdicts);
   const json gpt_model =
