@@ -75,7 +75,8 @@ void check_model(const agent_options& o, const llm::price_table& prices) {
   try { // a missing key is found now, not at the first turn
     llm::require_api_key(g.adapter, g.base_url);
     (void)llm::make_provider(g.adapter, g.base_url, llm::api_key_from_environment(g.adapter));
-    adapters::preflight(g); // an impossible request is refused once, before any is sent
+    adapters::preflight(
+        g, true); // an impossible request (the agent's carry tools) is refused before any is sent
   } catch (const llm::llm_error& e) {
     throw kb::source_error(e.what());
   }

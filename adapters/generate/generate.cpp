@@ -288,7 +288,7 @@ int write_kernelbench_files(const fs::path& dir, const std::vector<kb::problem>&
   return written;
 }
 
-void preflight(const generation_options& options) {
+void preflight(const generation_options& options, bool with_tools) {
   if (!options.active() || options.adapter == "replay") return;
   const auto wire = llm::make_provider(options.adapter, options.base_url,
                                        llm::api_key_from_environment(options.adapter), true);
@@ -300,6 +300,8 @@ void preflight(const generation_options& options) {
   r.thinking_budget = options.thinking_budget;
   r.effort = options.effort;
   r.api = options.openai_api;
+  if (with_tools)
+    r.tools.push_back({"pre-flight", "a tool, as the agent's requests carry", {{"type", "object"}}});
   (void)wire->encode(r);
 }
 

@@ -55,7 +55,7 @@ struct generation_result {
 // limit) as the adapter would, sending nothing, and throws the adapter's llm_error (config) when the provider
 // documents that request as invalid for the model (an effort level it lacks, a thinking budget where only
 // adaptive thinking exists, ...). Nothing for adapter "replay" or no adapter.
-void preflight(const generation_options& options);
+void preflight(const generation_options& options, bool with_tools = false);
 
 // Generates (or, for adapter "replay", replays) candidates for the problems into run `run_id`: exchanges in
 // llm_exchanges, candidates with their origins, the settings in llm_generations. `problem_ids` are the DB ids

@@ -50,6 +50,11 @@ bool openai_reasoning(const std::string& model) {
   return std::regex_match(model, reasoning);
 }
 
+bool openai_chat_refuses_tools_with_effort(const std::string& model) {
+  static const std::regex refusing(R"(^(?:openai/)?gpt-5\.([2-9]|[1-9][0-9])([-.].*)?$)");
+  return std::regex_match(model, refusing);
+}
+
 const std::vector<std::string>& effort_levels(const std::string& provider) {
   static const std::vector<std::string> none;
   const provider_entry* p = provider_named(provider);

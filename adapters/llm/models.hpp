@@ -25,6 +25,10 @@ gemini_thinking gemini(const std::string& model);
 
 // o-series and gpt-5 models: max_completion_tokens, reasoning_effort, reasoning tokens in the usage.
 bool openai_reasoning(const std::string& model);
+// gpt-5.2 and later refuse function tools with reasoning_effort on chat completions ("Function tools with
+// reasoning_effort are not supported for gpt-5.4 in /v1/chat/completions. Please use /v1/responses
+// instead.").
+bool openai_chat_refuses_tools_with_effort(const std::string& model);
 
 // The documented values of --effort per provider: Anthropic's output_config.effort, Gemini's thinkingLevel,
 // OpenAI's reasoning_effort.

@@ -78,6 +78,12 @@ public:
                       fmt::format("openai: API '{}' is not responses or chat (--openai-api)", r.api));
     if (openai_api(r) == "responses")
       return {base_url() + "/responses", {"content-type: application/json"}, responses::encode(r)};
+    if (!r.tools.empty() && r.effort && models::openai_chat_refuses_tools_with_effort(r.model))
+      throw llm_error(
+          "openai", error_kind::config,
+          fmt::format("openai: {} refuses function tools with an effort on chat completions (\"Please "
+                      "use /v1/responses instead\"): leave --openai-api chat out, or --effort",
+                      r.model));
     json messages = json::array();
     if (!r.system.empty()) messages.push_back({{"role", "system"}, {"content", r.system}});
     for (const message& m : r.messages)

@@ -135,7 +135,8 @@ action add_doctor_command(CLI::App& app) {
                           : nvcc);
     }
     check_disk(f, "disk (cache)", cache);
-    const fs::path db_folder = fs::path(s->db).parent_path().empty() ? fs::path(".") : fs::path(s->db).parent_path();
+    const fs::path db_folder =
+        fs::path(s->db).parent_path().empty() ? fs::path(".") : fs::path(s->db).parent_path();
     if (std::error_code ec; !fs::is_directory(db_folder, ec)) // kj run refuses it: so does the doctor
       f.line("FAIL", "database",
              fmt::format("{}: its folder {} does not exist (make it, or pass another --db)", s->db,

@@ -83,7 +83,10 @@ action add_results_command(CLI::App& app) {
     // -w and -v shape the table; a --format given on the command line (json, csv, ...) wins over them and
     // over a kj.toml's wide/verbose, so a script always gets what it asked for.
     const bool format_given = cmd->get_option("--format")->count() > 0 && s->format != "table";
-    const std::string format = format_given ? s->format : s->verbose ? "verbose" : s->wide ? "wide" : s->format;
+    const std::string format = format_given ? s->format
+                               : s->verbose ? "verbose"
+                               : s->wide    ? "wide"
+                                            : s->format;
     const reports::results_writer& writer = reports::results_writer_named(format);
     writer.write(rows, std::cout);
     if (rows.empty() && !none_verified && !writer.for_scripts)

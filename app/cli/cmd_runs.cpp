@@ -124,10 +124,11 @@ int remove_runs(const std::string& db_path, const std::vector<std::string>& uids
       throw usage_error(
           fmt::format("run {} is in use by kj (pid {}): stop it first; nothing removed", uid, *pid));
     const db::run_record run = store.get_run(*id).value();
-    if (run.status == "finished" && !force)
+    if ((run.status == "finished" || run.status == "generated") &&
+        !force) // a generation's answers were paid for
       throw usage_error(fmt::format(
-          "run {} finished with {} evaluations: pass --force to remove it anyway; nothing removed", uid,
-          store.evaluation_count(*id)));
+          "run {} {} with {} evaluations: pass --force to remove it anyway; nothing removed", uid,
+          run.status == "generated" ? "generated its candidates" : "finished", store.evaluation_count(*id)));
     if (named.insert(*id).second) removable.push_back({uid, *id, run});
   }
   for (const auto& r : removable) {

@@ -140,6 +140,10 @@ adapters::generation_options generation_flags::resolve() const {
   } else if (given(m_from_option)) {
     throw usage_error("--from is for --adapter replay");
   }
+  if (o.batch && given(m_budget_option))
+    throw usage_error(
+        "--batch with --budget-usd: a batch is priced when its answers come, after it was submitted "
+        "whole, so a budget cannot stop it; drop one of them");
   if (o.batch && o.adapter == "replay")
     throw usage_error("--batch is for a live adapter: a replay answers from its recording");
   if (!o.openai_api.empty() && o.adapter != "openai")

@@ -98,6 +98,10 @@ TEST_CASE("kj generate stores the replies' code as candidates and files, no_code
                              (dir / "kj.sqlite").string()});
   CHECK(mixed.exit_code == 2);
   CHECK(mixed.err.find("--model cannot be used with --adapter replay") != std::string::npos);
+  // A generation's paid answers are not removed without --force, as a finished run's evaluations are not.
+  const auto rm = run_kj({"runs", "rm", "gen1", "--db", (dir / "kj.sqlite").string()});
+  CHECK(rm.exit_code == 2);
+  CHECK(rm.err.find("run gen1 generated its candidates") != std::string::npos);
 }
 
 TEST_CASE("kj generate stops at the budget, and on errors no later call could fix") {
@@ -242,6 +246,20 @@ TEST_CASE(
   ::unsetenv("OPENAI_API_KEY");
   CHECK(short_key.exit_code == 2);
   CHECK(short_key.err.find("the API key in OPENAI_API_KEY has 1 character") != std::string::npos);
+  // gpt-5.2 on refuse function tools with an effort on chat completions: the agent's requests carry tools.
+  ::setenv("OPENAI_API_KEY", "test-key-123", 1);
+  auto chat_agent = generate_args(server, dir, "openai", "gpt-5.4",
+                                  {"--level", "1", "--ids", "1", "--effort", "high", "--openai-api", "chat"});
+  chat_agent[0] = "agent";
+  const auto chat = run_kj(chat_agent);
+  CHECK(chat.exit_code == 2);
+  CHECK(chat.err.find("refuses function tools with an effort on chat completions") != std::string::npos);
+  // A batch is priced after it is submitted whole: a budget cannot stop it.
+  const auto batch_budget = run_kj(generate_args(
+      server, dir, "openai", "test-model", {"--level", "1", "--ids", "1", "--batch", "--budget-usd", "1"}));
+  ::unsetenv("OPENAI_API_KEY");
+  CHECK(batch_budget.exit_code == 2);
+  CHECK(batch_budget.err.find("--batch with --budget-usd") != std::string::npos);
   // --out naming a file is found before anything is asked.
   write_file(dir / "a-file", "x");
   const auto out_file =

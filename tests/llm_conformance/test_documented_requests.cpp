@@ -235,12 +235,18 @@ TEST_CASE(
           json{{"type", "function_call_output"}, {"call_id", "call_12345xyz"}, {"output", "9 C"}});
   }
   // Asked for chat completions (--openai-api chat), a current model with tools and an effort is what OpenAI
-  // refuses: the fake provider's documented rule says so.
+  // refuses (the fake provider's documented rule): kj refuses it first, nothing sent.
   auto chat = conversation("gpt-5.4");
   chat.tools = agent_like_tools();
   chat.effort = "high";
   chat.api = "chat";
-  CHECK_FALSE(violations_of(*p, chat).empty());
+  CHECK_THROWS_AS(p->encode(chat), llm::llm_error);
+  CHECK_FALSE(request_violations(llm_fixtures(), "openai", "gpt-5.4",
+                                 {{"model", "gpt-5.4"},
+                                  {"messages", json::array({{{"role", "user"}, {"content", "x"}}})},
+                                  {"tools", json::array()},
+                                  {"reasoning_effort", "high"}})
+                  .empty());
   // A context edit that dropped the raw items: the call goes back without reasoning, which OpenAI accepts.
   auto edited = conversation("gpt-5.4");
   llm::message bare = reply.content;
