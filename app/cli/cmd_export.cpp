@@ -5,6 +5,7 @@
 #include "reports/export.hpp"
 #include "reports/results_table.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/core.h>
 #include <fstream>
@@ -70,7 +71,14 @@ action add_export_command(CLI::App& app) {
     std::ofstream file(s->out, std::ios::binary);
     if (!(file << text.str()) || !file.flush())
       throw usage_error(fmt::format("-o {}: cannot write the file", s->out));
-    fmt::print(stderr, "kj: {} evaluations of run {} written to {}\n", rows.size(), run, s->out);
+    const auto not_judged =
+        s->format == "kernelbench"
+            ? std::count_if(rows.begin(), rows.end(), [](const auto& r) { return !r.judged(); })
+            : 0;
+    fmt::print(
+        stderr, "kj: {} evaluations of run {} written to {}{}\n", rows.size() - not_judged, run, s->out,
+        not_judged ? fmt::format(" ({} not judged, kj's or the problem's failure, left out)", not_judged)
+                   : std::string());
     return 0;
   };
 }
