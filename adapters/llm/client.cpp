@@ -303,8 +303,7 @@ void client::record_batch_answer(const prepared& p, const request& r, const call
     if (m_log) m_log->record(draft.x);
     return;
   }
-  reply out = finish(std::move(*decoded), answer.request_id, r.model, draft, price_factor);
-  (void)out;
+  (void)finish(std::move(*decoded), answer.request_id, r.model, draft, price_factor); // recorded by finish()
 }
 
 reply client::complete(const request& r, const call_context& context) {
