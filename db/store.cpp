@@ -140,9 +140,9 @@ store store::open_read_only(const fs::path& path) {
         fmt::format("database '{}' is not a kerneljudge database (schema version 0)", path.string()));
   if (version < schema_version)
     throw db_error(
-        fmt::format("database '{}' has schema version {}, older than this build's {}; open it once "
-                    "for writing (any kj command that records results) to migrate it",
-                    path.string(), version, schema_version));
+        fmt::format("database '{}' has schema version {}, older than this build's {}; migrate it with "
+                    "`kj db migrate --db {}` (any kj command that records results also does)",
+                    path.string(), version, schema_version, path.string()));
   return store(std::make_unique<impl>(impl{std::move(db), path, std::move(keep)}));
 }
 

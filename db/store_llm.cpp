@@ -203,7 +203,8 @@ SELECT u.provider, u.model, count(*), sum(u.ok = 0), sum(u.cost_usd IS NULL AND 
        (SELECT count(*) FROM solved s WHERE s.model = u.model),
        (SELECT coalesce(sum(s.correct), 0) FROM solved s WHERE s.model = u.model),
        (SELECT coalesce(sum(s.strict_pass), 0) FROM solved s WHERE s.model = u.model),
-       sum(u.run_id <> (SELECT id FROM runs WHERE run_uid = ?1)), sum(u.reasoning_tokens)
+       sum(u.run_id <> (SELECT id FROM runs WHERE run_uid = ?1)), sum(u.reasoning_tokens),
+       sum(u.purpose LIKE '% (batch)')
 FROM used u GROUP BY u.provider, u.model ORDER BY u.provider, u.model
 )sql",
                                                used_exchanges),
@@ -226,7 +227,8 @@ FROM used u GROUP BY u.provider, u.model ORDER BY u.provider, u.model
                    .problems = rows.column_int64(11),
                    .solved = rows.column_int64(12),
                    .solved_strict = rows.column_int64(13),
-                   .replayed_calls = rows.column_int64(14)});
+                   .replayed_calls = rows.column_int64(14),
+                   .batch_calls = rows.column_int64(16)});
   return out;
 }
 

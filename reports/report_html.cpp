@@ -78,7 +78,8 @@ std::string leaderboard_section(const report_data& data) {
     by_id[r.evaluation_id] = &r;
   std::string out =
       "<h2 id=\"leaderboard\">Leaderboard</h2>\n<p class=\"prov\">Per producer and level. "
-      "Rates are over all evaluations (a failure counts against); \"correct\" means the "
+      "Rates are over the judged evaluations (a candidate's failure counts against it; kj's own "
+      "failures and a problem's, \"not judged\", count nowhere); \"correct\" means the "
       "compatible verdict is correct and the strict verdict did not fail. Noise-aware: faster only "
       "when the 95% bootstrap interval of the speedup lies above 1. Hover a row for its "
       "provenance; <a href=\"leaderboard.csv\">leaderboard.csv</a> has every baseline (columns "
@@ -89,7 +90,9 @@ std::string leaderboard_section(const report_data& data) {
   for (const auto& b : baselines)
     out += fmt::format("<th colspan=\"3\">vs {}</th>", html::escape(b));
   out += "<th rowspan=\"2\">tokens /<br>solved</th><th rowspan=\"2\">cost /<br>solved</th>"
-         "<th rowspan=\"2\">crashed</th><th rowspan=\"2\">timeout</th></tr>\n<tr>";
+         "<th rowspan=\"2\">crashed</th><th rowspan=\"2\">timeout</th>"
+         "<th rowspan=\"2\" title=\"kj's own failure (harness_error) or the problem's (problem_error): out "
+         "of every rate\">not<br>judged</th></tr>\n<tr>";
   for (std::size_t i = 0; i < baselines.size(); ++i)
     out +=
         "<th>faster</th><th>noise-<br>aware</th><th>geomean<br><span class=\"ci\">failures as 1</span></th>";
@@ -105,14 +108,14 @@ std::string leaderboard_section(const report_data& data) {
                     html::percent(row.pass_compatible.value()), html::percent(row.pass_strict.value()));
     for (const auto& b : baselines)
       out += baseline_cells(row.column(b));
-    out += fmt::format("<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+    out += fmt::format("<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                        row.tokens_per_solved ? fmt::format("{:.0f}", *row.tokens_per_solved)
                                              : blank("only for candidates kj generated with an LLM (kj run "
                                                      "--adapter, kj generate), with a problem solved"),
                        row.cost_per_solved ? fmt::format("${:.4f}", *row.cost_per_solved)
                                            : blank("only for generated candidates whose model's price kj "
                                                    "knows (--prices), with a problem solved"),
-                       row.crashes, row.timeouts);
+                       row.crashes, row.timeouts, row.not_judged);
   }
   return out + "</table>\n";
 }

@@ -47,6 +47,9 @@ void write_cost_table(const std::vector<db::llm_cost_row>& rows, std::ostream& o
       out << fmt::format(
           "  {} calls were answered from a recording: their cost was paid by the recorded run\n",
           r.replayed_calls);
+    if (r.batch_calls > 0)
+      out << fmt::format("  {} calls were answered through the provider's batch API, priced at its batch tier\n",
+                         r.batch_calls);
   }
 }
 
@@ -59,6 +62,7 @@ nlohmann::json cost_json(const std::vector<db::llm_cost_row>& rows) {
                      {"failed_calls", r.failed_calls},
                      {"unpriced_calls", r.unpriced_calls},
                      {"replayed_calls", r.replayed_calls},
+                     {"batch_calls", r.batch_calls},
                      {"input_tokens", r.input_tokens},
                      {"cache_read_tokens", r.cache_read_tokens},
                      {"cache_write_tokens", r.cache_write_tokens},

@@ -30,7 +30,8 @@ json config_of(const db::run_row& r) {
 std::string options_summary(const json& c) {
   std::string text;
   const auto add = [&](const std::string& part) { text += (text.empty() ? "" : ", ") + part; };
-  if (c.value("command", "") == "generate") return "kj generate";
+  if (c.value("command", "") == "generate") // judges nothing: its device is the one its prompts asked for
+    return fmt::format("kj generate, kernels asked for {}", c.value("device", "cuda"));
   const std::string candidates = c.value("candidates", "");
   const std::string folder = std::filesystem::path(candidates).filename().string();
   if (candidates.empty()) // the built-in examples, or an LLM adapter's (its config names no producer)
@@ -96,8 +97,10 @@ int list_runs(const std::string& db_path, const std::string& format) {
   fmt::print("{:<24} {:<20} {:<20} {:<20} {:<5} {:>5}  {:<32} {}\n", "run", "created (UTC)", "status",
              "producer", "dev", "evals", "verdicts", "options");
   for (const auto& r : runs) {
+    const bool judged_nothing = config_of(r).value("command", "") == "generate";
     fmt::print("{:<24} {:<20} {:<20} {:<20} {:<5} {:>5}  {:<32} {}\n", r.run_uid, r.created_at.substr(0, 19),
-               status_text(db_path, r), r.producer.empty() ? "-" : r.producer, r.device, r.evaluations,
+               status_text(db_path, r), r.producer.empty() ? "-" : r.producer,
+               judged_nothing ? "-" : r.device, r.evaluations,
                verdicts_text(r), options_summary(config_of(r)));
     if (!r.detail.empty()) fmt::print("{:<24} {}\n", "", r.detail.substr(0, r.detail.find('\n')));
   }

@@ -4,6 +4,7 @@
 #include "tests/support/catch_compat.hpp"
 
 #include <chrono>
+#include <fmt/core.h>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -91,6 +92,20 @@ TEST_CASE("a database newer than this build is refused, for writing and for read
   CHECK(contains(db_error_of([&] { store::open_read_only(path); }), "newer"));
   // Refusing must not have touched the version.
   CHECK(raw_open(path).query_int64("PRAGMA user_version", "version") == 99);
+}
+
+TEST_CASE("reading a database of an older schema names the command that migrates it") {
+  kj::test::scratch_dir dir;
+  const auto path = dir / "kj.sqlite";
+  std::vector<kj::db::migration> older(kj::db::migrations().begin(), kj::db::migrations().end() - 1);
+  {
+    auto raw = raw_open(path);
+    kj::db::migrate(raw, older);
+  }
+  const std::string message = db_error_of([&] { store::open_read_only(path); });
+  CHECK(contains(message, fmt::format("schema version {}", older.size())));
+  CHECK(contains(message, fmt::format("`kj db migrate --db {}`", path.string())));
+  CHECK(raw_open(path).query_int64("PRAGMA user_version", "version") == static_cast<std::int64_t>(older.size()));
 }
 
 TEST_CASE("the pending migrations are applied in one transaction") {

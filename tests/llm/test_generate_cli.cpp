@@ -102,6 +102,11 @@ TEST_CASE("kj generate stores the replies' code as candidates and files, no_code
   const auto rm = run_kj({"runs", "rm", "gen1", "--db", (dir / "kj.sqlite").string()});
   CHECK(rm.exit_code == 2);
   CHECK(rm.err.find("run gen1 generated its candidates") != std::string::npos);
+  // kj runs: a generation judged nothing; its device is only the one its prompts asked for.
+  const auto listed = run_kj({"runs", "--db", (dir / "kj.sqlite").string()});
+  const auto line = listed.out.substr(listed.out.find("gen1"));
+  CHECK(line.substr(0, line.find('\n')).find(" -         0  ") != std::string::npos); // no device
+  CHECK(line.substr(0, line.find('\n')).find("kj generate, kernels asked for cpu") != std::string::npos);
 }
 
 TEST_CASE("kj generate stops at the budget, and on errors no later call could fix") {
@@ -353,6 +358,9 @@ TEST_CASE(
       CHECK(read_file(dir / "batch.sqlite.out" / entry.path().filename()) == read_file(entry.path()));
     const json a = costs_of(dir, "live.sqlite", "live"), b = costs_of(dir, "batch.sqlite", "batched");
     CHECK(b["calls"] == 4);
+    CHECK((b["batch_calls"] == 4 && a["batch_calls"] == 0)); // kj costs says which calls the batch tier priced
+    const auto table = run_kj({"costs", "--db", (dir / "batch.sqlite").string(), "--run", "batched"});
+    CHECK(table.out.find("4 calls were answered through the provider's batch API") != std::string::npos);
     CHECK(b["output_tokens"] == a["output_tokens"]);
     CHECK(b["cost_usd"].get<double>() == Approx(a["cost_usd"].get<double>() / 2));
     // Asked again: every answer is recorded, no new batch.

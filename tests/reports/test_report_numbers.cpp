@@ -155,6 +155,11 @@ TEST_CASE("kj report: leaderboard and Table 1 equal numbers recomputed from the 
   CHECK(published[0]["system"] == "CUDA Agent");
   CHECK(published[0]["faster_than_compile"].get<double>() == Approx(0.968));
 
+  // The page's leaderboard has the not-judged column the JSON and CSV carry (none here: kj failed nowhere).
+  const std::string page = read_file(dir / "out" / "index.html");
+  CHECK(page.find("not<br>judged</th>") != std::string::npos);
+  CHECK(page.find("count nowhere") != std::string::npos);
+
   // The CSV carries the same numbers as the JSON.
   const std::string csv = read_file(dir / "out" / "leaderboard.csv");
   const auto all = expect("agent", 0, "eager", true);
