@@ -48,8 +48,9 @@ void write_cost_table(const std::vector<db::llm_cost_row>& rows, std::ostream& o
           "  {} calls were answered from a recording: their cost was paid by the recorded run\n",
           r.replayed_calls);
     if (r.batch_calls > 0)
-      out << fmt::format("  {} calls were answered through the provider's batch API, priced at its batch tier\n",
-                         r.batch_calls);
+      out << fmt::format(
+          "  {} calls were answered through the provider's batch API, priced at its batch tier\n",
+          r.batch_calls);
   }
 }
 

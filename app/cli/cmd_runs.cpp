@@ -100,8 +100,8 @@ int list_runs(const std::string& db_path, const std::string& format) {
     const bool judged_nothing = config_of(r).value("command", "") == "generate";
     fmt::print("{:<24} {:<20} {:<20} {:<20} {:<5} {:>5}  {:<32} {}\n", r.run_uid, r.created_at.substr(0, 19),
                status_text(db_path, r), r.producer.empty() ? "-" : r.producer,
-               judged_nothing ? "-" : r.device, r.evaluations,
-               verdicts_text(r), options_summary(config_of(r)));
+               judged_nothing ? "-" : r.device, r.evaluations, verdicts_text(r),
+               options_summary(config_of(r)));
     if (!r.detail.empty()) fmt::print("{:<24} {}\n", "", r.detail.substr(0, r.detail.find('\n')));
   }
   if (runs.empty()) fmt::print(stderr, "kj: no runs in {}\n", db_path);

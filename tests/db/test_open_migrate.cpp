@@ -82,7 +82,9 @@ TEST_CASE("reopening a database keeps its data and applies no migration twice") 
 TEST_CASE("a database newer than this build is refused, for writing and for reading") {
   kj::test::scratch_dir dir;
   const auto path = dir / "kj.sqlite";
-  { store db = store::open(path); }
+  {
+    store db = store::open(path);
+  }
   raw_open(path).exec("PRAGMA user_version = 99", "pretend to be from the future");
 
   const std::string message = db_error_of([&] { store::open(path); });
@@ -105,7 +107,8 @@ TEST_CASE("reading a database of an older schema names the command that migrates
   const std::string message = db_error_of([&] { store::open_read_only(path); });
   CHECK(contains(message, fmt::format("schema version {}", older.size())));
   CHECK(contains(message, fmt::format("`kj db migrate --db {}`", path.string())));
-  CHECK(raw_open(path).query_int64("PRAGMA user_version", "version") == static_cast<std::int64_t>(older.size()));
+  CHECK(raw_open(path).query_int64("PRAGMA user_version", "version") ==
+        static_cast<std::int64_t>(older.size()));
 }
 
 TEST_CASE("the pending migrations are applied in one transaction") {
@@ -179,7 +182,9 @@ TEST_CASE("open_read_only reads without migrating and refuses writes") {
     CHECK(raw_open(path).query_int64("PRAGMA user_version", "version") == 0);
   }
   SECTION("a current database can be read but not written") {
-    { store::open(path).create_run(make_run("r-ro")); }
+    {
+      store::open(path).create_run(make_run("r-ro"));
+    }
     store db = store::open_read_only(path);
     CHECK(db.user_version() == kj::db::schema_version);
     CHECK(db.find_run("r-ro").has_value());

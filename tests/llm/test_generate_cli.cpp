@@ -358,7 +358,8 @@ TEST_CASE(
       CHECK(read_file(dir / "batch.sqlite.out" / entry.path().filename()) == read_file(entry.path()));
     const json a = costs_of(dir, "live.sqlite", "live"), b = costs_of(dir, "batch.sqlite", "batched");
     CHECK(b["calls"] == 4);
-    CHECK((b["batch_calls"] == 4 && a["batch_calls"] == 0)); // kj costs says which calls the batch tier priced
+    CHECK(
+        (b["batch_calls"] == 4 && a["batch_calls"] == 0)); // kj costs says which calls the batch tier priced
     const auto table = run_kj({"costs", "--db", (dir / "batch.sqlite").string(), "--run", "batched"});
     CHECK(table.out.find("4 calls were answered through the provider's batch API") != std::string::npos);
     CHECK(b["output_tokens"] == a["output_tokens"]);
