@@ -9,8 +9,10 @@
 #include "kernelbench/problems.hpp"
 
 #include <fmt/core.h>
+#include <string>
 #include <string_view>
 #include <sys/prctl.h>
+#include <utility>
 #include <vector>
 
 int main(int argc, char** argv) {
@@ -32,27 +34,12 @@ int main(int argc, char** argv) {
   const bool internal =
       argc >= 2 && (std::string_view(argv[1]) == "runner" || std::string_view(argv[1]) == "worker");
   if (!internal) kj::cli::use_project_config(app);
-  auto run = kj::cli::add_run_command(app, argc, argv);
-  auto baselines = kj::cli::add_baselines_command(app);
-  auto problems = kj::cli::add_problems_command(app);
-  auto results = kj::cli::add_results_command(app);
-  auto report = kj::cli::add_report_command(app);
-  auto compare = kj::cli::add_compare_command(app);
-  auto history = kj::cli::add_history_command(app);
-  auto db = kj::cli::add_db_command(app);
-  auto worker = kj::cli::add_worker_command(app);
-  auto runner = kj::cli::add_runner_command(app);
-  auto generate = kj::cli::add_generate_command(app, argc, argv);
-  auto costs = kj::cli::add_costs_command(app);
-  auto merge = kj::cli::add_merge_command(app);
-  auto agent = kj::cli::add_agent_command(app, argc, argv);
-  auto show = kj::cli::add_show_command(app);
-  auto runs = kj::cli::add_runs_command(app);
-  auto export_ = kj::cli::add_export_command(app);
-  auto audit = kj::cli::add_audit_command(app);
-  auto verified = kj::cli::add_verified_command(app);
-  auto doctor = kj::cli::add_doctor_command(app);
-  auto completion = kj::cli::add_completion_command(app);
+  // Each subcommand registers its options; its action runs once the command line is parsed.
+  std::vector<std::pair<std::string, kj::cli::action>> actions;
+  for (const kj::cli::command& c : kj::cli::commands()) {
+    actions.emplace_back(c.name, c.add(app, argc, argv));
+    (void)app.get_subcommand(c.name); // the row's name is the one it registered (else CLI11 throws here)
+  }
   if (const auto unknown = kj::cli::unknown_command(app, argc, argv)) {
     fmt::print(stderr, "kj: {}\n", *unknown);
     return 2;
@@ -72,27 +59,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (app.got_subcommand("run")) return run();
-    if (app.got_subcommand("baselines")) return baselines();
-    if (app.got_subcommand("problems")) return problems();
-    if (app.got_subcommand("results")) return results();
-    if (app.got_subcommand("report")) return report();
-    if (app.got_subcommand("compare")) return compare();
-    if (app.got_subcommand("history")) return history();
-    if (app.got_subcommand("db")) return db();
-    if (app.got_subcommand("worker")) return worker();
-    if (app.got_subcommand("runner")) return runner();
-    if (app.got_subcommand("generate")) return generate();
-    if (app.got_subcommand("costs")) return costs();
-    if (app.got_subcommand("merge")) return merge();
-    if (app.got_subcommand("agent")) return agent();
-    if (app.got_subcommand("show")) return show();
-    if (app.got_subcommand("runs")) return runs();
-    if (app.got_subcommand("export")) return export_();
-    if (app.got_subcommand("audit")) return audit();
-    if (app.got_subcommand("verified")) return verified();
-    if (app.got_subcommand("doctor")) return doctor();
-    if (app.got_subcommand("completion")) return completion();
+    for (const auto& [name, act] : actions)
+      if (app.got_subcommand(name)) return act();
   } catch (const kj::cli::usage_error& e) {
     fmt::print(stderr, "kj: {}\n", kj::cli::attribute_to_config(app, e.what(), args));
     return 2;

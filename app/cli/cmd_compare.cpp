@@ -1,10 +1,9 @@
-// `kj compare BASE HEAD` (per-problem regression calls, exit 1 on regression; --calibrate measures the
-// false-alarm and detection rates on an A/A pair) and `kj history PROBLEM`.
+// `kj compare BASE HEAD`: per-problem regression calls, exit 1 on regression; --calibrate measures the
+// false-alarm and detection rates on an A/A pair.
 #include "app/cli/commands.hpp"
 #include "app/cli/common.hpp"
 #include "db/store.hpp"
 #include "reports/compare.hpp"
-#include "reports/history.hpp"
 
 #include <fmt/core.h>
 #include <fstream>
@@ -120,38 +119,6 @@ action add_compare_command(CLI::App& app) {
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   return [s] { return run_compare(*s); };
-}
-
-action add_history_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("history", "One problem's timings across runs, stacks and dates");
-  struct state {
-    std::string problem, db = default_db_path(), producer, format = "table";
-  };
-  auto s = std::make_shared<state>();
-  cmd->add_option("PROBLEM", s->problem,
-                  "LEVEL:ID (e.g. 1:19), a file name (19_ReLU.py), its stem or its name")
-      ->required();
-  cmd->add_option("--db", s->db, "SQLite file to read")->capture_default_str();
-  cmd->add_option("--producer", s->producer, "only this producer's candidates");
-  cmd->add_option("--format", s->format, "table, json or csv")
-      ->check(CLI::IsMember({"table", "json", "csv"}))
-      ->capture_default_str();
-  return [s] {
-    const db::store store = db::store::open_read_only(s->db);
-    std::vector<reports::history_entry> entries;
-    try {
-      entries = reports::history(store, s->problem, s->producer, {}, {});
-    } catch (const std::invalid_argument& e) {
-      throw usage_error(e.what());
-    }
-    if (s->format == "json")
-      std::cout << reports::history_json(entries).dump(2) << "\n";
-    else if (s->format == "csv")
-      std::cout << reports::history_csv(entries);
-    else
-      std::cout << reports::history_text(entries);
-    return 0;
-  };
 }
 
 } // namespace kj::cli
