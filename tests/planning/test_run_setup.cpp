@@ -1,7 +1,4 @@
-// The pieces of `kj run`'s setup: the producer label, the options a resume compares, the per-run lock, the
-// heartbeat's line and the did-you-mean suggestions.
-#include "app/cli/suggest.hpp"
-#include "engine/scheduler/heartbeat.hpp"
+// The pieces of `kj run`'s setup: the producer label, the options a resume compares, the per-run lock.
 #include "kernelbench/problems.hpp"
 #include "planning/orchestrator/run_config.hpp"
 #include "planning/orchestrator/run_lock.hpp"
@@ -84,24 +81,4 @@ TEST_CASE("a run is locked while one process works on it, and the lock goes with
   const orchestrator::run_lock after(db, "r1");
   ::close(ready[0]);
   ::close(ready[1]);
-}
-
-TEST_CASE("the heartbeat says what compiles and what is judged, and for how long") {
-  scheduler::heartbeat beat(scheduler::progress_mode::none);
-  CHECK(beat.line().empty());
-  beat.expect_builds(3);
-  beat.started(true, "L1 2_GELU mA s0", "");
-  beat.started(true, "L1 3_Sum mA s0", "");
-  beat.finished(true, "L1 3_Sum mA s0", "");
-  CHECK(beat.line() == "compiling: 1 of 3 done; running L1 2_GELU mA s0 (0:00)");
-  beat.finished(true, "L1 2_GELU mA s0", "");
-  beat.started(false, "L1 2_GELU mA s0", "cpu");
-  CHECK(beat.line() == "judging L1 2_GELU mA s0 on cpu: 0:00 so far");
-}
-
-TEST_CASE("a mistyped command or option gets the nearest one") {
-  CHECK(cli::nearest("rn", {"run", "runs", "results", "report"}) == "run");
-  CHECK(cli::nearest("reslts", {"run", "results", "report"}) == "results");
-  CHECK(cli::nearest("--candidate", {"--candidates", "--cache-dir"}) == "--candidates");
-  CHECK_FALSE(cli::nearest("frobnicate", {"run", "results"}));
 }
