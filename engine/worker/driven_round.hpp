@@ -52,7 +52,7 @@ public:
   nlohmann::json prepare(const nlohmann::json& request);
   // Sends the sample line and the snapshot line itself; throws what the call raised (before anything is
   // sent).
-  void go(line_socket & socket, const nlohmann::json& request);
+  void go(line_socket& socket, const nlohmann::json& request);
   nlohmann::json empty_cache();
   // The reply of te; "flags": backend flags changed since the candidate was imported (name -> "old -> new").
   nlohmann::json end();

@@ -58,6 +58,10 @@ public:
     double draw = number(reply, "draw_ms");
     // On CUDA the draw is bounded as the call is: what the prepare took beyond its reported draw and the
     // flush's calibrated cost is counted as draw (work moved into kj's draw is charged by the draw check).
+    // The draw and the flush are kj's work in the candidate's process, not the candidate's time (--timeout):
+    // given back to its clock, a reported draw only up to the judge's own (a forged draw_ms gains no more).
+    m_runner.refund_own_work(std::min(bracket, std::min(draw, m_runner.own_draw_cap_ms()) +
+                                                   std::max(0.0, m_options.prepare.allowance_ms)));
     if (m_options.cuda) draw = std::max(draw, bracket - m_options.prepare.allowance_ms);
     m_draws.push_back(draw);
   }

@@ -33,6 +33,14 @@ judge_clock::wait::~wait() {
   m_clock.m_waiting_since_ns = 0;
 }
 
+void judge_clock::refund(double ms) {
+  if (!(ms > 0)) return;
+  const auto ns = static_cast<std::int64_t>(ms * 1e6);
+  std::int64_t charged = m_charged_ns;
+  while (!m_charged_ns.compare_exchange_weak(charged, std::max<std::int64_t>(0, charged - ns))) {
+  }
+}
+
 double judge_clock::candidate_s() const {
   std::int64_t ns = m_charged_ns;
   if (const std::int64_t since = m_waiting_since_ns; since > 0)

@@ -39,6 +39,10 @@ public:
     clock::time_point m_start;
   };
 
+  // Gives back `ms` of a wait already charged (never more than was charged): kj's own work the candidate's
+  // process did for kj during that wait (a timed call's draw and flush), bounded by the caller.
+  void refund(double ms);
+
   // What is left of the budget (never below zero).
   std::chrono::milliseconds candidate_left() const;
   std::chrono::milliseconds budget() const { return m_budget; }

@@ -160,6 +160,25 @@ void compare_host_conditions(timing_result& candidate, const timing_result& refe
       100 * change, attempts);
 }
 
+// kj's own draw of one timed call's inputs, in the judge (the fastest of three), before the candidate's first
+// round: what a runner's reported draw may be given back to the candidate's clock at most (2x and 1 ms for
+// the host's noise), since a candidate's process could report any draw.
+double own_draw_cap_ms(py::object& session) {
+  session.attr("timing_begin")(secret_seed() % (1ull << 62), true);
+  py::object prepare_call = session.attr("prepare_call");
+  py::object sync = session.attr("sync");
+  double fastest = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    prepare_call();
+    sync();
+    const double ms = ms_since(start);
+    fastest = i == 0 ? ms : std::min(fastest, ms);
+  }
+  session.attr("timing_end")();
+  return 2 * fastest + 1.0;
+}
+
 struct timed_pair {
   timing_result candidate, reference;
 };
@@ -176,6 +195,7 @@ timed_pair time_pair(const exec::evaluate_job& job, py::object& session, runner_
   std::vector<reference_timing> reference_rounds;
   std::string plugin_error;
   const cuda::plugin* plugin = device.cuda ? shared_cuda_plugin(plugin_error) : nullptr;
+  runner.set_own_draw_cap_ms(fresh ? own_draw_cap_ms(session) : 0); // the floor's rounds too
   for (int r = 0; r < rounds; ++r) {
     candidate_rounds.push_back(
         driven_candidate_round(job, round_spec, session, runner, channel, phase, plugin));
@@ -239,6 +259,7 @@ void time_subjects(const exec::evaluate_job& job, py::object& session, runner_li
     exec::timing_spec floor = spec;
     floor.max_time_ms = std::min(spec.max_time_ms, 200.0);
     floor.max_samples = std::min(spec.max_samples, 100);
+    floor.min_samples = std::min(spec.min_samples, floor.max_samples); // --min-samples above 100: capped too
     floor.method = "robust";
     report_timing(channel, "empty_forward", drive_subject(runner, floor, "empty", job.device));
   }

@@ -66,13 +66,13 @@ json runner_link::timed_request(const json& message, double& bracket_ms, double 
 }
 
 // The handshake's own cost, call by call, while only kj's code has run in the runner: what the judge's clock
-// sees around a call beyond the runner's sample (an empty call), and around a prepare beyond its draw (none:
-// only the flush, on CUDA, where the draw check is enforced). A failure here is recorded, never a verdict:
-// the judge then bounds calls with a fixed allowance (driven_timing.cpp).
+// sees around a call beyond the runner's sample (an empty call), and around a prepare beyond its draw (the
+// flush, the cache's on the host and a sync on CUDA: bounds the draw check on CUDA, and on both devices what
+// of a prepare is given back to the candidate's clock). A failure here is recorded, never a verdict: the
+// judge then bounds calls with a fixed allowance (driven_timing.cpp).
 void runner_link::calibrate() {
   m_calibration = {};
-  const bool cuda = m_spec.device == device_kind::cuda;
-  const json begun = exchange({{"op", "tb"}, {"subject", "calibration"}, {"flush", cuda}});
+  const json begun = exchange({{"op", "tb"}, {"subject", "calibration"}, {"flush", true}});
   if (!begun.value("ok", false)) {
     m_calibration.error = begun.value("error", std::string("the calibration round did not start"));
     return;

@@ -126,6 +126,12 @@ public:
   void kill_for_test() const;
   // The candidate's time limit and what it has used.
   const judge_clock& clock() const { return *m_spec.clock; }
+  // Gives back to the candidate's clock `ms` of the last charged wait: kj's own work its process did.
+  void refund_own_work(double ms) { m_spec.clock->refund(ms); }
+  // [ms] the most of a timed call's reported draw given back so (about the judge's own draw of a call's
+  // inputs, measured before the candidate's first round; 0: none, only the calibrated flush).
+  void set_own_draw_cap_ms(double ms) { m_own_draw_cap_ms = ms; }
+  double own_draw_cap_ms() const { return m_own_draw_cap_ms; }
   // Stops (SIGSTOP) or resumes the runner and everything it started, so that nothing of the candidate's runs
   // while the judge times the reference: a thread or process it left behind cannot slow the reference down.
   // A CUDA runner started ahead that is still importing Python and torch goes on (the CPU's work), and starts
@@ -183,6 +189,7 @@ private:
   int m_pid = -1;
   std::atomic<bool> m_dead{false};
   std::string m_death_kind, m_death_text, m_death_reason;
+  double m_own_draw_cap_ms = 0;
   bool m_charging = false;  // waits are charged to the candidate: from its load on
   bool m_sandboxed = false; // started through bubblewrap, which reports a signal as 128 + its number
   std::filesystem::path m_writable_build; // a deferred build's folder, the runner's while it compiles

@@ -81,6 +81,30 @@ TEST_CASE("kj's own slow work is never a candidate's timeout, and the candidate'
   CHECK(contains(rows[0]["error"].get<std::string>(), "all of the 20 s it may (kj's own work"));
 }
 
+TEST_CASE(
+    "kj's draw of each timed call's inputs in the candidate's process is kj's time, not the candidate's") {
+  scratch_dir dir;
+  const user u{dir, {}};
+  // Fresh inputs per timed call: kj draws 32 MiB of them in the candidate's process (about 50 ms a call on
+  // the CPU) for a forward of microseconds. Two rounds of 15 s (the wall cap of a round) put about 28 s of
+  // kj's draws inside the candidate's process, past --timeout 20: charged to it, that was `timeout` in 'tp'.
+  // --min-samples above the timer's floor's 100 samples once made the floor a harness_error.
+  write_file(dir / "1_LargeDraw.py", "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+                                     "    def forward(self, x):\n        return x[0] * 2\n\n\n"
+                                     "def get_inputs():\n    return [torch.randn(2048, 4096)]\n\n\n"
+                                     "def get_init_inputs():\n    return []\n");
+  write_file(dir / "row_kernel.py", model_new("        return x[0] * 2\n"));
+  const auto r =
+      u.kj({"run", "--device", "cpu", "--problem", "1_LargeDraw.py", "--candidates", "row_kernel.py",
+            "--timeout", "20", "--no-strict", "--rounds", "2", "--min-samples", "150", "--run-id", "draws"});
+  REQUIRE(r.exit_code == 0);
+  const auto rows = u.results();
+  REQUIRE(rows.size() == 1);
+  INFO(rows[0]["error"].get<std::string>());
+  CHECK(rows[0]["verdict"] == "correct");
+  CHECK(rows[0]["speedup"].is_number());
+}
+
 TEST_CASE("another tool's SQLite file is refused before anything is written to it") {
   scratch_dir dir;
   const user u{dir, {}};

@@ -36,3 +36,21 @@ TEST_CASE("the judge's clock charges only the waits for the candidate, and repor
   }
   CHECK(clock.candidate_left() == 0ms); // spent: never negative
 }
+
+TEST_CASE("kj's own work inside a charged wait is given back, never more than was charged") {
+  judge_clock clock(1000ms, nullptr);
+  {
+    const judge_clock::wait charged(clock,
+                                    true); // a timed call's prepare: kj's draw in the candidate's process
+    std::this_thread::sleep_for(200ms);
+  }
+  const double before = clock.candidate_s();
+  clock.refund(150);
+  CHECK(clock.candidate_s() == Approx(before - 0.15).margin(1e-6));
+  CHECK(clock.own_s() >= 0.15); // the draw's time is kj's now
+  clock.refund(10'000);         // a refund past what was charged stops at zero
+  CHECK(clock.candidate_s() == 0);
+  CHECK(clock.candidate_left() == 1000ms);
+  clock.refund(-5); // nothing to give back
+  CHECK(clock.candidate_s() == 0);
+}
