@@ -21,6 +21,17 @@ std::string percent_or(const std::optional<double>& v, const char* why) {
 }
 
 const char* const k_no_trace = "measured only on CUDA, from the candidate's kernel trace";
+const char* const k_none_judged =
+    "no evaluation of this group was judged: each was kj's own failure "
+    "(harness_error) or the problem's (problem_error), counted under \"not judged\"";
+
+// Why an evaluation has no timing: kj or the problem failed (not judged), or the candidate did, or timing was
+// off.
+std::string not_timed(const result_row& r) {
+  return blank(!r.judged() ? "not judged: the problem failed (problem_error) or kj did (harness_error); the "
+                             "candidate was not timed and is not counted against"
+                           : "not timed: the candidate failed its checks, or timing was off");
+}
 
 std::string level_label(int level) {
   return level == all_levels ? "all" : fmt::format("L{}", level);
@@ -101,11 +112,14 @@ std::string leaderboard_section(const report_data& data) {
     std::vector<const result_row*> members;
     for (auto id : row.evaluation_ids)
       members.push_back(by_id.at(id));
-    out +=
-        fmt::format("<tr{} title=\"{}\"><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-                    row.level == all_levels ? " class=\"group\"" : "", html::escape(provenance_text(members)),
-                    html::escape(row.producer), level_label(row.level), row.evaluations,
-                    html::percent(row.pass_compatible.value()), html::percent(row.pass_strict.value()));
+    out += fmt::format(
+        "<tr{} title=\"{}\"><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+        row.level == all_levels ? " class=\"group\"" : "", html::escape(provenance_text(members)),
+        html::escape(row.producer), level_label(row.level), row.evaluations,
+        percent_or(row.pass_compatible.value(), k_none_judged),
+        percent_or(row.pass_strict.value(), row.pass_compatible.total == 0
+                                                ? k_none_judged
+                                                : "the strict verdict did not run (--no-strict)"));
     for (const auto& b : baselines)
       out += baseline_cells(row.column(b));
     out += fmt::format("<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
@@ -124,11 +138,11 @@ std::string speedup_cell(const result_row& r, const std::string& mode) {
   const auto s = r.speedup_vs(mode);
   if (!s)
     return fmt::format("<td>{}</td>",
-                       blank(!r.candidate ? "not timed: the candidate failed its checks, or timing was off"
-                             : mode == "compile-default"
-                                 ? "no torch.compile baseline measured with this run's timing options "
-                                   "(kj baselines; a --quick run's options are not the default ones)"
-                                 : "no baseline time for this evaluation"));
+                       !r.candidate ? not_timed(r)
+                       : mode == "compile-default"
+                           ? blank("no torch.compile baseline measured with this run's timing options "
+                                   "(kj baselines; a --quick run's options are not the default ones)")
+                           : blank("no baseline time for this evaluation"));
   const auto ci = r.speedup_ci_vs(mode);
   const std::string label =
       mode == "best" ? fmt::format(" <span class=\"ci\">{}</span>", html::escape(r.best_baseline)) : "";
@@ -166,7 +180,7 @@ std::string problem_row(const result_row& r) {
           : html::escape(name_of(r.strict_verdict));
   if (!r.strict_failed.empty())
     strict += "<br><span class=\"ci\">" + html::escape(r.strict_failed) + "</span>";
-  std::string cand = blank("not timed: the candidate failed its checks, or timing was off");
+  std::string cand = not_timed(r);
   if (r.candidate)
     cand = fmt::format("{}<br><span class=\"ci\">n={} {}</span>", html::ms(r.candidate->ms),
                        r.candidate->samples_ms.size(), html::interval(r.candidate->ci_ms));

@@ -92,7 +92,7 @@ action add_results_command(CLI::App& app) {
     if (rows.empty() && !none_verified && !writer.for_scripts)
       fmt::print(stderr, "kj: run {} has no evaluations{}\n", run,
                  s->verdicts.empty() ? "" : " with these verdicts");
-    return 0;
+    return none_verified ? 2 : 0; // as kj report and kj problems: --problems verified left no problem
   };
 }
 

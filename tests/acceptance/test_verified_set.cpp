@@ -99,6 +99,12 @@ TEST_CASE("a set built from kj audit keeps its sound problems and marks the othe
                                     .out);
   REQUIRE(only.size() == 1);
   CHECK(only[0]["problem"] == "Relu_Matmul");
+  // A set in which none of the run's problems is sound leaves nothing: exit 2, as kj report and kj problems.
+  write_file(dir / "empty.json", R"({"format": 1, "version": "e", "problems": []})");
+  const auto none = run_kj(
+      {"results", "--db", db, "--verified-set", (dir / "empty.json").string(), "--problems", "verified"});
+  CHECK(none.exit_code == 2);
+  CHECK(has(none.err, "none of a problem the verified set calls sound"));
 
   // kj run --problems verified judges only the sound one.
   const auto narrowed =

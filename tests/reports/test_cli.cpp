@@ -155,3 +155,25 @@ TEST_CASE("kj report into the folder of an earlier report leaves none of its eva
     CHECK_FALSE(second.contains(name));
   CHECK(second.size() > 1);
 }
+
+TEST_CASE("kj report: a group no evaluation of which was judged says why each cell is blank") {
+  scratch_dir dir;
+  const std::string db = (dir / "kj.sqlite").string();
+  {
+    auto store = kj::db::store::open(db);
+    auto rows = synthetic_rows(2, 21, "broken", "stack-a");
+    for (auto& r : rows) { // the problems failed alone: nothing of the candidates was judged or timed
+      r.verdict = "problem_error";
+      r.strict_verdict = "";
+      r.timings.clear();
+    }
+    store_synthetic(store, rows, "broken");
+  }
+  const auto r = run_kj({"report", "--db", db, "-o", (dir / "out").string()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string page = read_file(dir / "out" / "index.html");
+  CHECK(contains(page, "no evaluation of this group was judged"));         // the leaderboard's rates
+  CHECK(contains(page, "not judged: the problem failed (problem_error)")); // the problems table's timings
+  CHECK_FALSE(contains(page, "the candidate failed its checks"));          // never the candidate's failure
+}
