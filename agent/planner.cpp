@@ -89,7 +89,9 @@ std::int64_t open_run(db::store& store, const agent_options& o, const std::strin
     store.set_run_status(*existing, "running");
     return *existing;
   }
-  json config{{"producer", "agent"},
+  json config{{"command", "agent"},
+              {"producer", "agent"},
+              {"sources", orchestrator::source_selection(o.sources)},
               {"device", device},
               {"adapter", o.generation.adapter},
               {"model", o.generation.model},

@@ -34,7 +34,9 @@ std::string options_summary(const json& c) {
     return fmt::format("kj generate, kernels asked for {}", c.value("device", "cuda"));
   const std::string candidates = c.value("candidates", "");
   const std::string folder = std::filesystem::path(candidates).filename().string();
-  if (candidates.empty()) // the built-in examples, or an LLM adapter's (its config names no producer)
+  if (c.value("command", "") == "agent")
+    add(fmt::format("built-in agent, {}/{}", c.value("adapter", "?"), c.value("model", "?")));
+  else if (candidates.empty()) // the built-in examples, or an LLM adapter's (its config names no producer)
     add(c.value("producer", "examples").empty() ? "LLM adapter" : "examples");
   else if (candidates == "identity" || candidates == "examples")
     add(candidates);

@@ -33,21 +33,6 @@ bool is_named_producer(const std::string& candidates) {
   return candidates.empty() || candidates == "identity" || candidates == "examples";
 }
 
-json selection_of(const kb::source_options& s) {
-  json files = json::array();
-  for (const auto& f : s.files)
-    files.push_back(absolute_text(f));
-  std::string levels;
-  for (int level : s.levels)
-    levels += (levels.empty() ? "" : ",") + std::to_string(level);
-  return {{"kernelbench", absolute_text(s.kernelbench_dir)},
-          {"levels", levels},
-          {"ids", s.ids.text()},
-          {"files", files},
-          {"ops6k", absolute_text(s.ops6k_path)},
-          {"builtin", s.builtin}};
-}
-
 struct defining_option {
   const char* key;      // JSON pointer into the config
   const char* flag;     // the option that sets it
@@ -101,6 +86,21 @@ std::string value_text(const json& v, bool negated) {
 }
 
 } // namespace
+
+json source_selection(const kb::source_options& s) {
+  json files = json::array();
+  for (const auto& f : s.files)
+    files.push_back(absolute_text(f));
+  std::string levels;
+  for (int level : s.levels)
+    levels += (levels.empty() ? "" : ",") + std::to_string(level);
+  return {{"kernelbench", absolute_text(s.kernelbench_dir)},
+          {"levels", levels},
+          {"ids", s.ids.text()},
+          {"files", files},
+          {"ops6k", absolute_text(s.ops6k_path)},
+          {"builtin", s.builtin}};
+}
 
 std::string resolve_candidates(const std::string& given) {
   if (given.rfind("builtin:", 0) == 0) {
@@ -166,7 +166,7 @@ json run_config(const run_options& options, const std::string& device, const std
               {"candidates", is_named_producer(options.candidates) ? options.candidates
                                                                    : absolute_text(options.candidates)},
               {"producer", producer},
-              {"sources", selection_of(options.sources)},
+              {"sources", source_selection(options.sources)},
               {"filter", options.filter},
               {"baselines", options.baselines},
               {"gpus", options.gpus},

@@ -27,6 +27,9 @@ nlohmann::json run_config(const run_options& options, const std::string& device,
 // How candidates are judged, as a run's config records it (kj run's and kj agent's alike): the judging
 // settings whole, the sandbox and seccomp.
 nlohmann::json judging_config(const judging_settings& judging);
+// The problem selection as a run's config records it (`sources`: kernelbench, levels, ids, files, ops6k,
+// builtin), for kj run and kj agent alike.
+nlohmann::json source_selection(const kb::source_options& sources);
 
 // The options that define the run and differ between a stored config and this command's, one line each,
 // e.g. "--ids: 1-3 in the run, 1-5 now". Operational options (timeouts, limits, jobs, GPUs, progress, cache

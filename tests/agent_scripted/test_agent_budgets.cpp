@@ -130,4 +130,9 @@ TEST_CASE("an agent run in which no request to the model succeeds fails, exits 1
   const auto recorded = store.get_run(*store.find_run("refused"));
   CHECK(recorded->status == "failed");
   CHECK(recorded->detail.find("no request to the model succeeded") != std::string::npos);
+  // kj runs describes it as the agent's run of its own selection (no example candidates took part).
+  const auto listed = run_kj({"runs", "--db", (dir / "kj.sqlite").string()});
+  CHECK(listed.out.find("built-in agent, openai/bad_request") != std::string::npos);
+  CHECK(listed.out.find("ids 3") != std::string::npos);
+  CHECK(listed.out.find("examples") == std::string::npos);
 }
