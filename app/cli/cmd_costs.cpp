@@ -35,14 +35,7 @@ action add_costs_command(CLI::App& app) {
                   "$KJ_PRICES)");
   return [s] {
     const db::store store = db::store::open_read_only(s->db);
-    std::string run = s->run;
-    if (run.empty()) {
-      auto latest = store.latest_run_uid();
-      if (!latest) throw usage_error("no runs in " + s->db);
-      run = *latest;
-    } else if (!store.find_run(run)) {
-      throw usage_error(fmt::format("no run '{}' in {}", run, s->db));
-    }
+    const std::string run = run_or_latest(store, s->run, s->db);
     const auto rows = store.llm_costs(run);
     std::optional<llm::price_table> prices; // the costs stand without it: only the price ages need it
     try {

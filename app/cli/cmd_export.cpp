@@ -41,14 +41,7 @@ action add_export_command(CLI::App& app) {
   cmd->add_option("--producer", s->producer, "only this producer's candidates");
   return [s] {
     const db::store store = db::store::open_read_only(s->db);
-    std::string run = s->run;
-    if (run.empty()) {
-      const auto latest = store.latest_run_uid();
-      if (!latest) throw usage_error("no runs in " + s->db);
-      run = *latest;
-    } else if (!store.find_run(run)) {
-      throw usage_error(fmt::format("no run '{}' in {} (kj runs --db {} lists them)", run, s->db, s->db));
-    }
+    const std::string run = run_or_latest(store, s->run, s->db);
     auto rows = reports::results(store, run);
     std::erase_if(rows, [&](const reports::result_row& r) {
       return (s->level && r.level != *s->level) || (!s->producer.empty() && r.producer != s->producer);

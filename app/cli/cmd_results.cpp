@@ -62,14 +62,7 @@ action add_results_command(CLI::App& app) {
   return [s, cmd] {
     if (!s->verdicts.empty()) check_verdict_names(s->verdicts);
     db::store store = db::store::open_read_only(s->db);
-    std::string run = s->run;
-    if (run.empty()) {
-      auto latest = store.latest_run_uid();
-      if (!latest) throw usage_error("no runs in " + s->db);
-      run = *latest;
-    } else if (!store.find_run(run)) {
-      throw usage_error(fmt::format("no run '{}' in {} (kj runs --db {} lists them)", run, s->db, s->db));
-    }
+    const std::string run = run_or_latest(store, s->run, s->db);
     auto rows = reports::results(store, run);
     const std::size_t evaluations = rows.size();
     if (const auto adjust = s->verified.adjuster()) adjust(rows);

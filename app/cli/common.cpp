@@ -214,6 +214,17 @@ std::string default_db_path() {
   return "kj.sqlite";
 }
 
+std::string run_or_latest(const db::store& store, const std::string& run, const std::string& db_path) {
+  if (run.empty()) {
+    const auto latest = store.latest_run_uid();
+    if (!latest) throw usage_error("no runs in " + db_path);
+    return *latest;
+  }
+  if (!store.find_run(run))
+    throw usage_error(fmt::format("no run '{}' in {} (kj runs --db {} lists them)", run, db_path, db_path));
+  return run;
+}
+
 void write_text_file(const std::string& path, const std::string& text, const std::string& what) {
   std::ofstream out(path, std::ios::binary);
   out << text;

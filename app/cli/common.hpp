@@ -1,6 +1,7 @@
 // Options shared by several `kj` subcommands, and the error type that maps to exit code 2.
 #pragma once
 
+#include "db/store.hpp"
 #include "engine/exec/messages.hpp"
 #include "kernelbench/problems.hpp"
 
@@ -56,6 +57,10 @@ void check_python_override();
 void add_timing_options(CLI::App& app, exec::timing_spec& timing);
 
 std::string default_db_path();
+
+// The run a reading command works on: `run` when the DB holds it, the latest run when `run` is empty; a
+// usage_error naming the DB (and how to list its runs) otherwise.
+std::string run_or_latest(const db::store& store, const std::string& run, const std::string& db_path);
 
 // Writes text to path (replacing it); a usage_error naming the option (`what`) and the file when it cannot.
 void write_text_file(const std::string& path, const std::string& text, const std::string& what);
