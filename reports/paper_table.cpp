@@ -131,7 +131,7 @@ table1 paper_table(const std::vector<result_row>& rows, bool strict,
   out.basis = strict ? "strict" : "compatible";
   std::map<std::string, std::map<int, std::vector<const result_row*>>> groups;
   for (const auto& r : rows)
-    groups[r.producer][r.level].push_back(&r);
+    if (r.judged()) groups[r.producer][r.level].push_back(&r); // kj's or the problem's failure: in no rate
   for (const auto& [producer, levels] : groups) {
     std::vector<const result_row*> all;
     for (const auto& [level, members] : levels)

@@ -4,6 +4,7 @@
 #include "reports/compare.hpp"
 #include "reports/export.hpp"
 #include "reports/leaderboard.hpp"
+#include "reports/paper_table.hpp"
 #include "tests/reports/synthetic.hpp"
 #include "tests/support/catch_compat.hpp"
 
@@ -150,6 +151,10 @@ TEST_CASE("kj's own failure on a side is never the kernel's: not broken, no regr
   CHECK(board[0].not_judged == 2);
   CHECK(board[0].pass_compatible.total == 2); // the two judged evaluations only
   CHECK(board[0].pass_compatible.value() == Approx(1.0));
+  const auto table = kj::reports::paper_table(head, false, {});
+  REQUIRE_FALSE(table.rows.empty());
+  CHECK(table.rows[0].cells.problems == 2); // Table 1 too: over the judged problems only
+  CHECK(*table.rows[0].cells.pass_rate.value == Approx(1.0));
   std::ostringstream exported;
   kj::reports::write_kernelbench(head, exported);
   const auto file = nlohmann::json::parse(exported.str());
