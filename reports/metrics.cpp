@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
 
 namespace kj::reports {
@@ -391,6 +392,26 @@ std::string result_row::sized_problem_key() const {
 
 std::string result_row::key() const {
   return fmt::format("{}/{}/{}", problem_key(), producer, sample);
+}
+
+// The newest evaluation of each (producer, problem, sample): a rerun replaces, it does not double count.
+std::vector<result_row> newest_per_key(std::vector<result_row> rows) {
+  std::map<std::string, std::size_t> newest;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    auto [it, inserted] = newest.emplace(rows[i].key(), i);
+    const result_row& held = rows[it->second];
+    if (!inserted &&
+        (rows[i].run_created_at > held.run_created_at ||
+         (rows[i].run_created_at == held.run_created_at && rows[i].evaluation_id > held.evaluation_id)))
+      it->second = i;
+  }
+  std::set<std::size_t> keep;
+  for (const auto& [key, index] : newest)
+    keep.insert(index);
+  std::vector<result_row> out;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (keep.contains(i)) out.push_back(std::move(rows[i]));
+  return out;
 }
 
 } // namespace kj::reports

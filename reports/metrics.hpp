@@ -173,6 +173,10 @@ inline bool may_be_noise(const result_row& r) {
 void mark_unsound_problems(const db::store& store, std::vector<result_row>& rows);
 
 // `kj results`: the evaluations of one run, derived.
+// The newest evaluation of each (producer, problem, sample): a rerun, or a resume that judged an edited file
+// again, replaces the older one; it does not double count (kj report, kj export).
+std::vector<result_row> newest_per_key(std::vector<result_row> rows);
+
 std::vector<result_row> results(const db::store& store, const std::string& run_uid,
                                 const metric_options& options = {});
 

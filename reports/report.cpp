@@ -30,26 +30,6 @@ std::vector<std::string> chosen_runs(const db::store& store, const report_option
   return options.runs;
 }
 
-// The newest evaluation of each (producer, problem, sample): a rerun replaces, it does not double count.
-std::vector<result_row> newest_per_key(std::vector<result_row> rows) {
-  std::map<std::string, std::size_t> newest;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    auto [it, inserted] = newest.emplace(rows[i].key(), i);
-    const result_row& held = rows[it->second];
-    if (!inserted &&
-        (rows[i].run_created_at > held.run_created_at ||
-         (rows[i].run_created_at == held.run_created_at && rows[i].evaluation_id > held.evaluation_id)))
-      it->second = i;
-  }
-  std::set<std::size_t> keep;
-  for (const auto& [key, index] : newest)
-    keep.insert(index);
-  std::vector<result_row> out;
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    if (keep.contains(i)) out.push_back(std::move(rows[i]));
-  return out;
-}
-
 void write_text(const fs::path& path, const std::string& text, std::vector<fs::path>& written) {
   std::ofstream out(path, std::ios::binary);
   out << text;

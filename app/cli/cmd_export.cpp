@@ -46,6 +46,13 @@ action add_export_command(CLI::App& app) {
     std::erase_if(rows, [&](const reports::result_row& r) {
       return (s->level && r.level != *s->level) || (!s->producer.empty() && r.producer != s->producer);
     });
+    // A resume that judged an edited file again holds two evaluations of one sample: the newest is exported,
+    // as kj report counts it.
+    const std::size_t all = rows.size();
+    rows = reports::newest_per_key(std::move(rows));
+    if (rows.size() < all)
+      fmt::print(stderr, "kj: {} older evaluations of a sample judged again (an edited file) are left out\n",
+                 all - rows.size());
     if (rows.empty())
       throw usage_error(fmt::format("run {} has no evaluations to export (with these filters)", run));
     std::ostringstream text;

@@ -76,7 +76,7 @@ std::vector<std::string> option_names(const CLI::App& command) {
 std::optional<std::string> explain_config_error(const CLI::App& app, const std::string& message,
                                                 const std::vector<std::string>& args) {
   std::smatch m;
-  static const std::regex config_key(R"(INI was not able to parse ([A-Za-z0-9_.-]+))");
+  static const std::regex config_key(R"(INI was not able to parse (\S+))"); // the key whole, any letters
   if (std::regex_search(message, m, config_key)) {
     const std::string key = m[1].str(), name = key.substr(key.rfind('.') + 1);
     const auto origin = config_origin_of(key);

@@ -59,6 +59,9 @@ TEST_CASE("kj.toml sets a command's defaults, and flags and environment variable
       {"[run]\ndevice = \"cpu\"\ndevice = \"cuda\"\n",
        "kj.toml:3: device is set a second time (first at line 2)"},
       {"# defaults\n[run]\ndevise = \"cpu\"\n", "kj.toml:3: unknown key 'run.devise'"},
+      // a key with a letter outside ASCII: named whole at its line, its (valid) section never called unknown
+      {"[run]\nlevel = \"1\"\ndevic\u00e9 = \"cpu\"\n", "kj.toml:3: unknown key 'run.devic\u00e9'"},
+      {"[run]\nlevel = \"1\"\n[report]\n\u00f6ut = \"r\"\n", "kj.toml:4: unknown key 'report.\u00f6ut'"},
       {"[run]\ndevice = \"cpux\"\n", "kj.toml:2: device = \"cpux\": --device"},
       {"[run]\nquick = yes\n", "kj.toml:2: quick = yes: not a TOML value"},
       {"[run]\nquick = \"yes\"\n", "kj.toml:2: quick = \"yes\": --quick is a switch: true or false"},

@@ -177,3 +177,31 @@ TEST_CASE("kj report: a group no evaluation of which was judged says why each ce
   CHECK(contains(page, "not judged: the problem failed (problem_error)")); // the problems table's timings
   CHECK_FALSE(contains(page, "the candidate failed its checks"));          // never the candidate's failure
 }
+
+TEST_CASE("kj export of a run that judged an edited file again exports its newest evaluation") {
+  scratch_dir dir;
+  const std::string db = (dir / "kj.sqlite").string();
+  {
+    auto store = kj::db::store::open(db);
+    auto rows = synthetic_rows(2, 31, "edited", "stack-a");
+    for (auto& r : rows)
+      r.level = 1;
+    auto fixed = rows[0]; // the resume judged problem 1's sample 0 again: the file was edited
+    rows[0].verdict = "incorrect";
+    rows[0].strict_verdict = "";
+    rows[0].timings.clear();
+    fixed.candidate_hash += "-edited";
+    rows.push_back(fixed);
+    store_synthetic(store, rows, "edited");
+  }
+  const auto kb = run_kj({"export", "--db", db, "--run", "edited", "--format", "kernelbench"});
+  INFO(kb.err);
+  REQUIRE(kb.exit_code == 0);
+  const json file = json::parse(kb.out);
+  REQUIRE(file.size() == 2);
+  CHECK(file[file.begin().key()].size() == 1); // one sample 0, not two
+  CHECK(contains(kb.err, "1 older evaluations of a sample judged again"));
+  const auto junit = run_kj({"export", "--db", db, "--run", "edited", "--format", "junit"});
+  REQUIRE(junit.exit_code == 0);
+  CHECK(contains(junit.out, "failures=\"0\"")); // the superseded failure is not the run's any more
+}
