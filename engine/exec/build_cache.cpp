@@ -2,15 +2,13 @@
 #include "engine/exec/build_cache.hpp"
 
 #include "core/hashing.hpp"
+#include "engine/exec/file_lock.hpp"
 #include "engine/exec/process.hpp"
 
 #include <algorithm>
-#include <fcntl.h>
 #include <fmt/core.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sys/file.h>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -19,22 +17,6 @@ namespace kj::exec {
 namespace {
 
 constexpr std::size_t k_log_bytes = 64 * 1024;
-
-// An flock held for the life of the object; released (and the descriptor closed) on every path.
-class key_lock {
-public:
-  explicit key_lock(const fs::path& file) : m_fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    if (m_fd < 0) throw std::runtime_error("cannot open the build lock " + file.string());
-    while (::flock(m_fd, LOCK_EX) != 0)
-      if (errno != EINTR) throw std::runtime_error("cannot lock " + file.string());
-  }
-  ~key_lock() { ::close(m_fd); }
-  key_lock(const key_lock&) = delete;
-  key_lock& operator=(const key_lock&) = delete;
-
-private:
-  int m_fd;
-};
 
 // Every entry under `root` (folders first met, links by their target, files by their bytes), in order.
 void hash_entries(const fs::path& root, std::string& manifest) {
@@ -134,7 +116,7 @@ void build_cache::store(const build_record& r) const {
 void build_cache::forget(const std::string& key) const {
   const fs::path folder = dir(key);
   if (!fs::exists(folder)) return;
-  const key_lock lock(folder / "lock");
+  const file_lock lock(folder / "lock");
   std::error_code ec;
   fs::remove(folder / "status.json", ec);
 }
@@ -143,7 +125,7 @@ build_record build_cache::build(const job_runner& runner, const std::string& key
                                 launch_spec launch) const {
   const fs::path folder = dir(key);
   fs::create_directories(folder);
-  const key_lock lock(folder / "lock");
+  const file_lock lock(folder / "lock");
   if (auto cached = lookup(key)) return *cached;
   const bool stale = fs::exists(folder / "status.json"); // a final status whose files changed since
   // No final status: an earlier build of this key was cut short (Ctrl-C, kj killed). What it left goes, above

@@ -13,13 +13,14 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(baseline_job, device, items, ove
                                                 compile_only)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(describe_job, problems, overrides, cost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(read_parquet_job, path, rows)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(precompile_job, folder, variants)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(audit_job, device, items, protocol)
 
 namespace {
 
 // The kind names, in the variant's order.
 constexpr const char* k_kinds[] = {"evaluate", "build",        "baseline", "describe",
-                                   "probe",    "read_parquet", "audit"};
+                                   "probe",    "read_parquet", "audit",    "precompile"};
 static_assert(std::size(k_kinds) == std::variant_size_v<job>);
 
 template <typename T>
@@ -69,8 +70,9 @@ job job_from_json(const nlohmann::json& message) {
       } catch (const std::invalid_argument& e) { // a field's own check (the device kind)
         throw std::invalid_argument("job message of kind '" + kind + "': " + e.what());
       }
-  throw std::invalid_argument("job message: unknown kind '" + kind +
-                              "' (expected evaluate, build, baseline, describe, probe or read_parquet)");
+  throw std::invalid_argument(
+      "job message: unknown kind '" + kind +
+      "' (expected evaluate, build, baseline, describe, probe, read_parquet, audit or precompile)");
 }
 
 } // namespace kj::exec

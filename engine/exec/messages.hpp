@@ -174,6 +174,13 @@ struct read_parquet_job {
   std::vector<int> rows;
 };
 
+// kj's precompiled torch/extension.h for CPU extension builds (engine/exec/precompiled_header.hpp), made in
+// `folder` once per list of extra_cflags in `variants`: kj's own compiler runs, no candidate code.
+struct precompile_job {
+  std::string folder;
+  std::vector<std::vector<std::string>> variants;
+};
+
 // One problem of an audit job, with its own size overrides (the built-in suite's CPU sizes).
 struct audit_item {
   source_file problem;
@@ -189,10 +196,10 @@ struct audit_job {
   protocol_spec protocol;
 };
 
-using job =
-    std::variant<evaluate_job, build_job, baseline_job, describe_job, probe_job, read_parquet_job, audit_job>;
+using job = std::variant<evaluate_job, build_job, baseline_job, describe_job, probe_job, read_parquet_job,
+                         audit_job, precompile_job>;
 
-// "evaluate", "build", "baseline", "describe", "probe", "read_parquet" or "audit".
+// "evaluate", "build", "baseline", "describe", "probe", "read_parquet", "audit" or "precompile".
 std::string kind_of(const job& message);
 // {"kind": ..., fields...}
 nlohmann::json to_json(const job& message);

@@ -152,3 +152,79 @@ def cost_of(problem):
 def describe_problem(path, source, overrides, cost=False):
     """The describe job: one problem file's shapes (and cost) without allocating anything."""
     return describe(Problem(path, source, overrides), cost)
+
+
+# ---- kj's precompiled torch/extension.h (engine/exec/precompiled_header.hpp) ----
+
+class _Captured(Exception):
+    pass
+
+
+def extension_cflags(extra_cflags, scratch):
+    """(compiler, flags) torch's load_inline compiles a CPU extension's main.cpp with, for `extra_cflags`, read from
+    the build.ninja torch writes (its build itself is never run); the extension's name is left out."""
+    import re
+    import shlex
+
+    import torch.utils.cpp_extension as ext
+
+    real = ext._run_ninja_build
+
+    def capture(*args, **kwargs):
+        raise _Captured()
+
+    ext._run_ninja_build = capture
+    try:
+        ext.load_inline("kj_pch_flags", cpp_sources="", extra_cflags=list(extra_cflags), build_directory=scratch)
+    except _Captured:
+        pass
+    finally:
+        ext._run_ninja_build = real
+    with open(os.path.join(scratch, "build.ninja")) as f:
+        text = f.read()
+    cxx = re.search(r"^cxx = (.*)$", text, re.M).group(1).strip()
+    cflags = re.search(r"^cflags = (.*)$", text, re.M).group(1)
+    return cxx, [f for f in shlex.split(cflags) if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+
+
+def make_precompiled_header(folder, variants):
+    """Precompiles torch/extension.h into folder/torch/extension.h.gch/<i>.gch, one per list of extra_cflags in
+    `variants`, each with exactly the flags torch's load_inline uses, and checks that the compiler takes it for a
+    main.cpp as load_inline writes it (gcc -H names the .gch it used). A CPU build given CPATH=folder then skips
+    parsing torch's headers; gcc ignores a .gch whose flags differ and reads the header (folder/torch/extension.h
+    is torch's own). Returns {"used": [variant indices the check passed], "errors": [...]}."""
+    import subprocess
+    import tempfile
+
+    from torch.utils.cpp_extension import include_paths
+
+    header = next(os.path.join(p, "torch", "extension.h") for p in include_paths()
+                  if os.path.isfile(os.path.join(p, "torch", "extension.h")))
+    gch_dir = os.path.join(folder, "torch", "extension.h.gch")
+    os.makedirs(gch_dir, exist_ok=True)
+    link = os.path.join(folder, "torch", "extension.h")
+    if not os.path.islink(link):
+        os.symlink(header, link)
+    used, errors = [], []
+    for i, extra in enumerate(variants):
+        with tempfile.TemporaryDirectory(prefix="kj-pch-") as scratch:
+            cxx, flags = extension_cflags(extra, scratch)
+            target = os.path.join(gch_dir, f"{i}.gch")
+            made = subprocess.run([cxx, *flags, "-x", "c++-header", header, "-o", target + ".tmp"],
+                                  capture_output=True, text=True)
+            if made.returncode != 0:
+                errors.append(f"{extra}: {made.stderr[-2000:]}")
+                continue
+            os.replace(target + ".tmp", target)
+            probe = os.path.join(scratch, "main.cpp")
+            with open(probe, "w") as f:
+                f.write("#include <torch/extension.h>\n\n#include <torch/extension.h>\nint kj_pch_probe;\n")
+            check = subprocess.run([cxx, f"-DTORCH_EXTENSION_NAME=kj_pch_probe", *flags, "-H", "-c", probe, "-o",
+                                    os.path.join(scratch, "main.o")], capture_output=True, text=True,
+                                   env=dict(os.environ, CPATH=folder))
+            if check.returncode == 0 and f"! {target}" in check.stderr:
+                used.append(i)
+            else:
+                os.remove(target)
+                errors.append(f"{extra}: the compiler did not take it: {check.stderr[-600:]}")
+    return {"used": used, "errors": errors}

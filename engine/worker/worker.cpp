@@ -96,6 +96,26 @@ void read_parquet(const exec::read_parquet_job& job, py::module_& runtime, resul
   }
 }
 
+// "precompile": kj's precompiled torch/extension.h (kj_info.make_precompiled_header), then verdict "ok" with
+// the variants the compiler took ("used") and what failed ("errors"); or a verdict naming what went wrong.
+void precompile(const exec::precompile_job& job, py::module_& runtime, result_channel& channel) {
+  try {
+    py::object variants = py::module_::import("json").attr("loads")(json(job.variants).dump());
+    const json made =
+        to_json(py::module_::import("kj_info").attr("make_precompiled_header")(job.folder, variants));
+    channel.emit({{"type", "verdict"},
+                  {"verdict", "ok"},
+                  {"error", ""},
+                  {"used", made["used"]},
+                  {"errors", made["errors"]}});
+  } catch (py::error_already_set& e) {
+    channel.emit(
+        {{"type", "verdict"}, {"verdict", verdict_of(runtime, e)}, {"error", python_error_text(runtime, e)}});
+  } catch (const std::exception& e) {
+    channel.emit({{"type", "verdict"}, {"verdict", "harness_error"}, {"error", e.what()}});
+  }
+}
+
 // One job of a serving judge: the evaluation, then back to a fresh judge's state, on the job's clock (kj's
 // own time: the orchestrator's deadline moves by it). `clock`: the first job's, started before the judge
 // imported torch; null: made here.
@@ -228,6 +248,7 @@ int run_worker(const worker_options& options) {
         using T = std::decay_t<decltype(message)>;
         if constexpr (std::is_same_v<T, exec::describe_job>) describe_problems(message, runtime, channel);
         if constexpr (std::is_same_v<T, exec::read_parquet_job>) read_parquet(message, runtime, channel);
+        if constexpr (std::is_same_v<T, exec::precompile_job>) precompile(message, runtime, channel);
         if constexpr (std::is_same_v<T, exec::audit_job>) audit_problems(message, runtime, channel);
         if constexpr (std::is_same_v<T, exec::baseline_job>) run_baseline(message, runtime, channel);
         if constexpr (std::is_same_v<T, exec::build_job>) {

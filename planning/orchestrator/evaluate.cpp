@@ -17,7 +17,8 @@ std::optional<exec::build_record> build(const kb::problem& problem, const adapte
   const nlohmann::json env = options.env.is_null() ? probe_environment(cache_dir) : options.env;
   const device_kind device = resolve_device(options.device, env);
   const exec::build_cache builds(cache_dir / "builds");
-  const evaluation_context ctx = context_of(options.judging, env, device, builds);
+  evaluation_context ctx = context_of(options.judging, env, device, builds);
+  ctx.pch = precompiled_header_for(env, device, cache_dir); // offered when an earlier run made it
   const exec::evaluate_job job = evaluate_message(ctx, problem, candidate);
   const std::string key = candidate_build_key(ctx, candidate.source, job.overrides);
   if (auto cached = builds.lookup(key)) return cached;
@@ -36,6 +37,7 @@ scheduler::evaluation_result evaluate(const kb::problem& problem, const adapters
   const exec::build_cache builds(cache_dir / "builds");
   evaluation_context ctx = context_of(options.judging, env, device, builds);
   ctx.wrapper = options.wrapper;
+  ctx.pch = precompiled_header_for(env, device, cache_dir);
   db::evaluation_record record;
   record.device = to_string(device);
   record.overrides_json = "{}";

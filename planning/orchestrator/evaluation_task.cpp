@@ -76,6 +76,37 @@ std::string candidate_build_key(const evaluation_context& ctx, const std::string
                           .flags = flags});
 }
 
+std::optional<exec::precompiled_header> precompiled_header_for(const json& env, device_kind device,
+                                                               const std::filesystem::path& cache_dir) {
+  if (device != device_kind::cpu || exec::sandbox_kind() != "bwrap") return std::nullopt;
+  json key{{"recipe", 1}};
+  for (const char* field : {"python", "torch", "torch_git", "cxx"})
+    key[field] = env.value(field, "");
+  key["python_paths"] = env.value("python_paths", json::array()); // torch's headers lie there
+  for (const char* f : {"CC", "CXX", "CFLAGS", "CXXFLAGS"})
+    key[f] = env_value(f);
+  return exec::precompiled_header(exec::precompiled_header_root(cache_dir),
+                                  core::sha256_hex(key.dump()).substr(0, 16));
+}
+
+void prepare_precompiled_header(const exec::precompiled_header& pch, const exec::job_runner& runner,
+                                std::size_t compiles) {
+  constexpr std::size_t worth_it = 6; // below this many builds the header costs more than it saves
+  if (compiles < worth_it || pch.ready()) return;
+  fmt::print(stderr, "kj: precompiling torch/extension.h for this stack's CPU builds, once ({})...\n",
+             pch.folder().string());
+  if (const std::string why = pch.make(runner); !why.empty())
+    fmt::print(stderr, "kj: no precompiled header: {}; builds read torch's headers as before\n",
+               why.substr(0, 600));
+}
+
+void offer_precompiled_header(const std::optional<exec::precompiled_header>& pch, exec::launch_spec& launch) {
+  if (!pch || !pch->ready() || !launch.sandbox) return;
+  // gcc finds torch/extension.h.gch there before torch's header; read-only: every build's, none's to write
+  launch.environment["CPATH"] = pch->folder().string();
+  launch.sandbox->read_only.push_back(pch->folder());
+}
+
 exec::launch_spec build_launch(const evaluation_context& ctx, const std::string& name) {
   // The build runs the candidate's module code: sandboxed, at a lower priority, and standing still while a
   // device slot times (engine/exec/quiet_builds.hpp).
@@ -85,6 +116,7 @@ exec::launch_spec build_launch(const evaluation_context& ctx, const std::string&
     launch.sandbox->read_only.emplace_back(path);
   launch.nice = 10;
   launch.quiet_while_timing = true;
+  offer_precompiled_header(ctx.pch, launch);
   if (ctx.device == device_kind::cuda) { // one compiler at a time per build: nvcc's files are many
     if (const char* jobs = std::getenv("MAX_JOBS"); !jobs || !*jobs) launch.environment["MAX_JOBS"] = "1";
   }

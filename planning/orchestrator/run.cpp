@@ -138,8 +138,8 @@ struct run_state {
 };
 
 // Says what the plan compiles and leaves out, and tells the heartbeat how many builds to expect.
-void announce(const run_plan& plan, const run_options& options, device_kind device, std::size_t beside_slots,
-              scheduler::heartbeat& beat) {
+std::size_t announce(const run_plan& plan, const run_options& options, device_kind device,
+                     std::size_t beside_slots, scheduler::heartbeat& beat) {
   std::size_t compiles = 0, reused = 0;
   for (const auto& t : plan.tasks) {
     compiles += t.builds.size();
@@ -155,6 +155,7 @@ void announce(const run_plan& plan, const run_options& options, device_kind devi
     fmt::print(stderr, "kj: --rerun-failed: {} candidates passed before and are left out\n", plan.not_failed);
   beat.expect_builds(compiles);
   beat.touch();
+  return compiles;
 }
 
 // Plans the run's tasks and judges them: returns the exit code (0, 130 after Ctrl-C, 1 after --maxfail).
@@ -200,6 +201,7 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
 
   evaluation_context ctx = context_of(options.judging, st.env, st.device, builds);
   ctx.warm_judges = !options.fresh_judges;
+  ctx.pch = precompiled_header_for(st.env, st.device, st.cache_dir);
   device_use use{.slots = std::max<std::size_t>(1, scheduler::device_slots(st.device, st.gpus).size())};
   scheduler::db_sink to_db(store);
   scheduler::progress_sink progress(mode != scheduler::progress_mode::lines);
@@ -213,8 +215,15 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
                               sinks.evaluation(r);
                             }},
                            candidates);
-  announce(plan, options, st.device,
-           st.device == device_kind::cuda ? scheduler::device_slots(st.device, st.gpus).size() : 0, beat);
+  const std::size_t compiles =
+      announce(plan, options, st.device,
+               st.device == device_kind::cuda ? scheduler::device_slots(st.device, st.gpus).size() : 0, beat);
+  if (ctx.pch) {
+    prepare_precompiled_header(*ctx.pch, runner, compiles);
+    for (auto& t : plan.tasks) // planned before it was made
+      for (auto& b : t.builds)
+        offer_precompiled_header(ctx.pch, b.launch);
+  }
   sinks.begin(plan.tasks.size() + plan.no_code.size(), plan.kept);
   for (auto& r : plan.no_code)
     sinks.evaluation(r);
