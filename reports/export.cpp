@@ -46,6 +46,7 @@ json metadata_of(const result_row& r) {
          {"kj_evaluation_id", r.evaluation_id},
          {"kj_run", r.run_uid},
          {"kj_protocol", r.protocol}};
+  if (!r.untrusted.empty()) m["kj_time_not_trusted"] = r.untrusted;
   if (r.verdict == kj::verdict::compile_error || r.verdict == kj::verdict::load_error) {
     m["compilation_error_name"] = name_of(r.verdict);
     m["compilation_error"] = r.error;
@@ -137,7 +138,8 @@ void write_kernelbench(const std::vector<result_row>& rows, std::ostream& out) {
       if (s["sample_id"] == r.sample)
         throw std::invalid_argument(
             fmt::format("problem {} has two evaluations of sample {}: export one run", r.number, r.sample));
-    const bool timed = r.candidate.has_value() && r.verdict == kj::verdict::correct;
+    // A time kj does not trust (its timed calls computed wrong outputs, or missed work) is no runtime.
+    const bool timed = r.candidate.has_value() && r.verdict == kj::verdict::correct && r.untrusted.empty();
     samples.push_back({{"sample_id", r.sample},
                        {"compiled", compiled(r)},
                        {"correctness", r.verdict == kj::verdict::correct},

@@ -19,10 +19,17 @@ std::uint64_t call_seed() { // from the OS, per call: nothing in the candidate's
 }
 
 json checked_reply(const json& reply) {
-  if (!reply.value("ok", false))
-    throw runner_failure(reply.value("kind", std::string("crashed")), reply.value("error", ""),
-                         reply.value("reason", ""));
-  return reply;
+  if (reply.value("ok", false)) return reply;
+  // The problem's draws ran in the judge and in this process's checked calls before any timing: a process
+  // that blames the problem now broke kj's draw itself (its own failure, never a "not judged" problem_error).
+  if (reply.value("kind", "") == "problem_error")
+    throw runner_failure(
+        "runtime_error",
+        "the candidate's process failed at kj's draw of a timed call's inputs, which its checked "
+        "calls and kj's judge drew: " +
+            reply.value("error", std::string()));
+  throw runner_failure(reply.value("kind", std::string("crashed")), reply.value("error", ""),
+                       reply.value("reason", ""));
 }
 
 double number(const json& reply, const char* key) {

@@ -22,14 +22,18 @@ judge_clock::~judge_clock() {
   if (m_thread.joinable()) m_thread.join();
 }
 
-judge_clock::wait::wait(judge_clock& c, bool charge) : m_clock(c), m_charge(charge), m_start(clock::now()) {
-  // 1 ns at least: 0 means "not waiting"
-  if (m_charge) m_clock.m_waiting_since_ns = std::max<std::int64_t>(1, ns_between(m_clock.m_made, m_start));
+judge_clock::wait::wait(judge_clock& c, bool charge, std::chrono::nanoseconds allowance)
+    : m_clock(c), m_charge(charge), m_start(clock::now()),
+      m_allowance(std::max(allowance, std::chrono::nanoseconds{0})) {
+  // 1 ns at least: 0 means "not waiting"; the charge starts once the allowance is spent
+  if (m_charge)
+    m_clock.m_waiting_since_ns =
+        std::max<std::int64_t>(1, ns_between(m_clock.m_made, m_start) + m_allowance.count());
 }
 
 judge_clock::wait::~wait() {
   if (!m_charge) return;
-  m_clock.m_charged_ns += ns_between(m_start, clock::now());
+  m_clock.m_charged_ns += std::max<std::int64_t>(0, ns_between(m_start, clock::now()) - m_allowance.count());
   m_clock.m_waiting_since_ns = 0;
 }
 

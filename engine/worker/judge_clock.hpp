@@ -25,10 +25,11 @@ public:
   judge_clock& operator=(const judge_clock&) = delete;
 
   // A wait for the candidate's process, charged to it (charge false: kj's own runner start, before the
-  // candidate is loaded: bounded by the budget, charged to nobody).
+  // candidate is loaded: bounded by the budget, charged to nobody). Its first `allowance` is not charged:
+  // kj's own work the process does first (the draw of a checked call's inputs), bounded by the judge's own.
   class wait {
   public:
-    wait(judge_clock& c, bool charge);
+    wait(judge_clock& c, bool charge, std::chrono::nanoseconds allowance = {});
     ~wait();
     wait(const wait&) = delete;
     wait& operator=(const wait&) = delete;
@@ -37,6 +38,7 @@ public:
     judge_clock& m_clock;
     bool m_charge;
     clock::time_point m_start;
+    std::chrono::nanoseconds m_allowance;
   };
 
   // Gives back `ms` of a wait already charged (never more than was charged): kj's own work the candidate's

@@ -187,6 +187,31 @@ void build(const exec::build_job& job, py::module_& runtime, result_channel& cha
 
 namespace {
 
+// The runner could not load the candidate. The problem's own Model is built here first: a problem that cannot
+// be built is the problem's error whatever the candidate did (which raises it), and a runner that blames the
+// problem when kj builds it fine is not believed (the candidate's process can say anything).
+runner_failure load_failure(py::module_& runtime, py::object& session, const json& load, std::uint64_t seed,
+                            phase_clock& phase) {
+  const std::string kind = load.value("kind", "crashed"), error = load.value("error", "");
+  if (load.value("reason", "") != "out_of_memory") {
+    phase.enter("build_models");
+    try {
+      session.attr("build_reference")(seed);
+    } catch (py::error_already_set& e) {
+      if (verdict_of(runtime, e) == "problem_error") throw;
+      if (kind == "problem_error") throw; // kj's own failure here: not the candidate's either
+    }
+  }
+  if (kind == "problem_error")
+    return runner_failure(
+        "runtime_error",
+        "the candidate's process said the problem failed, but kj's judge builds the problem's "
+        "Model itself: the candidate's failure.\n" +
+            error,
+        "");
+  return runner_failure(kind, error, load.value("reason", "")); // out_of_memory while loading stays named
+}
+
 // The memory event, from both processes (the runner's own report is informational; its RSS is the
 // watchdog's).
 void report_memory(py::object& session, runner_link& runner, const device_memory_watch& watch,
@@ -261,8 +286,7 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     }
     runner_link& runner = *link;
     if (!runner.load().value("ok", false))
-      throw runner_failure(runner.load().value("kind", "crashed"), runner.load().value("error", ""),
-                           runner.load().value("reason", "")); // out_of_memory while loading stays named
+      throw load_failure(runtime, session, runner.load(), protocol.seed, phase);
     // The next job's runner starts while this one is judged: only where runners have a PID namespace of their
     // own (without one, a candidate of the same uid could reach it through /proc).
     if (pool && runner.isolation_note().empty() && exec::sandbox_kind() == "bwrap")
@@ -271,7 +295,8 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
         py::cpp_function(
             [&runner](const std::string& message) { return runner.request(json::parse(message)).dump(); }),
         py_device(job.device), py::cpp_function([&runner] { runner.release_arena(); }),
-        session.attr("memory"));
+        session.attr("memory"), py::cpp_function([&runner](double ms) { runner.allow_next(ms); }),
+        session.attr("own_draw_cap"));
 
     phase.enter("build_models");
     session.attr("build_reference")(protocol.seed);

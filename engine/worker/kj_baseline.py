@@ -44,8 +44,10 @@ class Baseline:
             session.sync()
         except torch.OutOfMemoryError as exc:
             raise _oom(exc, "the eager reference", inputs) from None
-        except KjError:
-            raise
+        except KjError as exc:  # a baseline's statuses: the reference that raised is its runtime_error
+            if exc.kind != "problem_error":
+                raise
+            raise KjError("runtime_error", f"the reference Model raised:\n{exc.message}") from None
         except Exception as exc:
             raise KjError("runtime_error", f"the reference Model raised:\n{format_exception(exc)}") from None
         self.compile_s = 0.0

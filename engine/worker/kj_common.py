@@ -109,6 +109,19 @@ def load_module(name, source, filename):
     return module
 
 
+def problem_own(what, work):
+    """Runs the problem's own code (`what`: get_init_inputs(), Model(...), its forward): what it raises is a
+    problem_error, never a candidate's; out of memory is left to the caller (kj's own, kj_memory.guarded)."""
+    try:
+        return work()
+    except KjError:
+        raise
+    except Exception as exc:
+        if is_out_of_memory(exc):
+            raise
+        raise KjError("problem_error", f"the problem's {what} raised:\n{format_exception(exc)}") from None
+
+
 def is_build_failure(exc):
     import subprocess
 
@@ -160,18 +173,16 @@ class Problem:
         return found
 
     def init_inputs(self):
-        return list(self.module.get_init_inputs())
+        """The problem's own get_init_inputs(): a list or tuple, else the problem's error (never a candidate's)."""
+        got = problem_own("get_init_inputs()", self.module.get_init_inputs)
+        if not isinstance(got, (list, tuple)):
+            raise KjError("problem_error", f"the problem's get_init_inputs() returned {type(got).__name__}, expected "
+                          "a list of Model's constructor arguments (KernelBench calls Model(*get_init_inputs()))")
+        return list(got)
 
     def get_inputs(self):
         """The problem's own get_inputs(); its failure is the problem's, never a candidate's."""
-        try:
-            return list(self.module.get_inputs())
-        except KjError:
-            raise
-        except Exception as exc:
-            if is_out_of_memory(exc):
-                raise
-            raise KjError("problem_error", f"the problem's get_inputs() raised:\n{format_exception(exc)}") from None
+        return problem_own("get_inputs()", lambda: list(self.module.get_inputs()))
 
     def inputs(self, device, rng="host"):
         """get_inputs() on the device. rng "host": KernelBench's draw (the CPU generator, then moved: its exact

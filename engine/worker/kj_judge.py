@@ -9,13 +9,14 @@ of C, one input set and R, plus comparison chunks; every case frees what it used
 """
 import math
 import os
+import time
 
 import torch
 
 from kj_compare import Opaque, assert_close, compare
 from kj_recipes import TimingInputs, draw, seeded_recipe, timing_recipe
 from kj_common import (DTYPES, Problem, KjError, SizedProblems, backend_flags, capture_graph, outputs_of,
-                       set_backend_flags, set_seed, tensor_bytes, to_device)
+                       problem_own, set_backend_flags, set_seed, tensor_bytes, to_device)
 
 from kj_memory import GIB, SNAPSHOT_MAX, Memory, guarded  # noqa: F401 (kj_verify and the tests take them here)
 from kj_arena import _DTYPE_NAMES, _layout, _sampled_pair, arena_tensor, flat_itemsize  # noqa: F401
@@ -77,9 +78,13 @@ class RemoteCandidate:
     and are cloned out of it at once; then `release` (C++) has the runner drop its copy and frees a large arena,
     so that no case starts with the last one's memory held. Nothing the runner sends is unpickled or executed."""
 
-    def __init__(self, request, device, release=None, memory=None):
+    def __init__(self, request, device, release=None, memory=None, allow=None, draw_cap=None):
         self.request, self.device, self.release = request, torch.device(device), release
         self.memory = memory or Memory(device)
+        # The runner's draw of a checked call's inputs is kj's work in the candidate's process: `allow` (C++)
+        # leaves the first `draw_cap(sizes)` ms of the call's wait off the candidate's clock (--timeout): the
+        # judge's own draws of those sizes bound it, never the candidate's word.
+        self.allow, self.draw_cap = allow, draw_cap
 
     def call(self, message):
         import json
@@ -94,6 +99,8 @@ class RemoteCandidate:
         return reply
 
     def forward(self, recipe, sizes=None, check_inputs=False, phase="case"):
+        if self.allow is not None and self.draw_cap is not None:
+            self.allow(self.draw_cap(sizes or {}))
         reply = self.call({"op": "forward", "recipe": recipe, "sizes": sizes or {}, "check_inputs": check_inputs,
                            "phase": phase})
         return self.outputs(reply), reply
@@ -164,6 +171,7 @@ class Session(SizedProblems):
         self.model = None
         self.remote = None
         self.problems = {}
+        self.draw_ms = {}  # the judge's slowest draw of each problem (by id: a size's problem is built once)
         self.memory = Memory(device)
 
     def load_problem(self, path, source, overrides):
@@ -183,7 +191,7 @@ class Session(SizedProblems):
         init_inputs = [to_device(x, self.device, self.dtype) for x in problem.init_inputs()]
         with torch.no_grad():
             set_seed(seed)
-            model = self._place(problem.module.Model(*init_inputs))
+            model = self._place(problem_own("Model(*get_init_inputs())", lambda: problem.module.Model(*init_inputs)))
         if self.protocol.get("eval_mode"):
             model.eval()
         return model
@@ -204,13 +212,24 @@ class Session(SizedProblems):
             torch.cuda.synchronize(self.device)
 
     def draw(self, recipe, problem=None):
-        return guarded(self.memory, "drawing the inputs", lambda: draw(problem or self.problem, recipe, self.device))
+        problem = problem or self.problem
+        start = time.perf_counter()
+        inputs = guarded(self.memory, "drawing the inputs", lambda: draw(problem, recipe, self.device))
+        ms = (time.perf_counter() - start) * 1e3
+        self.draw_ms[id(problem)] = max(self.draw_ms.get(id(problem), 0.0), ms)
+        return inputs
+
+    def own_draw_cap(self, sizes):
+        """How much of a checked call's wait at `sizes` is left off the candidate's clock as kj's draw in its
+        process: twice the judge's own slowest draw of those sizes, and 1 ms for the host's noise (the judge's
+        measurement, never the runner's word; on CUDA a device draw is timed as launched, so it errs low)."""
+        return 2 * self.draw_ms.get(id(self.problem_at(sizes)), 0.0) + 1.0
 
     def reference(self, inputs, model=None):
         """The reference's outputs on `inputs` (kj's own work: out of memory here is a harness_error)."""
         def run():
             with torch.no_grad():
-                out = (model or self.model)(*inputs)
+                out = problem_own("Model.forward", lambda: (model or self.model)(*inputs))
             self.sync()
             return out
         out = guarded(self.memory, "the reference Model", lambda: self.memory.measure_workspace(run))
@@ -225,7 +244,14 @@ class Session(SizedProblems):
         reference = self.reference(inputs)
         del inputs
         self.memory.release()
-        output, _ = self.remote.forward(recipe, phase="trial")
+        try:
+            output, _ = self.remote.forward(recipe, phase="trial")
+        except RemoteError as exc:  # believed only when the judge's own draw of the same recipe fails too
+            if exc.kind != "problem_error":
+                raise
+            self.draw(recipe)  # raises the problem's own error
+            raise KjError("runtime_error", "the candidate's process failed at kj's draw of the trial's inputs, "
+                          f"which kj's judge draws: {exc.message}") from None
         check = assert_close if self.protocol.get("comparison") == "assert_close" else compare
         result = guarded(self.memory, "comparing the outputs", lambda: check(reference, output, atol, rtol),
                          retry=lambda: compare(reference, output, atol, rtol, chunk=1 << 20), fault="compare")

@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <utility>
 
 extern char** environ;
 
@@ -335,9 +336,12 @@ json runner_link::exchange(const json& message, int pass_fd) {
 json runner_link::next_reply(const std::string& op, const line_socket::spin_window& spin) {
   if (m_dead) return death();
   std::string line;
-  const judge_clock::wait waiting(*m_spec.clock, m_charging);
+  const auto allowance = std::exchange(m_allowance, std::chrono::microseconds{0});
+  const judge_clock::wait waiting(*m_spec.clock, m_charging, allowance);
   for (;;) {
-    const auto left = m_spec.clock->candidate_left();
+    const auto left = m_spec.clock->candidate_left() +
+                      std::chrono::duration_cast<std::chrono::milliseconds>(allowance) +
+                      std::chrono::milliseconds(1);
     const line_socket::status status =
         m_socket->receive(line, std::max(left, std::chrono::milliseconds(1)), spin);
     if (status == line_socket::status::closed) return died(op);

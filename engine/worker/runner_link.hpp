@@ -128,6 +128,11 @@ public:
   const judge_clock& clock() const { return *m_spec.clock; }
   // Gives back to the candidate's clock `ms` of the last charged wait: kj's own work its process did.
   void refund_own_work(double ms) { m_spec.clock->refund(ms); }
+  // The next request's first `ms` of waiting is kj's own work in the candidate's process (the draw of a
+  // checked call's inputs, bounded by the judge's own draw), not charged to its clock.
+  void allow_next(double ms) {
+    m_allowance = std::chrono::microseconds(static_cast<std::int64_t>(ms * 1000));
+  }
   // [ms] the most of a timed call's reported draw given back so (about the judge's own draw of a call's
   // inputs, measured before the candidate's first round; 0: none, only the calibrated flush).
   void set_own_draw_cap_ms(double ms) { m_own_draw_cap_ms = ms; }
@@ -190,7 +195,8 @@ private:
   std::atomic<bool> m_dead{false};
   std::string m_death_kind, m_death_text, m_death_reason;
   double m_own_draw_cap_ms = 0;
-  bool m_charging = false;  // waits are charged to the candidate: from its load on
+  std::chrono::microseconds m_allowance{0}; // of the next request's wait (allow_next)
+  bool m_charging = false;                  // waits are charged to the candidate: from its load on
   bool m_sandboxed = false; // started through bubblewrap, which reports a signal as 128 + its number
   std::filesystem::path m_writable_build; // a deferred build's folder, the runner's while it compiles
   std::atomic<bool> m_stop_threads{false};

@@ -79,6 +79,24 @@ void attach_trace(db::evaluation_record& record, const json& e, const trace_poli
   }
 }
 
+// A timed call whose outputs were wrong (strict class timed_outputs) times work other than the checked
+// calls': its time is not the candidate's correct work, and no speedup is derived from it.
+void distrust_wrong_timed_calls(db::evaluation_record& record) {
+  const auto wrong = std::find_if(record.cases.begin(), record.cases.end(), [](const db::case_record& c) {
+    return c.case_class == "timed_outputs" && c.status == "fail";
+  });
+  if (wrong == record.cases.end()) return;
+  for (auto& t : record.timings) {
+    if (t.subject != "candidate") continue;
+    json params = json::parse(t.params_json, nullptr, false);
+    if (!params.is_object()) params = json::object();
+    params["trusted"] = false;
+    params["untrusted_reason"] =
+        "the outputs of its timed calls were wrong (timed_outputs): " + wrong->message;
+    t.params_json = params.dump();
+  }
+}
+
 void record_phase(db::evaluation_record& record, const json& e) {
   const std::string phase = e.value("phase", "");
   const double seconds = e.value("seconds", 0.0);
@@ -225,6 +243,7 @@ void fill_evaluation(const exec::worker_outcome& outcome, const std::string& log
     if (type == "phase_time") record_phase(record, e);
     if (type == "memory") record.memory = memory_of(e);
   }
+  distrust_wrong_timed_calls(record);
   record.duration_s = outcome.wall_s;
   account_phases(record, outcome);
   if (verdict && !outcome.timed_out) {

@@ -86,6 +86,22 @@ TEST_CASE("fresh inputs per timed call defeat an input-keyed cache, and timed ou
   CHECK(zeros["verdict"] == "correct");
   CHECK(zeros["strict_verdict"] == "fail");
   CHECK(zeros["strict_failed"] == "timed_outputs");
+  // Its timed calls computed something else than its checked ones: their time is no speedup, in the results
+  // and in KernelBench's eval_results.json alike.
+  CHECK(zeros["speedup"].is_null());
+  CHECK(zeros["untrusted"].get<std::string>().find("timed calls were wrong") != std::string::npos);
+  const auto exported = run_kj({"export", "--db", (dir / "kj.sqlite").string(), "--run",
+                                zeros["run"].get<std::string>(), "--format", "kernelbench"});
+  REQUIRE(exported.exit_code == 0);
+  const json file = json::parse(exported.out);
+  json sample;
+  for (const auto& s : file.at("1"))
+    if (s["sample_id"] == 1) sample = s;
+  INFO(sample.dump());
+  CHECK(sample["correctness"] == true);
+  CHECK(sample["runtime"] == -1.0);
+  CHECK(sample["metadata"]["kj_time_not_trusted"].get<std::string>().find("timed_outputs") !=
+        std::string::npos);
 
   // Every subject's timing carries the host probe of each of its rounds (before and after): the default 3
   // rounds for candidate and reference, one for the empty-forward floor.

@@ -79,6 +79,25 @@ def test_get_inputs_failure_is_a_problem_error():
     assert caught.value.kind == "problem_error" and "no inputs" in caught.value.message
 
 
+@pytest.mark.parametrize("body, expected", [
+    ("return 5", "returned int, expected a list"),
+    ("raise KeyError('no such size')", "get_init_inputs() raised"),
+])
+def test_get_init_inputs_failure_is_a_problem_error(body, expected):
+    p = problem(PROBLEM.replace("def get_init_inputs():\n    return []", "def get_init_inputs():\n    " + body))
+    with pytest.raises(common.KjError) as caught:
+        p.init_inputs()
+    assert caught.value.kind == "problem_error" and expected in caught.value.message
+
+
+def test_the_problem_own_code_raising_is_a_problem_error_but_out_of_memory_is_not():
+    with pytest.raises(common.KjError) as caught:
+        common.problem_own("Model.forward", lambda: 1 / 0)
+    assert caught.value.kind == "problem_error" and "ZeroDivisionError" in caught.value.message
+    with pytest.raises(MemoryError):
+        common.problem_own("Model.forward", lambda: (_ for _ in ()).throw(MemoryError()))
+
+
 def test_out_of_memory_is_recognized():
     assert common.is_out_of_memory(MemoryError())
     assert common.is_out_of_memory(RuntimeError("DefaultCPUAllocator: can't allocate memory: 3 GB"))

@@ -271,3 +271,15 @@ def test_make_room_gives_back_before_kj_is_blamed():
     assert calls == [1]
     memory.release()  # an ordinary release keeps the spare
     assert calls == [1]
+
+
+def test_a_checked_call_allows_the_judge_own_draw_before_the_candidate_clock_runs():
+    # What the runner's draw may take off the candidate's clock is the judge's bound, asked before the call,
+    # never a number from the candidate's process.
+    got, asked = [], []
+    remote = judge.RemoteCandidate(lambda m: json.dumps({"ok": True, "structure": "tensor", "outputs": [
+        {"tensor": True, "dtype": "float32", "shape": [0], "strides": [1], "offset": 0, "nbytes": 0,
+         "span_bytes": 0}], "draw_ms": 5000.0}), "cpu", lambda: None, allow=got.append,
+        draw_cap=lambda sizes: asked.append(sizes) or 7.0)
+    remote.forward({"kind": "trial", "seed": 1}, sizes={"n": 3})
+    assert got == [7.0] and asked == [{"n": 3}]
