@@ -35,7 +35,7 @@ WHERE e.purpose = 'result' -- not the built-in agent's in-loop evaluations
   AND (?1 = '' OR r.run_uid = ?1) AND (?2 = '' OR c.producer = ?2)
   AND (?3 = '' OR substr(s.stack_hash, 1, length(?3)) = ?3)
   AND (?4 IS NULL OR p.level = ?4) AND (?5 IS NULL OR p.number = ?5)
-  AND (?6 = '' OR p.file_name = ?6 OR p.name = ?6)
+  AND (?6 = '' OR p.file_name = ?6 COLLATE NOCASE OR p.name = ?6 COLLATE NOCASE)
 ORDER BY p.suite, p.level, p.number, c.producer, c.sample, r.created_at, e.id
 )sql";
 

@@ -218,7 +218,7 @@ bool verdict_matches(const result_row& row, const std::string& verdicts) {
   for (std::size_t start = 0; start <= verdicts.size();) {
     const std::size_t end = std::min(verdicts.find(',', start), verdicts.size());
     const std::string name = verdicts.substr(start, end - start);
-    if (name == name_of(row.verdict) || (name == "failed" && !row.counted_correct()) ||
+    if (name == name_of(row.verdict) || (name == "failed" && row.judged() && !row.counted_correct()) ||
         (name == "passed" && row.counted_correct()) ||
         (name == "strict-fail" && row.strict_verdict == kj::strict_verdict::fail))
       return true;

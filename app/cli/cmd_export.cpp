@@ -32,7 +32,7 @@ action add_export_command(CLI::App& app) {
   };
   auto s = std::make_shared<state>();
   cmd->add_option("--db", s->db, "SQLite file to read")->capture_default_str();
-  cmd->add_option("--run", s->run, "run id (default: the latest run)");
+  cmd->add_option("--run", s->run, "run id, or latest (the default)");
   cmd->add_option("--format", s->format, "kernelbench (eval_results.json) or junit (XML)")
       ->check(CLI::IsMember({"kernelbench", "junit"}))
       ->required();

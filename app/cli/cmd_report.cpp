@@ -48,7 +48,7 @@ action add_report_command(CLI::App& app) {
   };
   auto s = std::make_shared<state>();
   cmd->add_option("--db", s->db, "SQLite file to read")->capture_default_str();
-  cmd->add_option("--run", s->runs, "run id (repeatable; default: the latest run)");
+  cmd->add_option("--run", s->runs, "run id, or latest (repeatable; default: the latest run)");
   cmd->add_flag("--all-runs", s->all_runs,
                 "every run in the DB (the newest evaluation of each producer, problem and sample counts)");
   cmd->add_option("--producer", s->producer, "only this producer's candidates");
@@ -67,6 +67,8 @@ action add_report_command(CLI::App& app) {
       throw usage_error(fmt::format("--chartjs {}: no such file", s->chartjs));
     const db::store store = db::store::open_read_only(s->db);
     reports::report_options options;
+    for (auto& run : s->runs) // 'latest', as kj compare takes it (a run of that id wins)
+      if (run == "latest") run = run_or_latest(store, run, s->db);
     options.runs = s->runs;
     options.all_runs = s->all_runs;
     options.producer = s->producer;

@@ -45,7 +45,7 @@ action add_results_command(CLI::App& app) {
   };
   auto s = std::make_shared<state>();
   cmd->add_option("--db", s->db, "SQLite file to read")->capture_default_str();
-  cmd->add_option("--run", s->run, "run id (default: the latest run)");
+  cmd->add_option("--run", s->run, "run id, or latest (the default)");
   std::vector<std::string> formats;
   std::string format_help;
   for (const auto& w : reports::results_writers()) {
@@ -55,9 +55,10 @@ action add_results_command(CLI::App& app) {
   cmd->add_option("--format", s->format, format_help)->check(CLI::IsMember(formats))->capture_default_str();
   cmd->add_flag("-w,--wide", s->wide, "the table with nothing cut (--format wide)");
   cmd->add_flag("-v,--verbose", s->verbose, "a block per evaluation with its whole error (--format verbose)");
-  cmd->add_option("--verdict", s->verdicts,
-                  "only these verdicts, comma-separated, e.g. incorrect,timeout; also failed (not counted "
-                  "correct), passed, strict-fail");
+  cmd->add_option(
+      "--verdict", s->verdicts,
+      "only these verdicts, comma-separated, e.g. incorrect,timeout; also failed (judged and not "
+      "counted correct: kj's and the problem's failures are not the candidate's), passed, strict-fail");
   s->verified.add_to(*cmd);
   return [s, cmd] {
     if (!s->verdicts.empty()) check_verdict_names(s->verdicts);

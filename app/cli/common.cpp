@@ -215,7 +215,7 @@ std::string default_db_path() {
 }
 
 std::string run_or_latest(const db::store& store, const std::string& run, const std::string& db_path) {
-  if (run.empty()) {
+  if (run.empty() || (run == "latest" && !store.find_run(run))) { // as kj compare takes it
     const auto latest = store.latest_run_uid();
     if (!latest) throw usage_error("no runs in " + db_path);
     return *latest;

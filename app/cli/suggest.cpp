@@ -78,7 +78,9 @@ std::optional<std::string> explain_config_error(const CLI::App& app, const std::
   std::smatch m;
   static const std::regex config_key(R"(INI was not able to parse (\S+))"); // the key whole, any letters
   if (std::regex_search(message, m, config_key)) {
-    const std::string key = m[1].str(), name = key.substr(key.rfind('.') + 1);
+    std::string key = m[1].str();
+    if (key.ends_with(".++")) key.resize(key.size() - 2); // CLI11's mark of a whole section: "Run.++"
+    const std::string name = key.substr(key.rfind('.') + 1);
     const auto origin = config_origin_of(key);
     const std::string where = origin ? origin->where() : "kj.toml";
     if (name.empty()) // "[bogus]" with keys: CLI11 names the section only

@@ -62,6 +62,10 @@ TEST_CASE("kj.toml sets a command's defaults, and flags and environment variable
       // a key with a letter outside ASCII: named whole at its line, its (valid) section never called unknown
       {"[run]\nlevel = \"1\"\ndevic\u00e9 = \"cpu\"\n", "kj.toml:3: unknown key 'run.devic\u00e9'"},
       {"[run]\nlevel = \"1\"\n[report]\n\u00f6ut = \"r\"\n", "kj.toml:4: unknown key 'report.\u00f6ut'"},
+      // a section no command has, named as a section at its line (any letters, nested or not)
+      {"[Run]\nlevel = \"1\"\n", "kj.toml:1: unknown section [Run]"},
+      {"[run]\nlevel = \"1\"\n[r\u00fcn]\nx = 1\n", "kj.toml:3: unknown section [r\u00fcn]"},
+      {"[run]\nlevel = \"1\"\n[run.extra]\nx = 1\n", "kj.toml:3: unknown section [run.extra]"},
       {"[run]\ndevice = \"cpux\"\n", "kj.toml:2: device = \"cpux\": --device"},
       {"[run]\nquick = yes\n", "kj.toml:2: quick = yes: not a TOML value"},
       {"[run]\nquick = \"yes\"\n", "kj.toml:2: quick = \"yes\": --quick is a switch: true or false"},

@@ -94,6 +94,9 @@ TEST_CASE("kj history lists a problem's timings across runs with the change agai
   CHECK(by_name.exit_code == 0);
   CHECK(contains(by_name.out, "change_class"));
   CHECK(contains(by_name.out, ",speedup,speedup_noisy,")); // the ~ of the table, as a column
+  const auto lower = run_kj({"history", "problem_3", "--db", db, "--format", "csv"}); // a name in any case
+  CHECK(lower.exit_code == 0);
+  CHECK(lower.out == by_name.out);
 }
 
 TEST_CASE("kj compare, history and report reject bad input with exit code 2 and a clear message") {
@@ -204,4 +207,19 @@ TEST_CASE("kj export of a run that judged an edited file again exports its newes
   const auto junit = run_kj({"export", "--db", db, "--run", "edited", "--format", "junit"});
   REQUIRE(junit.exit_code == 0);
   CHECK(contains(junit.out, "failures=\"0\"")); // the superseded failure is not the run's any more
+}
+
+TEST_CASE("'latest' names the newest run in kj results, report, export and costs, as in kj compare") {
+  scratch_dir dir;
+  const std::string db = synthetic_db(dir);
+  const auto plain = run_kj({"results", "--db", db, "--format", "json"});
+  const auto latest = run_kj({"results", "--db", db, "--run", "latest", "--format", "json"});
+  REQUIRE(plain.exit_code == 0);
+  CHECK(latest.exit_code == 0);
+  CHECK(latest.out == plain.out);
+  CHECK(run_kj({"export", "--db", db, "--run", "latest", "--format", "junit"}).exit_code == 0);
+  CHECK(run_kj({"costs", "--db", db, "--run", "latest"}).exit_code == 0);
+  const auto report = run_kj({"report", "--db", db, "--run", "latest", "-o", (dir / "r").string()});
+  INFO(report.err);
+  CHECK(report.exit_code == 0);
 }

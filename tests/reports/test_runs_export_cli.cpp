@@ -80,8 +80,11 @@ TEST_CASE(
   CHECK(count_of(verbose.out, "== evaluation") == 1);
   CHECK(contains(verbose.out, "Traceback: " + reports::payload));
   const auto failed = run_kj({"results", "--db", db, "--verdict", "failed", "--format", "json"});
-  for (const auto& row : json::parse(failed.out))
+  for (const auto& row : json::parse(failed.out)) {
     CHECK((row["verdict"] != "correct" || row["strict_verdict"] == "fail"));
+    CHECK(row["verdict"] != "harness_error"); // not judged: no candidate's failure
+    CHECK(row["verdict"] != "problem_error");
+  }
   CHECK(json::parse(failed.out).size() == 6);
 }
 
