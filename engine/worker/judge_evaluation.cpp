@@ -36,7 +36,18 @@ bool run_case_classes(const exec::evaluate_job& job, py::module_& runtime, py::o
   for (const auto& cls : job.case_classes) {
     if (decided && failed && cls != "output") continue;
     const auto start = std::chrono::steady_clock::now();
-    if (!runner.alive() && !runner.restart()) break;
+    if (!runner.alive() && !runner.restart()) { // its process died and cannot start again: the class fails
+      clean = false;
+      failed = true;
+      channel.emit({{"type", "case"},
+                    {"class", cls},
+                    {"index", 0},
+                    {"status", "fail"},
+                    {"message", "the candidate's process died and could not be started again for this "
+                                "class: " +
+                                    runner.load().value("error", std::string("it did not load"))}});
+      break; // strict has failed: the classes after it are not run
+    }
     try {
       for (py::handle c : verifier.attr("run_class")(cls)) {
         json event = to_json(c);
@@ -201,6 +212,7 @@ runner_failure load_failure(py::module_& runtime, py::object& session, const jso
       if (verdict_of(runtime, e) == "problem_error") throw;
       if (kind == "problem_error") throw; // kj's own failure here: not the candidate's either
     }
+    phase.enter("load_candidate"); // the verdict is the load's (a cached build that fails to load is rebuilt)
   }
   if (kind == "problem_error")
     return runner_failure(
