@@ -110,9 +110,11 @@ candidate_timing driven_candidate_round(const exec::evaluate_job& job, const exe
   const std::uint64_t slot_bytes = slots ? session.attr("snapshot_bytes")().cast<std::uint64_t>() : 0;
   if (slots) {
     const json reserved = runner.reserve_arena(static_cast<std::uint64_t>(slots) * slot_bytes);
-    if (!reserved.value("ok", false))
-      throw runner_failure(reserved.value("kind", std::string("harness_error")), reserved.value("error", ""),
+    if (!reserved.value("ok", false)) { // the problem was judged already: a process blaming it now is lying
+      const std::string kind = reserved.value("kind", std::string("harness_error"));
+      throw runner_failure(kind == "problem_error" ? "runtime_error" : kind, reserved.value("error", ""),
                            reserved.value("reason", ""));
+    }
   }
   const std::uint64_t base = secret_seed() % (1ull << 62); // the fixed set's seed (kernelbench, cuda-agent)
   std::map<long, json> kept; // slot -> the latest snapshot in it, copied into the vault the moment it came
