@@ -203,6 +203,10 @@ comparison_row pair_row(const std::string& key, const result_row& base, const re
     row.reason = fmt::format("{} -> {}", row.base_verdict, row.head_verdict);
   } else if (!base_ok) {
     row.reason = "fails on both sides";
+  } else if (!base.untrusted.empty() ||
+             !head.untrusted.empty()) { // a time kj does not trust compares nothing
+    row.reason = "the candidate's time is not trusted on a side: " +
+                 (base.untrusted.empty() ? head.untrusted : base.untrusted);
   } else if (base.candidate && head.candidate && base.candidate->ms > 0) {
     measure(base, head, options, row);
   } else {

@@ -160,3 +160,25 @@ TEST_CASE("kj's own failure on a side is never the kernel's: not broken, no regr
   const auto file = nlohmann::json::parse(exported.str());
   CHECK(file.size() == 2); // problems 2 and 3 are not exported as incorrect kernels
 }
+
+TEST_CASE("a time kj does not trust on either side is compared with nothing: no change, no ratio") {
+  auto base_rows = synthetic_rows(3, 1, "a", "s");
+  auto head_rows = synthetic_rows(3, 2, "b", "s", {{0, -0.7}, {1, -0.7}, {2, -0.7}}); // head 3x faster
+  for (auto& t : head_rows[1].timings)
+    if (t.subject == "candidate")
+      t.params_json =
+          R"({"headline":"median","trusted":false,"untrusted_reason":"below the physical floor"})";
+  const auto c = kj::reports::compare(derive_all(base_rows), derive_all(head_rows), {});
+  REQUIRE(c.rows.size() == 3);
+  for (const auto& row : c.rows) {
+    INFO(row.key << ": " << row.reason);
+    if (row.number == 2) {
+      CHECK(row.verdict == change_class::not_timed);
+      CHECK_FALSE(row.ratio);
+      CHECK(row.reason.find("not trusted") != std::string::npos);
+      CHECK(row.reason.find("physical floor") != std::string::npos);
+    } else {
+      CHECK(row.verdict == change_class::improved);
+    }
+  }
+}
