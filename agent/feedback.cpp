@@ -57,6 +57,8 @@ headline headline_of(const db::evaluation_record& r) {
     h.clock = c->clock;
     const json params = json::parse(c->params_json.empty() ? "{}" : c->params_json, nullptr, false);
     h.statistic = params.is_object() && params.value("headline", "") == "mean" ? "mean" : "median";
+    if (params.is_object() && !params.value("trusted", true))
+      h.untrusted = params.value("untrusted_reason", std::string("kj's checks of its time failed"));
   }
   if (const auto* e = timing_of(r, "reference_eager")) h.eager_ms = headline_ms(*e);
   return h;

@@ -18,6 +18,7 @@ struct headline {
   std::string statistic;   // "median" or "mean"
   std::size_t samples = 0; // the candidate's
   std::string method, clock;
+  std::string untrusted; // why kj does not trust the candidate's time ("" when it does): no speedup from it
 };
 headline headline_of(const db::evaluation_record& record);
 

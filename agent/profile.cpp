@@ -29,9 +29,9 @@ std::string time_table(const profile_facts& f, const headline& h) {
   out +=
       fmt::format("  {:<28} {:>10.4g}\n", reference_only ? "reference (as ModelNew)" : "your ModelNew", cand);
   const auto row = [&](const std::string& name, double ms, const std::string& note) {
-    const std::string versus = reference_only || cand <= 0 ? ""
-                               : ms >= cand                ? fmt::format("you are {:.2f}x faster", ms / cand)
-                                                           : fmt::format("you are {:.2f}x slower", cand / ms);
+    const std::string versus = reference_only || cand <= 0 || !h.untrusted.empty() ? ""
+                               : ms >= cand ? fmt::format("you are {:.2f}x faster", ms / cand)
+                                            : fmt::format("you are {:.2f}x slower", cand / ms);
     out += fmt::format("  {:<28} {:>10.4g}   {}{}\n", name, ms, versus, note);
   };
   if (h.eager_ms) row("eager PyTorch (reference)", *h.eager_ms, " (timed in this run, paired)");
@@ -181,6 +181,9 @@ std::string profile_text(const profile_facts& f) {
       summary += fmt::format(", {} {:.4g} ms", b.mode, b.ms);
   } else if (!h.candidate_ms) {
     summary = fmt::format("profile {}: not timed ({})", f.hash, verdict_summary(r));
+  } else if (!h.untrusted.empty()) { // its time, but no speedup: kj does not trust it
+    summary = fmt::format("profile {}: {:.4g} ms, a time kj does not trust, so no speedup ({}); {}", f.hash,
+                          *h.candidate_ms, h.untrusted, verdict_summary(r));
   } else {
     summary = fmt::format("profile {}: {:.4g} ms", f.hash, *h.candidate_ms);
     if (h.eager_ms) summary += fmt::format(", {:.2f}x vs eager", *h.eager_ms / *h.candidate_ms);

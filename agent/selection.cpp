@@ -8,7 +8,7 @@ namespace kj::agent {
 
 std::optional<double> speedup(const db::evaluation_record& record, const speedup_basis& basis) {
   const headline h = headline_of(record);
-  if (!h.candidate_ms || *h.candidate_ms <= 0) return std::nullopt;
+  if (!h.candidate_ms || *h.candidate_ms <= 0 || !h.untrusted.empty()) return std::nullopt;
   const std::optional<double> base = basis.ms ? basis.ms : h.eager_ms;
   if (!base) return std::nullopt;
   return *base / *h.candidate_ms;

@@ -201,3 +201,26 @@ TEST_CASE(
   CHECK(compiled.find("raise CalledProcessError") != std::string::npos); // the whole log follows
   CHECK(agent::compile_text(std::nullopt, "3f2a9c1e").find("nothing to compile") != std::string::npos);
 }
+
+TEST_CASE("selection and the profile text never credit a time kj does not trust") {
+  std::vector<agent::judged> history;
+  history.push_back({"profile", 3, "h1", "s1", 1, 11, evaluation("correct", "pass", 2.0, 4.0)});
+  history.push_back({"profile", 5, "h2", "s2", 2, 12, evaluation("correct", "pass", 0.1, 4.0)});
+  history[1].record.timings[0].params_json =
+      R"({"headline":"median","trusted":false,"untrusted_reason":"below the physical floor"})";
+  CHECK_FALSE(agent::speedup(history[1].record, {}));
+  const auto best = agent::select_best(history, {});
+  REQUIRE(best.best);
+  CHECK(best.best->candidate_id == 1); // the trusted 2x, not the untrusted 40x
+  CHECK(*best.inloop_speedup == Approx(2.0));
+  agent::profile_facts f;
+  f.record = &history[1].record;
+  f.hash = "3f2a9c1e";
+  f.device = "cpu";
+  const std::string text = agent::profile_text(f);
+  INFO(text);
+  CHECK(text.starts_with("profile 3f2a9c1e: 0.1 ms, a time kj does not trust, so no speedup (below the "
+                         "physical floor)"));
+  CHECK(text.find("x vs eager") == std::string::npos);
+  CHECK(text.find("you are") == std::string::npos); // no "you are 40x faster" in its time table either
+}
