@@ -37,12 +37,21 @@ class SizedProblems:
         return self.problems[key]
 
 
+# A CUDA library that could not get device memory for its handle or workspace says so in its own words, not
+# torch's: cuBLAS, cuDNN, cuFFT, cuSOLVER, cuSPARSE (cublasCreate failing is out of memory in practice).
+_LIBRARY_OUT_OF_MEMORY = ("CUBLAS_STATUS_ALLOC_FAILED", "CUDNN_STATUS_ALLOC_FAILED", "CUFFT_ALLOC_FAILED",
+                          "CUSOLVER_STATUS_ALLOC_FAILED", "CUSPARSE_STATUS_ALLOC_FAILED",
+                          "CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate")
+
+
 def is_out_of_memory(exc):
-    """torch's device OOM, Python's MemoryError, or the CPU allocator's failure (a RuntimeError in torch)."""
+    """torch's device OOM, Python's MemoryError, the CPU allocator's failure (a RuntimeError in torch), or a CUDA
+    library's allocation failure (a starved device: never the problem's own error)."""
     if isinstance(exc, (torch.OutOfMemoryError, MemoryError)):
         return True
     text = str(exc)
-    return isinstance(exc, RuntimeError) and ("can't allocate memory" in text or "out of memory" in text)
+    return isinstance(exc, RuntimeError) and ("can't allocate memory" in text or "out of memory" in text
+                                              or any(k in text for k in _LIBRARY_OUT_OF_MEMORY))
 
 
 def format_exception(exc):

@@ -18,7 +18,8 @@ from kj_recipes import TimingInputs, draw, seeded_recipe, timing_recipe
 from kj_common import (DTYPES, Problem, KjError, SizedProblems, backend_flags, capture_graph, outputs_of,
                        problem_own, set_backend_flags, set_seed, tensor_bytes, to_device)
 
-from kj_memory import GIB, SNAPSHOT_MAX, Memory, guarded  # noqa: F401 (kj_verify and the tests take them here)
+from kj_memory import (GIB, SNAPSHOT_MAX, Memory, guarded,  # noqa: F401 (kj_verify and the tests take them here)
+                       timed_failure)
 from kj_arena import _DTYPE_NAMES, _layout, _sampled_pair, arena_tensor, flat_itemsize  # noqa: F401
 
 
@@ -180,7 +181,9 @@ class Session(SizedProblems):
         return self.problem.applied
 
     def build_reference(self, seed):
-        self.model = self.construct_reference(self.problem, seed)
+        # out of memory here is kj's (retried once), or the candidate's when its process starves the device
+        self.model = guarded(self.memory, "building the reference Model",
+                             lambda: self.construct_reference(self.problem, seed))
         self.memory.parameter_bytes = tensor_bytes(list(self.model.parameters()) + list(self.model.buffers()))
         self.sync()
 
@@ -269,11 +272,17 @@ class Session(SizedProblems):
         self.last_output = None
 
     def prepare_call(self):
-        self.timing.prepare()
+        try:
+            self.timing.prepare()
+        except Exception as exc:
+            raise timed_failure(self.memory, "drawing the timed inputs", exc) from None
 
     def call_reference(self):
-        with torch.no_grad():
-            self.last_output = self.model(*self.timing.current)
+        try:
+            with torch.no_grad():
+                self.last_output = self.model(*self.timing.current)
+        except Exception as exc:  # the reference alone runs in this process: never the candidate's failure
+            raise timed_failure(self.memory, "Model.forward", exc) from None
 
     def timing_end(self):
         self.last_output = None

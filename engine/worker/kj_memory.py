@@ -6,7 +6,7 @@ import os
 
 import torch
 
-from kj_common import KjError, first_line, is_out_of_memory, tensor_bytes, outputs_of
+from kj_common import KjError, first_line, format_exception, is_out_of_memory, tensor_bytes, outputs_of
 
 GIB = 1 << 30
 SNAPSHOT_MAX = 64 << 20  # bytes of one timed call's snapshot; larger outputs are checked on sampled chunks
@@ -72,7 +72,7 @@ class Memory:
         free, total = torch.cuda.mem_get_info(self.device)
         return max(0, total - free - self.held())
 
-    def out_of_memory(self, what, first):
+    def out_of_memory(self, what, first, retried=True):
         """kj's own work ran out of memory: kj's failure (harness_error), unless the candidate's process holds
         more than a process between calls needs (a CUDA context, its model, torch's slack): then it starved kj,
         and that is its runtime_error."""
@@ -82,7 +82,8 @@ class Memory:
             return KjError("runtime_error", f"{what} ran out of memory because the candidate's process holds "
                            f"{others} bytes of device memory between its calls (a process needs about "
                            f"{allowance}); {self.describe()}: {first}", reason="out_of_memory")
-        return KjError("harness_error", f"{what} ran out of memory in kj's own code, twice ({first}); "
+        again = ", twice" if retried else ""
+        return KjError("harness_error", f"{what} ran out of memory in kj's own code{again} ({first}); "
                        f"{self.describe()}", reason="out_of_memory")
 
     def describe(self):
@@ -128,6 +129,18 @@ def _peak_rss():
 def host_available():
     """The host memory the kernel says is available (the float64 reference's fallback, kj_verify)."""
     return _proc_bytes("/proc/meminfo", "MemAvailable")
+
+
+def timed_failure(memory, what, exc):
+    """What a failure in the reference's timed loop is (the reference alone runs in the judge's process: never
+    the candidate's own): out of memory is kj's, or the candidate's when its process holds the device (no retry
+    inside a timed loop); anything else is the problem's own (its forward or get_inputs())."""
+    if isinstance(exc, KjError):
+        return exc
+    if is_out_of_memory(exc):
+        return memory.out_of_memory(f"timing the reference ({what})", first_line(exc), retried=False)
+    return KjError("problem_error", f"the problem's {what} raised while kj timed the reference:\n"
+                   f"{format_exception(exc)}")
 
 
 def _injected(fault):

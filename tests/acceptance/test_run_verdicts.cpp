@@ -141,6 +141,26 @@ TEST_CASE("a problem without Model is a problem_error, not a candidate failure")
   CHECK(rows[0]["error"].get<std::string>().find("no `Model` defined") != std::string::npos);
 }
 
+TEST_CASE("the reference failing while kj times it is the problem's error, never the candidate's") {
+  scratch_dir dir;
+  write_file(dir / "candidates" / "2_Fails_When_Timed.py", "import torch.nn as nn\n\n\n"
+                                                            "class ModelNew(nn.Module):\n"
+                                                            "    def forward(self, x):\n"
+                                                            "        return x * 2.0\n");
+  const auto r = run_kj({"run", "--device", "cpu", "--problem",
+                         (fixtures_dir() / "problems" / "bad" / "2_Fails_When_Timed.py").string(),
+                         "--candidates", (dir / "candidates").string(), "--quick", "--no-strict", "--db",
+                         (dir / "kj.sqlite").string(), "--cache-dir", (dir / "cache").string()},
+                        dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json rows = results_json(dir);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["verdict"] == "problem_error");
+  CHECK(rows[0]["error"].get<std::string>().find("fails after 8 calls") != std::string::npos);
+  CHECK(rows[0]["error"].get<std::string>().find("while kj timed the reference") != std::string::npos);
+}
+
 TEST_CASE("two candidate files with the same source and sample are judged once, not a crash") {
   scratch_dir dir;
   const std::string source = read_file(fixtures_dir() / "candidates" / "basic" / "1_Scaled_Add.py");

@@ -123,3 +123,14 @@ def test_same_bits_compares_zero_dimensional_outputs():
     assert common.same_bits(a, a.clone())
     assert not common.same_bits(a, torch.tensor(0.5))
     assert not common.same_bits(torch.tensor(-0.0), torch.tensor(0.0))
+
+
+def test_a_cuda_library_that_cannot_allocate_is_out_of_memory_not_the_problem_error():
+    # a candidate that starves the device makes cuBLAS/cuDNN fail in the judge's reference: never the problem's
+    for text in ("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+                 "cuDNN error: CUDNN_STATUS_ALLOC_FAILED",
+                 "CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`"):
+        assert common.is_out_of_memory(RuntimeError(text))
+        with pytest.raises(RuntimeError):
+            common.problem_own("Model.forward", lambda: (_ for _ in ()).throw(RuntimeError(text)))
+    assert not common.is_out_of_memory(RuntimeError("CUBLAS_STATUS_INVALID_VALUE when calling `cublasSgemm`"))

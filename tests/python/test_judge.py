@@ -283,3 +283,44 @@ def test_a_checked_call_allows_the_judge_own_draw_before_the_candidate_clock_run
         draw_cap=lambda sizes: asked.append(sizes) or 7.0)
     remote.forward({"kind": "trial", "seed": 1}, sizes={"n": 3})
     assert got == [7.0] and asked == [{"n": 3}]
+
+
+def test_the_reference_failing_while_timed_is_the_problem_error_and_its_out_of_memory_kj_own():
+    memory = judge.Memory("cpu")
+    got = judge.timed_failure(memory, "Model.forward", ValueError("bad shape"))
+    assert got.kind == "problem_error" and "while kj timed the reference" in got.message and "bad shape" in got.message
+    got = judge.timed_failure(memory, "Model.forward", RuntimeError("CUBLAS_STATUS_ALLOC_FAILED"))
+    assert got.kind == "harness_error" and got.reason == "out_of_memory" and "twice" not in got.message
+    own = KjError("runtime_error", "kept")
+    assert judge.timed_failure(memory, "Model.forward", own) is own
+
+
+def test_a_timed_reference_call_that_raises_is_the_problem_error():
+    class Failing(torch.nn.Module):
+        def forward(self, x):
+            raise ValueError("the problem's own bug")
+
+    session = judge.Session("cpu")
+    session.model = Failing()
+
+    class Inputs:
+        current = [torch.zeros(2)]
+
+    session.timing = Inputs()
+    with pytest.raises(KjError) as caught:
+        session.call_reference()
+    assert caught.value.kind == "problem_error" and "the problem's own bug" in caught.value.message
+
+
+def test_building_the_reference_out_of_memory_is_kj_own_after_one_retry():
+    session = judge.Session("cpu")
+    attempts = []
+
+    def construct(problem, seed):
+        attempts.append(seed)
+        raise RuntimeError("CUDA error: CUBLAS_STATUS_ALLOC_FAILED")
+
+    session.construct_reference = construct
+    with pytest.raises(KjError) as caught:
+        session.build_reference(7)
+    assert attempts == [7, 7] and caught.value.kind == "harness_error" and caught.value.reason == "out_of_memory"
