@@ -144,9 +144,9 @@ TEST_CASE("a problem without Model is a problem_error, not a candidate failure")
 TEST_CASE("the reference failing while kj times it is the problem's error, never the candidate's") {
   scratch_dir dir;
   write_file(dir / "candidates" / "2_Fails_When_Timed.py", "import torch.nn as nn\n\n\n"
-                                                            "class ModelNew(nn.Module):\n"
-                                                            "    def forward(self, x):\n"
-                                                            "        return x * 2.0\n");
+                                                           "class ModelNew(nn.Module):\n"
+                                                           "    def forward(self, x):\n"
+                                                           "        return x * 2.0\n");
   const auto r = run_kj({"run", "--device", "cpu", "--problem",
                          (fixtures_dir() / "problems" / "bad" / "2_Fails_When_Timed.py").string(),
                          "--candidates", (dir / "candidates").string(), "--quick", "--no-strict", "--db",
