@@ -5,6 +5,7 @@
 #include "engine/exec/sandbox.hpp"
 #include "engine/worker/judge_timing.hpp"
 #include "engine/worker/memory_watch.hpp"
+#include "engine/worker/problem_alone.hpp"
 #include "engine/worker/python_env.hpp"
 #include "engine/worker/runner_link.hpp"
 #include "engine/worker/support.hpp"
@@ -201,8 +202,9 @@ namespace {
 // The runner could not load the candidate. The problem's own Model is built here first: a problem that cannot
 // be built is the problem's error whatever the candidate did (which raises it), and a runner that blames the
 // problem when kj builds it fine is not believed (the candidate's process can say anything).
-runner_failure load_failure(py::module_& runtime, py::object& session, const json& load, std::uint64_t seed,
-                            phase_clock& phase) {
+runner_failure load_failure(const exec::evaluate_job& job, py::module_& runtime, py::object& session,
+                            const json& load, const cuda::plugin* plugin, phase_clock& phase) {
+  const std::uint64_t seed = job.protocol.seed;
   const std::string kind = load.value("kind", "crashed"), error = load.value("error", "");
   if (load.value("reason", "") != "out_of_memory") {
     phase.enter("build_models");
@@ -214,13 +216,23 @@ runner_failure load_failure(py::module_& runtime, py::object& session, const jso
     }
     phase.enter("load_candidate"); // the verdict is the load's (a cached build that fails to load is rebuilt)
   }
-  if (kind == "problem_error")
+  if (kind == "problem_error") {
+    // the judge builds the problem's Model outside the sandbox: the problem alone, in the sandbox, decides
+    const json alone =
+        problem_alone(job, nullptr, plugin, [](const exec::evaluate_job& j) { return spec_of(j, nullptr); });
+    if (alone.value("kind", "") == "problem_error")
+      return runner_failure("problem_error",
+                            "the problem fails in kj's sandbox too, in a process no candidate "
+                            "ran in (the sandbox has no network, and HOME is a scratch folder):\n" +
+                                alone.value("error", std::string()));
     return runner_failure(
         "runtime_error",
         "the candidate's process said the problem failed, but kj's judge builds the problem's "
-        "Model itself: the candidate's failure.\n" +
+        "Model itself, and so does a process of kj's sandbox with no candidate in it: the candidate's "
+        "failure.\n" +
             error,
         "");
+  }
   return runner_failure(kind, error, load.value("reason", "")); // out_of_memory while loading stays named
 }
 
@@ -298,7 +310,7 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     }
     runner_link& runner = *link;
     if (!runner.load().value("ok", false))
-      throw load_failure(runtime, session, runner.load(), protocol.seed, phase);
+      throw load_failure(job, runtime, session, runner.load(), plugin, phase);
     // The next job's runner starts while this one is judged: only where runners have a PID namespace of their
     // own (without one, a candidate of the same uid could reach it through /proc).
     if (pool && runner.isolation_note().empty() && exec::sandbox_kind() == "bwrap")
@@ -308,7 +320,11 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
             [&runner](const std::string& message) { return runner.request(json::parse(message)).dump(); }),
         py_device(job.device), py::cpp_function([&runner] { runner.release_arena(); }),
         session.attr("memory"), py::cpp_function([&runner](double ms) { runner.allow_next(ms); }),
-        session.attr("own_draw_cap"));
+        session.attr("own_draw_cap"), py::cpp_function([&job, plugin](const std::string& message) {
+          return problem_alone(job, json::parse(message), plugin,
+                               [](const exec::evaluate_job& j) { return spec_of(j, nullptr); })
+              .dump();
+        }));
 
     phase.enter("build_models");
     session.attr("build_reference")(protocol.seed);

@@ -7,7 +7,6 @@ Memory model (docs/design.md; the budget and its accounting: kj_memory.py): with
 set, of the reference's outputs and of the candidate's, the judge holds at most the arena's copy of C, its own clone
 of C, one input set and R, plus comparison chunks; every case frees what it used before the next one starts.
 """
-import math
 import os
 import time
 
@@ -21,6 +20,7 @@ from kj_common import (DTYPES, Problem, KjError, SizedProblems, backend_flags, c
 from kj_memory import (GIB, SNAPSHOT_MAX, Memory, guarded,  # noqa: F401 (kj_verify and the tests take them here)
                        timed_failure)
 from kj_arena import _DTYPE_NAMES, _layout, _sampled_pair, arena_tensor, flat_itemsize  # noqa: F401
+from kj_remote import RemoteCandidate, RemoteError  # noqa: F401 (the C++ judge and kj_verify take them here)
 
 
 _INITIAL_FLAGS = backend_flags()
@@ -67,93 +67,6 @@ def between_jobs():
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
-
-
-class RemoteError(KjError):
-    pass
-
-
-class RemoteCandidate:
-    """The judge's handle on the candidate in the runner process. `request` (C++) sends one JSON request and
-    returns the reply; outputs come back as bytes in the arena, described by the reply (offset, dtype, shape),
-    and are cloned out of it at once; then `release` (C++) has the runner drop its copy and frees a large arena,
-    so that no case starts with the last one's memory held. Nothing the runner sends is unpickled or executed."""
-
-    def __init__(self, request, device, release=None, memory=None, allow=None, draw_cap=None):
-        self.request, self.device, self.release = request, torch.device(device), release
-        self.memory = memory or Memory(device)
-        # The runner's draw of a checked call's inputs is kj's work in the candidate's process: `allow` (C++)
-        # leaves the first `draw_cap(sizes)` ms of the call's wait off the candidate's clock (--timeout): the
-        # judge's own draws of those sizes bound it, never the candidate's word.
-        self.allow, self.draw_cap = allow, draw_cap
-
-    def call(self, message):
-        import json
-
-        reply = json.loads(self.request(json.dumps(message)))
-        if not reply.get("ok") and reply.get("kind") == "harness_error" and reply.get("reason") == "out_of_memory":
-            self.memory.release(make_room=True)  # what is kj's goes before the blame is decided
-            raise self.memory.out_of_memory("allocating the arena for the candidate's outputs", reply.get("error", ""))
-        if not reply.get("ok"):
-            raise RemoteError(reply.get("kind", "runtime_error"), reply.get("error", "the runner failed"),
-                              reply.get("reason", ""))
-        return reply
-
-    def forward(self, recipe, sizes=None, check_inputs=False, phase="case"):
-        if self.allow is not None and self.draw_cap is not None:
-            self.allow(self.draw_cap(sizes or {}))
-        reply = self.call({"op": "forward", "recipe": recipe, "sizes": sizes or {}, "check_inputs": check_inputs,
-                           "phase": phase})
-        return self.outputs(reply), reply
-
-    def outputs(self, reply):
-        """The forward's result as the judge sees it: a tensor, a tuple/list of tensors, or an `Opaque` for
-        anything else; cloned out of this reply's arena, which is then released."""
-        try:
-            # The description is the runner's (the candidate's process) word: what does not fit it is its failure.
-            tensors = any(o.get("tensor") and int(o.get("nbytes", 0)) > 0 for o in reply["outputs"])
-            if tensors and "arena" not in reply:
-                raise KjError("runtime_error", "the candidate's process described outputs in no arena kj holds")
-            arena = arena_tensor(reply["arena"], self.device) if tensors else None
-            self.memory.arena_bytes = int(reply["arena"]["bytes"]) if tensors else 0
-            self.memory.arena_peak = max(self.memory.arena_peak, self.memory.arena_bytes)
-            parts = [self._tensor(arena, o) if o.get("tensor") else Opaque(o.get("type", "?"))
-                     for o in reply["outputs"]]
-            span = sum(int(o.get("span_bytes", 0)) for o in reply["outputs"] if o.get("tensor"))
-            self.memory.candidate_span = max(getattr(self.memory, "candidate_span", 0), span)
-            del arena
-        finally:
-            if self.release is not None:
-                self.release()
-            self.memory.arena_bytes = 0
-        structure = reply["structure"]
-        if structure == "tensor":
-            return parts[0]
-        if structure in ("tuple", "list"):
-            return tuple(parts) if structure == "tuple" else list(parts)
-        return Opaque(reply.get("type", "?"))
-
-    def _tensor(self, arena, o):
-        dtype = _DTYPE_NAMES.get(o["dtype"])
-        if dtype is None:
-            return Opaque(f"tensor of dtype {o['dtype']}")
-        shape, strides = _layout(o, dtype)
-        span, offset = int(o.get("span_bytes", 0)), int(o["offset"] if "offset" in o else -1)
-        if math.prod(shape) == 0:  # an empty output needs no arena (one may be released)
-            return torch.empty(shape, dtype=dtype, device=self.device)
-        if arena is None or offset < 0 or offset + span > arena.numel():
-            raise KjError("runtime_error", "the candidate's process described an output outside the arena")
-        logical = math.prod(shape) * flat_itemsize(dtype)
-        if self.memory.output_bytes and logical > 2 * self.memory.output_bytes + (64 << 20):
-            # far larger than the reference's outputs (a broadcast view of a few bytes, say): compared by its
-            # shape alone, never laid out in the judge's memory
-            return torch.empty(shape, dtype=dtype, device="meta")
-        flat = guarded(self.memory, "taking the candidate's output from the arena",
-                       lambda: arena[offset:offset + span].clone())
-        view = torch.as_strided(flat.view(dtype), shape, strides)
-        if view.is_contiguous():
-            return view
-        return guarded(self.memory, "laying out the candidate's output", lambda: view.contiguous())
 
 
 # ---- the session ----
@@ -253,8 +166,10 @@ class Session(SizedProblems):
             if exc.kind != "problem_error":
                 raise
             self.draw(recipe)  # raises the problem's own error
+            self.remote.problem_alone(recipe, None, exc)  # and so does the problem alone in kj's sandbox
             raise KjError("runtime_error", "the candidate's process failed at kj's draw of the trial's inputs, "
-                          f"which kj's judge draws: {exc.message}") from None
+                          f"which kj's judge and a process of kj's sandbox with no candidate draw: {exc.message}"
+                          ) from None
         check = assert_close if self.protocol.get("comparison") == "assert_close" else compare
         result = guarded(self.memory, "comparing the outputs", lambda: check(reference, output, atol, rtol),
                          retry=lambda: compare(reference, output, atol, rtol, chunk=1 << 20), fault="compare")

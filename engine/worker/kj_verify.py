@@ -90,6 +90,7 @@ class Verifier:
         except RemoteError as exc:
             if exc.kind == "problem_error":
                 self.s.draw(recipe, self.s.problem_at(sizes))  # raises the problem's own error
+                self.s.remote.problem_alone(recipe, sizes, exc)  # and so does the problem alone in kj's sandbox
             detail = f"{exc.kind}/{exc.reason}" if exc.reason else exc.kind
             last = exc.message.strip().splitlines()[-1] if exc.message.strip() else exc.kind
             if exc.reason == "out_of_memory":

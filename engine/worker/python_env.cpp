@@ -19,6 +19,7 @@ extern const std::string_view kj_recipes_source;
 extern const std::string_view kj_compare_source;
 extern const std::string_view kj_memory_source;
 extern const std::string_view kj_arena_source;
+extern const std::string_view kj_remote_source;
 extern const std::string_view kj_judge_source;
 extern const std::string_view kj_tolerance_source;
 extern const std::string_view kj_verify_source;
@@ -107,6 +108,7 @@ py::module_ import_modules(python_role role) {
     import_embedded("kj_compare", kj_compare_source);
     import_embedded("kj_memory", kj_memory_source);
     import_embedded("kj_arena", kj_arena_source);
+    import_embedded("kj_remote", kj_remote_source);
     import_embedded("kj_judge", kj_judge_source);
     import_embedded("kj_tolerance", kj_tolerance_source);
     import_embedded("kj_verify", kj_verify_source);

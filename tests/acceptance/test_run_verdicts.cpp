@@ -3,6 +3,7 @@
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -159,6 +160,41 @@ TEST_CASE("the reference failing while kj times it is the problem's error, never
   CHECK(rows[0]["verdict"] == "problem_error");
   CHECK(rows[0]["error"].get<std::string>().find("fails after 8 calls") != std::string::npos);
   CHECK(rows[0]["error"].get<std::string>().find("while kj timed the reference") != std::string::npos);
+}
+
+TEST_CASE("a problem that needs what kj's sandbox denies is the problem's error, never the candidate's") {
+  // Its get_inputs() reads a file of the user's home: kj's judge (outside the sandbox) draws it, the
+  // candidate's process (HOME a scratch folder) cannot, and neither can a control with no candidate in it.
+  scratch_dir dir;
+  write_file(dir / "home" / "kj-scale.txt", "2.0\n");
+  write_file(dir / "problems" / "1_Needs_Home.py",
+             "import os\nimport torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+             "    def forward(self, x):\n        return x * 2.0\n\n\ndef get_inputs():\n"
+             "    with open(os.path.join(os.path.expanduser('~'), 'kj-scale.txt')) as f:\n"
+             "        scale = float(f.read())\n    return [torch.rand(16, 64) * scale]\n\n\n"
+             "def get_init_inputs():\n    return []\n");
+  write_file(dir / "candidates" / "1_Needs_Home.py",
+             "import torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+             "        return x * 2.0\n");
+  const char* home = std::getenv("HOME");
+  const std::string saved = home ? home : "";
+  ::setenv("HOME", (dir / "home").c_str(), 1);
+  const auto r =
+      run_kj({"run", "--device", "cpu", "--problem", (dir / "problems" / "1_Needs_Home.py").string(),
+              "--candidates", (dir / "candidates").string(), "--no-timing", "--no-strict", "--db",
+              (dir / "kj.sqlite").string(), "--cache-dir", (dir / "cache").string()},
+             dir.path());
+  if (home)
+    ::setenv("HOME", saved.c_str(), 1);
+  else
+    ::unsetenv("HOME");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json rows = results_json(dir);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["verdict"] == "problem_error");
+  CHECK(rows[0]["error"].get<std::string>().find("no candidate ran in") != std::string::npos);
+  CHECK(rows[0]["error"].get<std::string>().find("kj-scale.txt") != std::string::npos);
 }
 
 TEST_CASE("two candidate files with the same source and sample are judged once, not a crash") {

@@ -324,3 +324,25 @@ def test_building_the_reference_out_of_memory_is_kj_own_after_one_retry():
     with pytest.raises(KjError) as caught:
         session.build_reference(7)
     assert attempts == [7, 7] and caught.value.kind == "harness_error" and caught.value.reason == "out_of_memory"
+
+
+def test_the_problem_is_blamed_only_when_it_fails_alone_in_the_sandbox_asked_once_per_size():
+    asked = []
+
+    def control(message):
+        asked.append(json.loads(message))
+        return json.dumps({"ok": False, "kind": "problem_error", "error": "no such file: ~/data.pt"})
+
+    remote = judge.RemoteCandidate(lambda m: "{}", "cpu", control=control)
+    exc = judge.RemoteError("problem_error", "said by the runner")
+    with pytest.raises(KjError) as caught:
+        remote.problem_alone({"kind": "trial", "seed": 3}, None, exc)
+    assert caught.value.kind == "problem_error" and "no candidate ran in" in caught.value.message
+    assert "~/data.pt" in caught.value.message and asked[0]["recipe"] == {"kind": "trial", "seed": 3}
+    with pytest.raises(KjError):
+        remote.problem_alone({"kind": "case", "seed": 4}, {}, exc)
+    assert len(asked) == 1  # one control per size: a lying candidate cannot make kj start one per case
+
+    works = judge.RemoteCandidate(lambda m: "{}", "cpu", control=lambda m: json.dumps({"ok": True}))
+    assert works.problem_alone({"kind": "trial", "seed": 3}, None, exc) is None  # the candidate's failure
+    assert judge.RemoteCandidate(lambda m: "{}", "cpu").problem_alone({}, None, exc) is None  # no control
