@@ -25,6 +25,7 @@ const std::vector<command>& commands() {
       {"export", [](CLI::App& app, int, char**) { return add_export_command(app); }},
       {"audit", [](CLI::App& app, int, char**) { return add_audit_command(app); }},
       {"verified", [](CLI::App& app, int, char**) { return add_verified_command(app); }},
+      {"import", [](CLI::App& app, int, char**) { return add_import_command(app); }},
       {"doctor", [](CLI::App& app, int, char**) { return add_doctor_command(app); }},
       {"completion", [](CLI::App& app, int, char**) { return add_completion_command(app); }},
   };

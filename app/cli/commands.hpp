@@ -39,5 +39,6 @@ action add_audit_command(CLI::App& app);                           // cmd_audit.
 action add_verified_command(CLI::App& app);                        // cmd_verified.cpp
 action add_doctor_command(CLI::App& app);                          // cmd_doctor.cpp
 action add_completion_command(CLI::App& app);                      // cmd_completion.cpp
+action add_import_command(CLI::App& app);                          // cmd_import.cpp
 
 } // namespace kj::cli
