@@ -177,6 +177,8 @@ json import_cuda_l1(const import_options& options) {
                         {"name", name},
                         {"problem_file", problem_file},
                         {"reference", reference},
+                        {"reference_sha256", core::sha256_hex(row.ref_code)},
+                        {"kernel_sha256", row.kernel ? json(core::sha256_hex(*row.kernel)) : json(nullptr)},
                         {"kernel", row.kernel ? "written" : "missing"},
                         {"candidate_file", row.kernel ? json(kernel_file) : json(nullptr)},
                         {"variants", variants},

@@ -55,7 +55,7 @@ action add_import_command(CLI::App& app) {
                   "takes that problem's name; one that differs is kept as given and marked");
   cmd->add_option("--gpu", o->gpu,
                   "the GPU the claims were measured on (default: the file's name, e.g. h100)");
-  return [o] {
+  return [o, format] { // the option writes into *format: it lives as long as the action
     try {
       print_summary(adapters::import_cuda_l1(*o), o->out);
       return 0;

@@ -26,6 +26,7 @@ const std::vector<command>& commands() {
       {"audit", [](CLI::App& app, int, char**) { return add_audit_command(app); }},
       {"verified", [](CLI::App& app, int, char**) { return add_verified_command(app); }},
       {"import", [](CLI::App& app, int, char**) { return add_import_command(app); }},
+      {"claims", [](CLI::App& app, int, char**) { return add_claims_command(app); }},
       {"doctor", [](CLI::App& app, int, char**) { return add_doctor_command(app); }},
       {"completion", [](CLI::App& app, int, char**) { return add_completion_command(app); }},
   };

@@ -40,5 +40,6 @@ action add_verified_command(CLI::App& app);                        // cmd_verifi
 action add_doctor_command(CLI::App& app);                          // cmd_doctor.cpp
 action add_completion_command(CLI::App& app);                      // cmd_completion.cpp
 action add_import_command(CLI::App& app);                          // cmd_import.cpp
+action add_claims_command(CLI::App& app);                          // cmd_claims.cpp
 
 } // namespace kj::cli

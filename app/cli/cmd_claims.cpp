@@ -1,0 +1,66 @@
+// `kj claims`: a published set's claims (claims.json from `kj import`) beside a run's measurements.
+#include "app/cli/commands.hpp"
+#include "app/cli/common.hpp"
+#include "db/store.hpp"
+#include "reports/claims.hpp"
+#include "reports/metrics.hpp"
+
+#include <fmt/core.h>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+namespace kj::cli {
+
+action add_claims_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "claims", "Put a published set's claimed speedups (claims.json, from kj import) beside a run's "
+                "measurements, per problem and per level, with the reason for every difference");
+  struct state {
+    std::string claims;
+    std::string db = default_db_path();
+    std::string run;
+    std::string format = "table";
+  };
+  auto s = std::make_shared<state>();
+  cmd->add_option("claims", s->claims, "the claims.json kj import wrote")->required();
+  cmd->add_option("--db", s->db, "SQLite file to read")->capture_default_str();
+  cmd->add_option("--run", s->run, "the run that judged the imported kernels, or latest (the default)");
+  cmd->add_option("--format", s->format, "table, markdown (for docs/) or json")
+      ->check(CLI::IsMember({"table", "markdown", "json"}))
+      ->capture_default_str();
+  return [s] {
+    std::ifstream in(s->claims);
+    const nlohmann::json claims = nlohmann::json::parse(in, nullptr, false);
+    if (!in.is_open() || claims.is_discarded()) {
+      fmt::print(stderr,
+                 "kj claims: {}: cannot be read as JSON (expected the claims.json kj import writes)\n",
+                 s->claims);
+      return 2;
+    }
+    const db::store store = db::store::open_read_only(s->db);
+    const std::string run = run_or_latest(store, s->run, s->db);
+    const auto rows = reports::results(store, run);
+    std::string device;
+    if (!rows.empty())
+      if (const auto stack = store.get_stack(rows.front().stack_id)) device = stack->device_name;
+    try {
+      const auto comparison = reports::compare_claims(claims, rows, run, device);
+      if (s->format == "json")
+        std::cout << reports::claims_json(comparison).dump(2) << "\n";
+      else if (s->format == "markdown")
+        reports::write_claims_markdown(comparison, std::cout);
+      else
+        reports::write_claims_table(comparison, std::cout);
+    } catch (const std::invalid_argument& e) {
+      fmt::print(stderr, "kj claims: {}: {}\n", s->claims, e.what());
+      return 2;
+    }
+    return 0;
+  };
+}
+
+} // namespace kj::cli
