@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -116,16 +117,26 @@ void build_cache::store(const build_record& r) const {
 void build_cache::forget(const std::string& key) const {
   const fs::path folder = dir(key);
   if (!fs::exists(folder)) return;
-  const file_lock lock(folder / "lock");
-  std::error_code ec;
-  fs::remove(folder / "status.json", ec);
+  try {
+    const file_lock lock(folder / "lock");
+    std::error_code ec;
+    fs::remove(folder / "status.json", ec);
+  } catch (const lock_interrupted&) { // Ctrl-C: the entry stays; a later run checks it again
+  }
 }
 
 build_record build_cache::build(const job_runner& runner, const std::string& key, const job& message,
                                 launch_spec launch) const {
   const fs::path folder = dir(key);
   fs::create_directories(folder);
-  const file_lock lock(folder / "lock");
+  std::optional<file_lock> lock;
+  try {
+    lock.emplace(folder / "lock");
+  } catch (const lock_interrupted& e) { // Ctrl-C while another kj process builds the same source
+    build_record cut{key, "interrupted", std::string(e.what()) + "\n", 0, core::now_iso8601()};
+    cut.interrupted = true; // says nothing of the source: never cached, never a verdict
+    return cut;
+  }
   if (auto cached = lookup(key)) return *cached;
   const bool stale = fs::exists(folder / "status.json"); // a final status whose files changed since
   // No final status: an earlier build of this key was cut short (Ctrl-C, kj killed). What it left goes, above

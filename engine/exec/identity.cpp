@@ -42,7 +42,7 @@ std::vector<std::uint32_t> device_groups() {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator("/dev", ec)) {
     if (!entry.path().filename().string().starts_with("nvidia")) continue;
-    struct stat st {};
+    struct stat st{};
     if (::stat(entry.path().c_str(), &st) != 0 || (st.st_mode & S_IROTH && st.st_mode & S_IWOTH)) continue;
     bool seen = false;
     for (auto g : out)
@@ -109,7 +109,7 @@ void take_back(const fs::path& path) {
   const uid_t uid = ::geteuid();
   const gid_t gid = ::getegid();
   const auto take = [&](const fs::path& p) {
-    struct stat st {};
+    struct stat st{};
     if (::lstat(p.c_str(), &st) != 0) return;
     if (st.st_uid != uid || st.st_gid != gid) (void)::lchown(p.c_str(), uid, gid);
     if (S_ISLNK(st.st_mode)) return;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 
 namespace fs = std::filesystem;
@@ -37,11 +38,19 @@ bool precompiled_header::ready() const {
 }
 
 std::string precompiled_header::make(const job_runner& runner) const {
-  fs::create_directories(m_folder.parent_path());
-  const file_lock lock(m_folder.string() + ".lock");
+  std::error_code ec;
+  fs::create_directories(m_folder.parent_path(), ec);
+  if (ec) return fmt::format("cannot make {}: {}", m_folder.parent_path().string(), ec.message());
+  std::optional<file_lock> lock;
+  try {
+    lock.emplace(m_folder.string() + ".lock");
+  } catch (const std::runtime_error& e) { // Ctrl-C while another kj process makes it, or no lock to be had
+    return e.what();
+  }
   if (ready()) return "";
   if (fs::exists(m_folder / "failed"))
-    return "it failed before for this stack (" + (m_folder / "failed").string() + ")";
+    return "the compiler refused it before for this stack (" + (m_folder / "failed").string() +
+           "; remove that file to try again)";
   fs::remove_all(m_folder); // what an interrupted attempt left
   fs::create_directories(m_folder);
   launch_spec launch{.name = "precompile", .timeout = std::chrono::minutes(20)};
@@ -58,7 +67,9 @@ std::string precompiled_header::make(const job_runner& runner) const {
   else if (verdict->value("used", json::array()).empty())
     why = "the compiler took none of them: " + verdict->value("errors", json::array()).dump();
   if (!why.empty()) {
-    if (!interrupt_requested()) write_text(m_folder / "failed", why); // not tried again for this stack
+    // Remembered only when the job answered (the compiler refused the header: it would again for this
+    // stack); a job killed, timed out or cut by Ctrl-C says nothing, and the next run tries again.
+    if (verdict && !interrupt_requested()) write_text(m_folder / "failed", why);
     return why;
   }
   write_text(m_folder / "ready", verdict->dump());

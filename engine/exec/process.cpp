@@ -268,7 +268,7 @@ void request_interrupt() {
 }
 
 void install_interrupt_handlers() {
-  struct sigaction action {};
+  struct sigaction action{};
   action.sa_handler = on_signal;
   ::sigemptyset(&action.sa_mask);
   ::sigaction(SIGINT, &action, nullptr);

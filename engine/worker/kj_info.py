@@ -33,6 +33,16 @@ def _nvcc_version():
     return out.strip().splitlines()[-1] if out.strip() else ""
 
 
+def _cxx_version():
+    """The C++ compiler torch's extensions build with ($CXX, else c++) and its version line: part of the stack
+    (it compiles every candidate's extension) and of the precompiled header's key."""
+    import subprocess
+
+    cxx = os.environ.get("CXX", "c++")
+    out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=20).stdout
+    return f"{cxx}: {out.strip().splitlines()[0]}" if out.strip() else cxx
+
+
 def _cuda_driver_version():
     """cuDriverGetVersion from libcuda (13000 = CUDA 13.0): the newest CUDA the installed driver supports."""
     import ctypes
@@ -62,6 +72,7 @@ def environment():
         "cudnn": _quiet(lambda: torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else "", ""),
         "triton": _package_version("triton"),
         "numpy": _package_version("numpy"),
+        "cxx": _quiet(_cxx_version),
         "platform": platform.platform(),
         "cpu": platform.processor() or platform.machine(),
         "cpu_count": os.cpu_count(),

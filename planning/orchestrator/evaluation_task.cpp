@@ -95,7 +95,13 @@ void prepare_precompiled_header(const exec::precompiled_header& pch, const exec:
   if (compiles < worth_it || pch.ready()) return;
   fmt::print(stderr, "kj: precompiling torch/extension.h for this stack's CPU builds, once ({})...\n",
              pch.folder().string());
-  if (const std::string why = pch.make(runner); !why.empty())
+  std::string why;
+  try {
+    why = pch.make(runner);
+  } catch (const std::exception& e) { // kj's own speed-up: never a reason to stop the run
+    why = e.what();
+  }
+  if (!why.empty())
     fmt::print(stderr, "kj: no precompiled header: {}; builds read torch's headers as before\n",
                why.substr(0, 600));
 }
