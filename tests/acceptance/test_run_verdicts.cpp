@@ -32,6 +32,28 @@ json results_json(const scratch_dir& dir, const std::string& run = "") {
   return json::parse(r.out);
 }
 
+// kj run on one problem file (CPU) with the candidates of dir/candidates and `options`; its one row.
+json judge_one(const scratch_dir& dir, const fs::path& problem, std::vector<std::string> options) {
+  std::vector<std::string> args{"run",
+                                "--device",
+                                "cpu",
+                                "--problem",
+                                problem.string(),
+                                "--candidates",
+                                (dir / "candidates").string(),
+                                "--db",
+                                (dir / "kj.sqlite").string(),
+                                "--cache-dir",
+                                (dir / "cache").string()};
+  args.insert(args.end(), options.begin(), options.end());
+  const auto r = run_kj(args, dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json rows = results_json(dir);
+  REQUIRE(rows.size() == 1);
+  return rows[0];
+}
+
 } // namespace
 
 TEST_CASE("kj run records the expected verdict for every failure mode of a candidate") {
@@ -148,18 +170,11 @@ TEST_CASE("the reference failing while kj times it is the problem's error, never
                                                            "class ModelNew(nn.Module):\n"
                                                            "    def forward(self, x):\n"
                                                            "        return x * 2.0\n");
-  const auto r = run_kj({"run", "--device", "cpu", "--problem",
-                         (fixtures_dir() / "problems" / "bad" / "2_Fails_When_Timed.py").string(),
-                         "--candidates", (dir / "candidates").string(), "--quick", "--no-strict", "--db",
-                         (dir / "kj.sqlite").string(), "--cache-dir", (dir / "cache").string()},
-                        dir.path());
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  const json rows = results_json(dir);
-  REQUIRE(rows.size() == 1);
-  CHECK(rows[0]["verdict"] == "problem_error");
-  CHECK(rows[0]["error"].get<std::string>().find("fails after 8 calls") != std::string::npos);
-  CHECK(rows[0]["error"].get<std::string>().find("while kj timed the reference") != std::string::npos);
+  const json row = judge_one(dir, fixtures_dir() / "problems" / "bad" / "2_Fails_When_Timed.py",
+                             {"--quick", "--no-strict"});
+  CHECK(row["verdict"] == "problem_error");
+  CHECK(row["error"].get<std::string>().find("fails after 8 calls") != std::string::npos);
+  CHECK(row["error"].get<std::string>().find("while kj timed the reference") != std::string::npos);
 }
 
 TEST_CASE("a problem that needs what kj's sandbox denies is the problem's error, never the candidate's") {
@@ -179,22 +194,14 @@ TEST_CASE("a problem that needs what kj's sandbox denies is the problem's error,
   const char* home = std::getenv("HOME");
   const std::string saved = home ? home : "";
   ::setenv("HOME", (dir / "home").c_str(), 1);
-  const auto r =
-      run_kj({"run", "--device", "cpu", "--problem", (dir / "problems" / "1_Needs_Home.py").string(),
-              "--candidates", (dir / "candidates").string(), "--no-timing", "--no-strict", "--db",
-              (dir / "kj.sqlite").string(), "--cache-dir", (dir / "cache").string()},
-             dir.path());
+  const json row = judge_one(dir, dir / "problems" / "1_Needs_Home.py", {"--no-timing", "--no-strict"});
   if (home)
     ::setenv("HOME", saved.c_str(), 1);
   else
     ::unsetenv("HOME");
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  const json rows = results_json(dir);
-  REQUIRE(rows.size() == 1);
-  CHECK(rows[0]["verdict"] == "problem_error");
-  CHECK(rows[0]["error"].get<std::string>().find("no candidate ran in") != std::string::npos);
-  CHECK(rows[0]["error"].get<std::string>().find("kj-scale.txt") != std::string::npos);
+  CHECK(row["verdict"] == "problem_error");
+  CHECK(row["error"].get<std::string>().find("no candidate ran in") != std::string::npos);
+  CHECK(row["error"].get<std::string>().find("kj-scale.txt") != std::string::npos);
 }
 
 TEST_CASE("two candidate files with the same source and sample are judged once, not a crash") {
