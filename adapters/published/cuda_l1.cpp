@@ -100,6 +100,9 @@ void write_text(const fs::path& path, const std::string& text) {
 }
 
 std::string read_text(const fs::path& path) {
+  if (std::error_code ec; fs::is_directory(path, ec))
+    throw import_error(path.string() + ": is a folder (expected a release file of CUDA-L1: "
+                                       "optimized_cuda_code/<gpu>.json)");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw import_error(fmt::format("{}: cannot be read (expected a release file of CUDA-L1: "
@@ -130,12 +133,8 @@ std::vector<published_row> read_cuda_l1(const fs::path& file) {
   return rows;
 }
 
-json import_cuda_l1(const import_options& options) {
-  const std::vector<published_row> rows = read_cuda_l1(options.release);
-  std::error_code ec;
-  if (fs::exists(options.out, ec) && !fs::is_empty(options.out, ec))
-    throw import_error(options.out.string() + ": exists and is not empty (kj import writes a new folder and "
-                                              "never replaces files: name another --out)");
+// The folder, once the release is read and --out checked.
+static json write_import(const import_options& options, const std::vector<published_row>& rows) {
   std::map<std::pair<int, int>, kb::problem> kernelbench;
   std::string kb_commit;
   if (!options.kernelbench.empty()) {
@@ -198,6 +197,24 @@ json import_cuda_l1(const import_options& options) {
               {"rows", out_rows}};
   write_text(options.out / "claims.json", claims.dump(2) + "\n");
   return claims;
+}
+
+json import_cuda_l1(const import_options& options) {
+  const std::vector<published_row> rows = read_cuda_l1(options.release);
+  std::error_code ec;
+  if (fs::exists(options.out, ec) && !fs::is_directory(options.out, ec))
+    throw import_error("--out " + options.out.string() + ": is a file; kj import writes a new folder");
+  if (fs::exists(options.out, ec) && !fs::is_empty(options.out, ec))
+    throw import_error(
+        "--out " + options.out.string() +
+        ": exists and is not empty (kj import writes a new folder and never replaces files: name "
+        "another --out)");
+  try {
+    return write_import(options, rows);
+  } catch (const fs::filesystem_error& e) {
+    throw import_error(
+        fmt::format("--out {}: cannot be written ({})", options.out.string(), e.code().message()));
+  }
 }
 
 } // namespace kj::adapters

@@ -5,6 +5,7 @@
 #include "reports/claims.hpp"
 #include "reports/metrics.hpp"
 
+#include <filesystem>
 #include <fmt/core.h>
 #include <fstream>
 #include <iostream>
@@ -33,6 +34,13 @@ action add_claims_command(CLI::App& app) {
       ->check(CLI::IsMember({"table", "markdown", "json"}))
       ->capture_default_str();
   return [s] {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(s->claims, ec)) {
+      fmt::print(
+          stderr, "kj claims: {}: not a file (expected the claims.json kj import wrote{})\n", s->claims,
+          std::filesystem::is_directory(s->claims, ec) ? ": a folder was given, name its claims.json" : "");
+      return 2;
+    }
     std::ifstream in(s->claims);
     const nlohmann::json claims = nlohmann::json::parse(in, nullptr, false);
     if (!in.is_open() || claims.is_discarded()) {

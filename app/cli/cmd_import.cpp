@@ -3,6 +3,7 @@
 #include "app/cli/commands.hpp"
 #include "kernelbench/problems.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/core.h>
 #include <memory>
@@ -25,13 +26,14 @@ void print_summary(const nlohmann::json& claims, const std::filesystem::path& ou
             ? claims["kernelbench"].value("path", std::string()) + " (not a git checkout)"
             : claims["kernelbench"].value("commit", std::string()),
         count("identical"), count("differs"), count("not in KernelBench"));
-  fmt::print("kj: wrote {}/KernelBench (the references), {}/candidates (the kernels) and {}/claims.json\n"
-             "kj: judge them with\n"
-             "  kj run --kernelbench {}/KernelBench --candidates {}/candidates --run-id cuda-l1 "
-             "[--kb-version v0]\n"
-             "kj: and put claim beside measurement with\n"
-             "  kj claims {}/claims.json --run cuda-l1\n",
-             out.string(), out.string(), out.string(), out.string(), out.string(), out.string());
+  fmt::print(
+      "kj: wrote {}/KernelBench (the references), {}/candidates (the kernels) and {}/claims.json\n"
+      "kj: judge them with\n"
+      "  kj run --kernelbench {}/KernelBench --candidates {}/candidates --producer cuda-l1 --run-id cuda-l1 "
+      "[--kb-version v0]\n"
+      "kj: and put claim beside measurement with\n"
+      "  kj claims {}/claims.json --run cuda-l1\n",
+      out.string(), out.string(), out.string(), out.string(), out.string(), out.string());
 }
 
 } // namespace
@@ -50,12 +52,16 @@ action add_import_command(CLI::App& app) {
                   "the release file: CUDA-L1's optimized_cuda_code/<gpu>.json, one JSON object per line")
       ->required();
   cmd->add_option("--out", o->out, "the folder to write (new or empty)")->required();
-  cmd->add_option("--kernelbench", o->kernelbench,
-                  "a KernelBench checkout: each reference identical to its problem of the same level and id "
-                  "takes that problem's name; one that differs is kept as given and marked");
+  cmd->add_option(
+      "--kernelbench", o->kernelbench,
+      "a KernelBench checkout (default: $KERNELBENCH_DIR when set): each reference identical to its "
+      "problem of the same level and id takes that problem's name; one that differs is kept as given "
+      "and marked");
   cmd->add_option("--gpu", o->gpu,
                   "the GPU the claims were measured on (default: the file's name, e.g. h100)");
   return [o, format] { // the option writes into *format: it lives as long as the action
+    if (const char* env = std::getenv("KERNELBENCH_DIR"); o->kernelbench.empty() && env && *env)
+      o->kernelbench = env; // the default of every --kernelbench
     try {
       print_summary(adapters::import_cuda_l1(*o), o->out);
       return 0;

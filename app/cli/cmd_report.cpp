@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 namespace kj::cli {
 namespace {
@@ -83,7 +84,13 @@ action add_report_command(CLI::App& app) {
     } catch (const std::invalid_argument& e) {
       throw usage_error(e.what());
     }
-    if (data.rows.empty()) throw usage_error(fmt::format("no evaluations to report in {}", s->db));
+    if (data.rows.empty()) {
+      const auto latest = s->runs.empty() && !s->all_runs ? store.latest_run_uid() : std::nullopt;
+      throw usage_error(latest ? fmt::format("the newest run of {}, {}, has no evaluations to report: name "
+                                             "another with --run ID (kj runs lists them), or --all-runs",
+                                             s->db, *latest)
+                               : fmt::format("no evaluations to report in {}", s->db));
+    }
     for (const auto& warning : data.warnings)
       fmt::print(stderr, "kj: warning: {}\n", warning);
     namespace fs = std::filesystem;

@@ -115,4 +115,19 @@ TEST_CASE("kj import cuda-l1 writes a folder kj runs, matched to KernelBench, an
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("bad.json:1: not a JSON object") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "o2")); // nothing written for a file that cannot be read
+
+  write_file(dir / "empty-file", "");
+  const auto to_file = run_kj({"import", "cuda-l1", file.string(), "--out", (dir / "empty-file").string()});
+  CHECK(to_file.exit_code == 2);
+  CHECK(to_file.err.find("is a file; kj import writes a new folder") != std::string::npos);
+  const auto nowhere = run_kj({"import", "cuda-l1", file.string(), "--out", "/proc/kj-import-test"});
+  CHECK(nowhere.exit_code == 2);
+  CHECK(nowhere.err.find("--out /proc/kj-import-test: cannot be written") != std::string::npos);
+  const auto folder = run_kj({"import", "cuda-l1", dir.path().string(), "--out", (dir / "o3").string()});
+  CHECK(folder.exit_code == 2);
+  CHECK(folder.err.find("is a folder") != std::string::npos);
+
+  const auto claims_folder = run_kj({"claims", out.string(), "--db", (dir / "none.sqlite").string()});
+  CHECK(claims_folder.exit_code == 2);
+  CHECK(claims_folder.err.find("a folder was given, name its claims.json") != std::string::npos);
 }

@@ -48,28 +48,42 @@ TEST_CASE("claims beside measurements: every difference has a reason kj names") 
   const auto c = kj::reports::compare_claims(claims, rows, "r1", "NVIDIA H100 80GB HBM3");
   REQUIRE(c.rows.size() == 7);
   CHECK(c.rows[0].explanation == "agrees (within 10%)");
-  CHECK(c.rows[1].explanation.starts_with("no kernel in the release"));
+  CHECK(c.rows[1].explanation == "no kernel in the release: its 3.00x over eager has no code to check");
   CHECK(c.rows[2].explanation.starts_with("not counted correct: incorrect (mismatch): lazy output"));
   CHECK(c.rows[3].explanation.find("strict fails (precision)") != std::string::npos);
   CHECK(c.rows[4].explanation.starts_with("measured 0.25x of the claim"));
   CHECK(c.rows[4].explanation.find("claimed on") == std::string::npos); // h100 is the H100 it ran on
   CHECK(c.rows[5].explanation.starts_with("judged against another reference"));
+  CHECK(c.rows[5].verdict.empty()); // not a judgement of the release's kernel: counted nowhere
   CHECK(c.rows[6].explanation == "not judged in this run");
   CHECK(*c.rows[0].claimed_compile == 1.0);
 
   std::ostringstream table;
   kj::reports::write_claims_table(c, table);
   INFO(table.str());
-  // 7 rows, 6 kernels, 5 judged, 3 counted correct (1, 5, 6), 1 agreeing; geomean over 1, 5, 6
-  CHECK(table.str().find("all       7 rows    6 kernels    5 judged    3 correct    1 agree") !=
+  // 7 rows, 6 kernels, 4 judged (1, 3, 4, 5), 2 counted correct (1, 5), 1 agreeing; geomean over 1, 5
+  CHECK(table.str().find("all       7 rows    6 kernels    4 judged    2 correct    1 agree") !=
         std::string::npos);
   std::ostringstream md;
   kj::reports::write_claims_markdown(c, md);
-  CHECK(md.str().find("| all | 7 | 6 | 5 | 3 | 1 |") != std::string::npos);
-  CHECK(kj::reports::claims_json(c)["rows"][2]["verdict"] == "incorrect");
+  CHECK(md.str().find("| all | 7 | 6 | 4 | 2 | 1 |") != std::string::npos);
+  CHECK(md.str().find("| correct/strict |") != std::string::npos);
+  const auto j = kj::reports::claims_json(c);
+  CHECK(j["rows"][2]["verdict"] == "incorrect");
+  CHECK(j["levels"]["all"]["counted_correct"] == 2);
+  CHECK(j["levels"]["L1"]["judged"] == 4);
 
   const auto elsewhere = kj::reports::compare_claims(claims, rows, "r1", "NVIDIA A100-SXM4-80GB");
   CHECK(elsewhere.rows[4].explanation.find("claimed on h100, measured on NVIDIA A100") != std::string::npos);
+  CHECK(elsewhere.rows[0].explanation == "agrees (within 10%), though claimed on h100, measured on NVIDIA "
+                                         "A100-SXM4-80GB");
+  rows[0].sizes = R"({"dim":64})"; // judged at --set sizes: not the problem the claim is for
+  const auto resized = kj::reports::compare_claims(claims, rows, "r1", "NVIDIA H100 80GB HBM3");
+  CHECK(resized.rows[0].explanation.starts_with(
+      "judged at other sizes than the release's (--set {\"dim\":64})"));
+  json named = claims;
+  named["rows"][0]["name"] = 5;
+  CHECK_THROWS_AS(kj::reports::compare_claims(named, rows, "r1", ""), std::invalid_argument);
   CHECK_THROWS_AS(kj::reports::compare_claims(json{{"rows", json::array()}}, rows, "r1", ""),
                   std::invalid_argument);
 }
