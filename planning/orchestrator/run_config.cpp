@@ -4,6 +4,7 @@
 #include "engine/exec/sandbox.hpp"
 #include "kernelbench/problems.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fmt/core.h>
@@ -187,6 +188,17 @@ std::vector<std::string> config_differences(const json& stored, const json& now)
       out.push_back(fmt::format("{}: {} in the run, {} now", o.flag, value_text(before, o.negated),
                                 value_text(after, o.negated)));
   }
+  // --quick is not stored: it is the timing options it sets, so a resume that dropped it differs in those
+  const auto quick = [](const std::string& d) {
+    for (const char* flag :
+         {"--min-samples:", "--min-time-ms:", "--max-time-ms:", "--rounds:", "--no-floor:"})
+      if (d.starts_with(flag)) return true;
+    return false;
+  };
+  if (std::count_if(out.begin(), out.end(), quick) >= 2)
+    out.push_back(
+        "(--quick sets --min-samples 5 --min-time-ms 20 --max-time-ms 200 --rounds 1 --no-floor: give "
+        "--quick again if the run had it)");
   return out;
 }
 

@@ -51,6 +51,17 @@ TEST_CASE("a resume compares the options that define the run and names each diff
   CHECK(orchestrator::config_differences(nlohmann::json{{"trials", 5}}, before).empty());
 }
 
+TEST_CASE("a resume that dropped --quick is told so, not only the timing options it set") {
+  orchestrator::run_options o;
+  o.sources.builtin = true;
+  const auto full = orchestrator::run_config(o, "cpu", "identity");
+  o.judging.timing.min_samples = 5; // what --quick sets
+  o.judging.timing.rounds = 1;
+  const auto diff = orchestrator::config_differences(orchestrator::run_config(o, "cpu", "identity"), full);
+  REQUIRE(diff.size() == 3);
+  CHECK(diff.back().find("give --quick again if the run had it") != std::string::npos);
+}
+
 TEST_CASE("a run is locked while one process works on it, and the lock goes with the process") {
   scratch_dir dir;
   const fs::path db = dir / "kj.sqlite";
@@ -74,7 +85,9 @@ TEST_CASE("a run is locked while one process works on it, and the lock goes with
     CHECK(std::string(e.what()).find("in use by another kj (pid " + std::to_string(child) + ")") !=
           std::string::npos);
   }
-  { const orchestrator::run_lock other(db, "r2"); } // another run of the DB is free
+  {
+    const orchestrator::run_lock other(db, "r2");
+  } // another run of the DB is free
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   CHECK_FALSE(orchestrator::run_lock::holder(db, "r1"));
