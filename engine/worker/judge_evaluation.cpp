@@ -202,6 +202,11 @@ namespace {
 // The runner could not load the candidate. The problem's own Model is built here first: a problem that cannot
 // be built is the problem's error whatever the candidate did (which raises it), and a runner that blames the
 // problem when kj builds it fine is not believed (the candidate's process can say anything).
+// The problem alone in kj's sandbox (problem_alone.hpp), in a runner started as the job's would be.
+json alone(const exec::evaluate_job& job, const json& request, const cuda::plugin* plugin) {
+  return problem_alone(job, request, plugin, [](const exec::evaluate_job& j) { return spec_of(j, nullptr); });
+}
+
 runner_failure load_failure(const exec::evaluate_job& job, py::module_& runtime, py::object& session,
                             const json& load, const cuda::plugin* plugin, phase_clock& phase) {
   const std::uint64_t seed = job.protocol.seed;
@@ -216,23 +221,9 @@ runner_failure load_failure(const exec::evaluate_job& job, py::module_& runtime,
     }
     phase.enter("load_candidate"); // the verdict is the load's (a cached build that fails to load is rebuilt)
   }
-  if (kind == "problem_error") {
-    // the judge builds the problem's Model outside the sandbox: the problem alone, in the sandbox, decides
-    const json alone =
-        problem_alone(job, nullptr, plugin, [](const exec::evaluate_job& j) { return spec_of(j, nullptr); });
-    if (alone.value("kind", "") == "problem_error")
-      return runner_failure("problem_error",
-                            "the problem fails in kj's sandbox too, in a process no candidate "
-                            "ran in (the sandbox has no network, and HOME is a scratch folder):\n" +
-                                alone.value("error", std::string()));
-    return runner_failure(
-        "runtime_error",
-        "the candidate's process said the problem failed, but kj's judge builds the problem's "
-        "Model itself, and so does a process of kj's sandbox with no candidate in it: the candidate's "
-        "failure.\n" +
-            error,
-        "");
-  }
+  if (kind ==
+      "problem_error") // the judge builds the problem's Model outside the sandbox: the control decides
+    return blame_at_load(error, alone(job, nullptr, plugin));
   return runner_failure(kind, error, load.value("reason", "")); // out_of_memory while loading stays named
 }
 
@@ -321,9 +312,7 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
         py_device(job.device), py::cpp_function([&runner] { runner.release_arena(); }),
         session.attr("memory"), py::cpp_function([&runner](double ms) { runner.allow_next(ms); }),
         session.attr("own_draw_cap"), py::cpp_function([&job, plugin](const std::string& message) {
-          return problem_alone(job, json::parse(message), plugin,
-                               [](const exec::evaluate_job& j) { return spec_of(j, nullptr); })
-              .dump();
+          return alone(job, json::parse(message), plugin).dump();
         }));
 
     phase.enter("build_models");

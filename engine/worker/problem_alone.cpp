@@ -20,6 +20,19 @@ exec::source_file control_candidate(const exec::source_file& problem) {
               "ModelNew = Model\n"};
 }
 
+runner_failure blame_at_load(const std::string& error, const json& alone) {
+  if (alone.value("kind", "") == "problem_error")
+    return runner_failure("problem_error",
+                          "the problem fails in kj's sandbox too, in a process no candidate ran "
+                          "in (the sandbox has no network, and HOME is a scratch folder):\n" +
+                              alone.value("error", std::string()));
+  return runner_failure(
+      "runtime_error", "the candidate's process said the problem failed, but kj's judge builds the problem's "
+                       "Model itself, and so does a process of kj's sandbox with no candidate in it: the "
+                       "candidate's failure.\n" +
+                           error);
+}
+
 namespace {
 
 // A folder no earlier process could have prepared: a name drawn from the OS, made here (never one that

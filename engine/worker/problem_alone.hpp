@@ -20,6 +20,11 @@ nlohmann::json problem_alone(const exec::evaluate_job& job, const nlohmann::json
                              const cuda::plugin* plugin,
                              const std::function<runner_spec(const exec::evaluate_job&)>& spec_of);
 
+// The verdict when the candidate's process said the problem failed at its load (`error`) and kj's judge built
+// the problem itself: the problem's when the control's load (`alone`) failed as the problem's too, else the
+// candidate's runtime_error.
+runner_failure blame_at_load(const std::string& error, const nlohmann::json& alone);
+
 // The candidate source a control loads: the problem's own Model as ModelNew.
 exec::source_file control_candidate(const exec::source_file& problem);
 
