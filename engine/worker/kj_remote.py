@@ -60,8 +60,7 @@ class RemoteCandidate:
                 {"op": "forward", "recipe": recipe, "sizes": sizes or {}, "check_inputs": False, "phase": "case"})))
         reply = self.alone.get(key) or {}
         if not reply.get("ok", True) and reply.get("kind") == "problem_error":
-            raise KjError("problem_error", "the problem fails in kj's sandbox too, in a process no candidate ran in "
-                          "(the sandbox has no network, and HOME is a scratch folder):\n" + reply.get("error", ""))
+            raise KjError("problem_error", reply.get("error", ""))  # worded by the control (problem_alone.cpp)
 
     def outputs(self, reply):
         """The forward's result as the judge sees it: a tensor, a tuple/list of tensors, or an `Opaque` for

@@ -22,10 +22,7 @@ exec::source_file control_candidate(const exec::source_file& problem) {
 
 runner_failure blame_at_load(const std::string& error, const json& alone) {
   if (alone.value("kind", "") == "problem_error")
-    return runner_failure("problem_error",
-                          "the problem fails in kj's sandbox too, in a process no candidate ran "
-                          "in (the sandbox has no network, and HOME is a scratch folder):\n" +
-                              alone.value("error", std::string()));
+    return runner_failure("problem_error", alone.value("error", ""));
   return runner_failure(
       "runtime_error", "the candidate's process said the problem failed, but kj's judge builds the problem's "
                        "Model itself, and so does a process of kj's sandbox with no candidate in it: the "
@@ -70,6 +67,11 @@ json problem_alone(const exec::evaluate_job& job, const json& request, const cud
   }
   std::error_code ec;
   fs::remove_all(scratch, ec);
+  if (reply.value("kind", "") == "problem_error") // the verdict's text, for the judge's C++ and Python alike
+    reply["error"] =
+        "the problem fails in kj's sandbox too, in a process no candidate ran in (the sandbox has no "
+        "network, and HOME is a scratch folder):\n" +
+        reply.value("error", std::string());
   return reply;
 }
 

@@ -14,7 +14,8 @@
 
 namespace kj::worker {
 
-// The control's reply: its load's when that failed, else its answer to `request` (null: the load alone). Its
+// The control's reply: its load's when that failed, else its answer to `request` (null: the load alone); a
+// problem_error's text says the problem failed alone in kj's sandbox. Its
 // time is kj's own (a clock of its own, charged to nobody); `spec_of` makes the runner spec of a job.
 nlohmann::json problem_alone(const exec::evaluate_job& job, const nlohmann::json& request,
                              const cuda::plugin* plugin,

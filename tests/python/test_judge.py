@@ -331,7 +331,9 @@ def test_the_problem_is_blamed_only_when_it_fails_alone_in_the_sandbox_asked_onc
 
     def control(message):
         asked.append(json.loads(message))
-        return json.dumps({"ok": False, "kind": "problem_error", "error": "no such file: ~/data.pt"})
+        return json.dumps({"ok": False, "kind": "problem_error",
+                           "error": "the problem fails in kj's sandbox too, in a process no candidate ran in: "
+                                    "no such file: ~/data.pt"})
 
     remote = judge.RemoteCandidate(lambda m: "{}", "cpu", control=control)
     exc = judge.RemoteError("problem_error", "said by the runner")
