@@ -84,7 +84,7 @@ void write_testcase(const result_row& r, std::ostream& out) {
   for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
            {"verdict", name_of(r.verdict)},
            {"strict_verdict", name_of(r.strict_verdict)},
-           {"candidate", r.candidate_path},
+           {"candidate", candidate_text(r)},
            {"candidate_ms", ms_text(r.candidate)},
            {"reference_ms", ms_text(r.reference)},
            {"speedup", r.speedup ? fmt::format("{}", *r.speedup) : ""},

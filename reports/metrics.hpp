@@ -130,6 +130,12 @@ struct result_row {
 
 result_row derive(const db::evaluation_row& row, const metric_options& options = {});
 
+// The candidate as exports name it: its file, or "(producer)" for one with no file (builtin:identity, an
+// agent's), as `kj run --collect-only` writes it.
+inline std::string candidate_text(const result_row& r) {
+  return r.candidate_path.empty() ? "(" + r.producer + ")" : r.candidate_path;
+}
+
 // A host-speed change (the host probe, across the candidate's and the reference's rounds) above which a
 // speedup is marked as noise; above 10% it is not credited at all (engine/worker/judge_timing.cpp).
 inline constexpr double k_host_moved = 0.05;

@@ -81,7 +81,17 @@ std::string tokens_text(const result_row& r) {
 
 // The table's note: the error's telling line, else why the time is not trusted, else the findings. The
 // narrow table cuts it at `width` characters; the wide one (width 0) never.
-std::string note_of(const result_row& r, std::size_t width) {
+// The --set sizes as a user wrote them: {"batch_size":4} -> batch_size=4.
+std::string sizes_text(const std::string& sizes) {
+  const json parsed = json::parse(sizes, nullptr, false);
+  if (!parsed.is_object()) return sizes;
+  std::string out;
+  for (const auto& [name, value] : parsed.items())
+    out += (out.empty() ? "" : " ") + name + "=" + value.dump();
+  return out;
+}
+
+std::string cause_note(const result_row& r, std::size_t width) {
   const std::size_t w = width ? width : std::string::npos;
   std::string note = telling_line(r.error, w);
   if (note.empty() && !r.unsound_problem.empty())
@@ -95,6 +105,14 @@ std::string note_of(const result_row& r, std::size_t width) {
     note = "time not trusted: " + first_line(r.untrusted, width ? width * 2 / 3 : std::string::npos);
   if (note.empty() && !r.findings.empty()) note = "findings: " + r.findings;
   return note;
+}
+
+// The table's last column: the sizes it was judged at (--set), then what tells its verdict or doubt.
+std::string note_of(const result_row& r, std::size_t width) {
+  const std::string at = r.sizes.empty() ? "" : "at " + sizes_text(r.sizes);
+  const std::size_t left = width && at.size() + 2 < width ? width - at.size() - 2 : width;
+  const std::string cause = cause_note(r, left);
+  return at.empty() ? cause : cause.empty() ? at : at + "; " + cause;
 }
 
 // Cuts text to `width` (0: never).
@@ -150,7 +168,8 @@ json result_json(const result_row& r) {
           {"level", r.level},
           {"problem_id", r.number},
           {"problem", r.problem_name},
-          {"candidate", r.candidate_path},
+          {"candidate", candidate_text(r)},
+          {"sizes", r.sizes.empty() ? json() : json::parse(r.sizes, nullptr, false)},
           {"producer", r.producer},
           {"sample", r.sample},
           {"device", r.device},
@@ -293,6 +312,7 @@ void write_verbose(const std::vector<result_row>& rows, std::ostream& out) {
     out << fmt::format("   run {}  device {}  protocol {}  stack {}\n", r.run_uid, r.device, r.protocol,
                        r.stack_hash);
     if (!r.candidate_path.empty()) out << fmt::format("   candidate {}\n", r.candidate_path);
+    if (!r.sizes.empty()) out << fmt::format("   sizes {} (--set)\n", sizes_text(r.sizes));
     out << fmt::format("   verdict {}  strict {}{}\n", verdict_text(r),
                        r.strict_verdict == kj::strict_verdict::none ? "-" : name_of(r.strict_verdict),
                        r.strict_failed.empty() ? "" : " (failed: " + r.strict_failed + ")");
@@ -334,11 +354,11 @@ void write_csv(const std::vector<result_row>& rows, std::ostream& out) {
          "gpu_busy_share,stack,protocol,dtype,input_tokens,cache_read_tokens,cache_write_tokens,output_"
          "tokens,"
          "cost_usd,reason,device_peak_bytes,judge_device_bytes,runner_device_bytes,judge_rss_bytes,"
-         "runner_rss_bytes,speedup_noisy,speedup_noise,format_version\n";
+         "runner_rss_bytes,speedup_noisy,speedup_noise,sizes,format_version\n";
   for (const auto& r : rows) {
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", r.evaluation_id,
                        csv_field(r.run_uid), csv_field(r.suite), r.level, r.number, csv_field(r.problem_name),
-                       csv_field(r.candidate_path), csv_field(r.producer), r.sample, r.device,
+                       csv_field(candidate_text(r)), csv_field(r.producer), r.sample, r.device,
                        name_of(r.verdict), csv_field(r.error), number(r.candidate_median_ms),
                        number(r.reference_median_ms), number(r.speedup), name_of(r.strict_verdict),
                        csv_field(r.strict_failed), csv_field(r.findings), csv_field(r.degenerate),
@@ -350,7 +370,7 @@ void write_csv(const std::vector<result_row>& rows, std::ostream& out) {
       return r.memory ? count((*r.memory).*field) : std::string();
     };
     out << fmt::format(
-        ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
         measured_csv(r.candidate), measured_csv(r.reference), bound(r.speedup_ci, false),
         bound(r.speedup_ci, true), bound(r.speedup_best_ci, false), bound(r.speedup_best_ci, true),
         number(r.gpu_busy_share), r.stack_hash, csv_field(r.protocol), r.dtype, count(r.input_tokens),
@@ -358,7 +378,7 @@ void write_csv(const std::vector<result_row>& rows, std::ostream& out) {
         r.reason, mem(&db::memory_record::device_peak_bytes), mem(&db::memory_record::judge_device_bytes),
         mem(&db::memory_record::runner_device_bytes), mem(&db::memory_record::judge_rss_bytes),
         mem(&db::memory_record::runner_rss_bytes), r.speedup ? (may_be_noise(r) ? "true" : "false") : "",
-        csv_field(r.noise), results_format_version);
+        csv_field(r.noise), csv_field(r.sizes.empty() ? "" : sizes_text(r.sizes)), results_format_version);
   }
 }
 

@@ -216,6 +216,9 @@ TEST_CASE("off a terminal kj prints a status line at a steady interval: counts, 
   const auto never = u.run({"--ids", "2", "--candidates", "builtin:identity", "--no-timing", "--progress",
                             "never", "--run-id", "quiet"});
   CHECK_FALSE(contains(never.err, "kj: progress:"));
+  // A candidate without a file is named in the exports as --collect-only names it (review 10: it was empty).
+  const auto csv = u.kj({"results", "--run", "quiet", "--format", "csv"});
+  CHECK(contains(csv.out, ",(identity),identity,"));
 }
 
 TEST_CASE("a candidate's exception keeps its traceback: its own file, function and line") {

@@ -4,6 +4,7 @@
 #include "reports/results_table.hpp"
 #include "tests/support/catch_compat.hpp"
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
@@ -90,4 +91,26 @@ TEST_CASE("rows carry the verdicts typed: a name kj never writes is refused, nam
     message = error.what();
   }
   CHECK(message.find("evaluation 7 holds verdict 'passed'") != std::string::npos);
+}
+
+TEST_CASE("a candidate without a file and the --set sizes are named in every format (review 10)") {
+  auto rows = two_rows();
+  rows[0].producer = "identity"; // builtin:identity: no file
+  rows[1].candidate_path = "cands/level_1_problem_20_sample_0_kernel.py";
+  rows[1].sizes = R"({"batch_size":4,"dim":16})";
+  std::ostringstream json_out;
+  kj::reports::write_results(rows, "json", json_out);
+  const auto json_rows = nlohmann::json::parse(json_out.str());
+  CHECK(json_rows[0]["candidate"] == "(identity)");
+  CHECK(json_rows[0]["sizes"].is_null());
+  CHECK(json_rows[1]["candidate"] == rows[1].candidate_path);
+  CHECK(json_rows[1]["sizes"] == nlohmann::json{{"batch_size", 4}, {"dim", 16}});
+  std::ostringstream csv, table, verbose;
+  kj::reports::write_results(rows, "csv", csv);
+  kj::reports::write_results(rows, "table", table);
+  kj::reports::write_results(rows, "verbose", verbose);
+  CHECK(csv.str().find(",(identity),identity,") != std::string::npos);
+  CHECK(csv.str().find(",batch_size=4 dim=16,5") != std::string::npos);
+  CHECK(table.str().find("at batch_size=4 dim=16; shape mismatch") != std::string::npos);
+  CHECK(verbose.str().find("sizes batch_size=4 dim=16 (--set)") != std::string::npos);
 }
