@@ -8,12 +8,31 @@
 #include "db/store.hpp"
 #include "kernelbench/problems.hpp"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fmt/core.h>
+#include <iostream>
 #include <string>
 #include <string_view>
 #include <sys/prctl.h>
 #include <utility>
 #include <vector>
+
+// A command's exit code, unless what it printed to standard output was lost (a full disk, /dev/full): then it
+// failed, as the commands writing to a file (-o) already do.
+namespace {
+int written_out(int code) {
+  errno = 0;
+  std::cout.flush();
+  const bool lost = std::fflush(stdout) != 0 || std::ferror(stdout) || std::cout.fail();
+  if (!lost) return code;
+  fmt::print(stderr, "kj: could not write all of its output to standard output{}\n",
+             errno ? std::string(": ") + std::strerror(errno)
+                   : std::string(" (a full disk or a closed file?)"));
+  return code == 0 ? 2 : code;
+}
+} // namespace
 
 int main(int argc, char** argv) {
   // kj and its judge workers hold what candidates must not read (API keys in the environment, the DB open):
@@ -60,7 +79,7 @@ int main(int argc, char** argv) {
   }
   try {
     for (const auto& [name, act] : actions)
-      if (app.got_subcommand(name)) return act();
+      if (app.got_subcommand(name)) return written_out(act());
   } catch (const kj::cli::usage_error& e) {
     fmt::print(stderr, "kj: {}\n", kj::cli::attribute_to_config(app, e.what(), args));
     return 2;

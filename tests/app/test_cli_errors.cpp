@@ -90,3 +90,9 @@ TEST_CASE("kj --version and --help describe the tool") {
   CHECK(contains(run_help.out, "cuda-agent"));
   CHECK(contains(run_help.out, "--library-policy"));
 }
+
+TEST_CASE("output lost on standard output is a failure named on stderr, never exit 0 (review 11)") {
+  const auto lost = run_program({"/bin/sh", "-c", "exec \"$0\" problems > /dev/full", kj_binary().string()});
+  CHECK(lost.exit_code == 2);
+  CHECK(contains(lost.err, "could not write all of its output to standard output"));
+}
