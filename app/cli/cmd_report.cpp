@@ -8,9 +8,11 @@
 
 #include <filesystem>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace kj::cli {
 namespace {
@@ -83,6 +85,21 @@ action add_report_command(CLI::App& app) {
       data = reports::build_report(store, options);
     } catch (const std::invalid_argument& e) {
       throw usage_error(e.what());
+    }
+    if (data.rows.empty() && !options.producer.empty()) {
+      options.producer.clear(); // which producers the runs do hold, to name them
+      std::set<std::string> producers;
+      for (const auto& row : reports::build_report(store, options).rows)
+        producers.insert(row.producer);
+      if (!producers.empty())
+        throw usage_error(fmt::format("--producer {} matches no evaluation of the runs reported ({}); their "
+                                      "producers: {}",
+                                      s->producer,
+                                      s->all_runs ? "all runs"
+                                      : s->runs.empty()
+                                          ? "the newest run, " + store.latest_run_uid().value_or("")
+                                          : fmt::format("{}", fmt::join(s->runs, ", ")),
+                                      fmt::join(producers, ", ")));
     }
     if (data.rows.empty()) {
       const auto latest = s->runs.empty() && !s->all_runs ? store.latest_run_uid() : std::nullopt;

@@ -117,6 +117,11 @@ TEST_CASE("kj compare, history and report reject bad input with exit code 2 and 
   const auto report = run_kj({"report", "--db", db, "--run", "nosuch", "-o", (dir / "r").string()});
   CHECK(report.exit_code == 2);
   CHECK(contains(report.err, "no run 'nosuch'"));
+  // A producer no evaluation has is named so, with the producers there are (review 11: "no evaluations").
+  const auto producer =
+      run_kj({"report", "--db", db, "--run", "aa-1", "--producer", "nosuch", "-o", (dir / "r").string()});
+  CHECK(producer.exit_code == 2);
+  CHECK(contains(producer.err, "--producer nosuch matches no evaluation of the runs reported (aa-1)"));
   const auto both = run_kj({"report", "--db", db, "--run", "aa-1", "--all-runs", "-o", (dir / "r").string()});
   CHECK(both.exit_code == 2);
   // -o names a folder: a page's name is refused before anything is written.
