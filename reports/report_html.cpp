@@ -138,7 +138,8 @@ std::string speedup_cell(const result_row& r, const std::string& mode) {
   const auto s = r.speedup_vs(mode);
   if (!s)
     return fmt::format("<td>{}</td>",
-                       !r.candidate ? not_timed(r)
+                       !r.candidate           ? not_timed(r)
+                       : !r.untrusted.empty() ? blank("no speedup: time not trusted: " + r.untrusted)
                        : mode == "compile-default"
                            ? blank("no torch.compile baseline measured with this run's timing options "
                                    "(kj baselines; a --quick run's options are not the default ones)")

@@ -106,6 +106,15 @@ std::string measured_row(const std::string& label, const measured& m) {
                      html::interval(m.ci_ms), html::escape(m.origin));
 }
 
+std::string timing_params(const page_context& c) {
+  std::string out = "<details><summary>timing parameters as stored (params_json)</summary>";
+  for (const auto& t : c.evaluation.timings)
+    out += fmt::format("<h4>{} ({} / {})</h4>", html::escape(t.subject), html::escape(t.method),
+                       html::escape(t.clock)) +
+           pre(t.params_json);
+  return out + "</details>\n";
+}
+
 std::string timings(const page_context& c) {
   if (!c.row.candidate && c.row.baselines.empty())
     return c.row.verdict != kj::verdict::correct && c.row.reason != "tolerance"
@@ -120,7 +129,13 @@ std::string timings(const page_context& c) {
   if (c.row.candidate) out += measured_row("candidate", *c.row.candidate);
   for (const auto& b : c.row.baselines)
     out += measured_row(b.mode == "eager" ? "reference (eager, same run)" : "baseline " + b.mode, b.baseline);
-  out += "</table>\n<table><tr><th class=\"l\">speedup vs</th><th>value</th><th>95% bootstrap "
+  if (c.row.baselines.empty() && c.row.reference) // timed, but no speedup credited (below)
+    out += measured_row("reference (eager, same run)", *c.row.reference);
+  out += "</table>\n";
+  if (c.row.baselines.empty() && !c.row.untrusted.empty())
+    return out + "<p class=\"bad\">No speedup: the time is not trusted: " + html::escape(c.row.untrusted) +
+           "</p>\n" + timing_params(c);
+  out += "<table><tr><th class=\"l\">speedup vs</th><th>value</th><th>95% bootstrap "
          "interval</th></tr>\n";
   for (const auto& b : c.row.baselines)
     out += fmt::format("<tr><td class=\"l\">{}{}</td><td>{}</td><td>{}</td></tr>\n", html::escape(b.mode),
@@ -129,12 +144,7 @@ std::string timings(const page_context& c) {
   out += "</table>\n";
   if (!c.row.counted_correct() && !c.row.baselines.empty())
     out += "<p class=\"bad\">Not counted: the candidate is not correct under the strict verdict.</p>\n";
-  out += "<details><summary>timing parameters as stored (params_json)</summary>";
-  for (const auto& t : c.evaluation.timings)
-    out += fmt::format("<h4>{} ({} / {})</h4>", html::escape(t.subject), html::escape(t.method),
-                       html::escape(t.clock)) +
-           pre(t.params_json);
-  return out + "</details>\n";
+  return out + timing_params(c);
 }
 
 std::string cases(const page_context& c) {

@@ -2,10 +2,13 @@
 // token and cost columns once a producer records usage, escaping and the JSON data island.
 #include "reports/html.hpp"
 #include "reports/leaderboard.hpp"
+#include "reports/report.hpp"
 #include "reports/report_sections.hpp"
 #include "tests/db/db_fixtures.hpp"
 #include "tests/reports/report_fixture.hpp"
 #include "tests/support/catch_compat.hpp"
+
+#include <algorithm>
 
 using namespace kj::test::reports;
 
@@ -125,4 +128,25 @@ TEST_CASE("every blank cell of the report's tables says why it is blank") {
     CHECK(html.find("<td class=\"l\"></td>") == std::string::npos);
     CHECK(html.find("<td></td>") == std::string::npos);
   }
+}
+
+TEST_CASE("a timed speedup kj does not trust says so in its cells and its page, with the reference's time") {
+  kj::test::scratch_dir dir;
+  auto data = fixture_report(dir);
+  auto it = std::find_if(data.rows.begin(), data.rows.end(),
+                         [](const auto& r) { return r.candidate && r.reference && !r.baselines.empty(); });
+  REQUIRE(it != data.rows.end());
+  // what derive() makes of a timing whose timed outputs were wrong: no speedup credited (review 11 W3)
+  it->untrusted = "the outputs of its timed calls were wrong (timed_outputs)";
+  it->baselines.clear();
+  it->speedup.reset();
+  it->speedup_best.reset();
+  const std::string index = kj::reports::detail::index_html(data, "", {});
+  CHECK(index.find("title=\"no speedup: time not trusted: the outputs of its timed calls were wrong") !=
+        std::string::npos);
+  const auto store = kj::db::store::open_read_only(dir / "kj.sqlite");
+  const std::string page = kj::reports::detail::evaluation_page(store, data, *it);
+  CHECK(page.find("reference (eager, same run)") != std::string::npos);
+  CHECK(page.find("No speedup: the time is not trusted: the outputs of its timed calls") !=
+        std::string::npos);
 }
