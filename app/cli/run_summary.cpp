@@ -53,7 +53,7 @@ json run_summary(const std::string& db_path, const std::string& run_uid, int exi
     summary["rows"].push_back({{"level", r.level},
                                {"problem_id", r.number},
                                {"problem", r.problem_name},
-                               {"candidate", r.candidate_path},
+                               {"candidate", reports::candidate_text(r)},
                                {"producer", r.producer},
                                {"sample", r.sample},
                                {"verdict", name_of(r.verdict)},
