@@ -32,6 +32,10 @@ bool comparison::failed() const {
   return count(change_class::regressed) + count(change_class::broken) > 0;
 }
 
+const char* comparison::outcome() const {
+  return failed() ? "regression" : rows.empty() ? "nothing compared" : "no regression";
+}
+
 namespace {
 
 std::string verdict_text(const result_row& r) {

@@ -87,6 +87,8 @@ struct comparison {
   std::optional<double> geomean_ratio;
   stats::interval geomean_ci; // bootstrap over problems
   bool failed() const;        // anything regressed or broken: `kj compare` exits 1
+  // "regression", "no regression", or "nothing compared" (no problem in common: `kj compare` exits 2)
+  const char* outcome() const;
 };
 
 // Matches rows by problem and sample (and producer, unless each side holds exactly one producer); where a

@@ -90,15 +90,13 @@ std::string compare_text(const comparison& c) {
         other_sizes ? " (rows judged at other --set sizes are other measurements: never paired)" : "");
   }
   if (c.rows.empty()) out += "\nno problem in common: nothing was compared\n";
-  out +=
-      fmt::format("\n{}\nminimum effect {:.1f}%, false discovery rate {:.2f}; {}\n", headline(c),
-                  100 * c.options.min_effect, c.options.alpha, c.failed() ? "REGRESSION" : "no regression");
+  out += fmt::format("\n{}\nminimum effect {:.1f}%, false discovery rate {:.2f}; {}\n", headline(c),
+                     100 * c.options.min_effect, c.options.alpha, c.failed() ? "REGRESSION" : c.outcome());
   return out;
 }
 
 std::string compare_markdown(const comparison& c) {
-  std::string out = fmt::format("### kj compare: {}\n\n{}\n\n", c.failed() ? "regression" : "no regression",
-                                markdown_cell(headline(c)));
+  std::string out = fmt::format("### kj compare: {}\n\n{}\n\n", c.outcome(), markdown_cell(headline(c)));
   out +=
       fmt::format("- base: `{}`\n- head: `{}`\n- minimum effect {:.1f}%, Benjamini–Hochberg FDR {:.2f}, 95% "
                   "bootstrap intervals from the raw samples\n\n",
@@ -174,6 +172,7 @@ json compare_json(const comparison& c) {
           {"geomean_ratio", c.geomean_ratio ? json(*c.geomean_ratio) : json()},
           {"geomean_ci", c.geomean_ci.valid() ? json::array({c.geomean_ci.low, c.geomean_ci.high}) : json()},
           {"regression", c.failed()},
+          {"outcome", c.outcome()},
           {"rows", rows},
           {"only_base", c.only_base},
           {"only_head", c.only_head}};
@@ -185,7 +184,7 @@ std::string compare_html(const comparison& c) {
       "<h1>kj compare: <span class=\"{}\">{}</span></h1>\n<p>{}</p>\n<p class=\"prov\">base: {}<br>"
       "head: {}<br>minimum effect {:.1f}%, Benjamini–Hochberg FDR {:.2f}, 95% bootstrap intervals of "
       "the time ratio from the raw samples (docs/reports.md).</p>\n",
-      c.failed() ? "bad" : "good", c.failed() ? "regression" : "no regression", html::escape(headline(c)),
+      c.failed() || c.rows.empty() ? "bad" : "good", c.outcome(), html::escape(headline(c)),
       html::escape(side_text(c.base)), html::escape(side_text(c.head)), 100 * c.options.min_effect,
       c.options.alpha);
   out +=

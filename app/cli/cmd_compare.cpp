@@ -75,15 +75,20 @@ int run_compare(const compare_state& s) {
     std::cout << reports::compare_html(c);
   else
     std::cout << reports::compare_text(c);
+  if (c.rows.empty() && !c.failed()) { // a CI gate must not pass on a comparison of nothing
+    fmt::print(stderr, "kj: {} and {} have no problem in common: nothing was compared (exit 2)\n", s.base,
+               s.head);
+    return 2;
+  }
   return c.failed() ? 1 : 0;
 }
 
 } // namespace
 
 action add_compare_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand(
-      "compare",
-      "Compare two runs, producers or stacks problem by problem; exit code 1 when anything regressed");
+  auto* cmd =
+      app.add_subcommand("compare", "Compare two runs, producers or stacks problem by problem; exit code 1 "
+                                    "when anything regressed, 2 when nothing could be compared");
   auto s = std::make_shared<compare_state>();
   cmd->add_option("BASE", s->base,
                   "the reference side: a run id, 'latest', or KEY=VALUE,... with keys run, producer, stack "

@@ -124,7 +124,7 @@ inline void store_synthetic(kj::db::store& store, const std::vector<kj::db::eval
     e.run_id = run_id;
     e.candidate_id = candidate;
     e.device = r.device;
-    e.overrides_json = "{}";
+    e.overrides_json = r.overrides_json.empty() ? "{}" : r.overrides_json;
     e.protocol = r.protocol;
     e.verdict = r.verdict;
     e.strict_verdict = r.strict_verdict;

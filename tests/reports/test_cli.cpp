@@ -228,3 +228,21 @@ TEST_CASE("'latest' names the newest run in kj results, report, export and costs
   INFO(report.err);
   CHECK(report.exit_code == 0);
 }
+
+TEST_CASE("kj compare of two sides with no problem in common exits 2: a CI gate never passes on nothing") {
+  scratch_dir dir;
+  const std::string path = (dir / "kj.sqlite").string();
+  {
+    auto store = kj::db::store::open(path);
+    store_synthetic(store, synthetic_rows(3, 11, "base", "stack-a"), "base");
+    auto rows = synthetic_rows(3, 12, "head", "stack-a");
+    for (auto& r : rows) // judged at other sizes: never paired with the base's (review 11 U3)
+      r.overrides_json = R"({"dim":64})";
+    store_synthetic(store, rows, "head");
+  }
+  const auto r = run_kj({"compare", "base", "head", "--db", path});
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "have no problem in common: nothing was compared"));
+  CHECK(contains(r.out, "nothing compared"));
+  CHECK_FALSE(contains(r.out, "no regression"));
+}
