@@ -26,7 +26,8 @@ action add_db_command(CLI::App& app) {
               "shard's local DB to shared storage)");
   copy->add_option("--db", *db_path, "SQLite file to copy")->capture_default_str();
   auto copy_to = std::make_shared<std::string>();
-  copy->add_option("--to", *copy_to, "the copy (a kj database there is replaced; any other file is refused)")
+  copy->add_option("-o,--to", *copy_to,
+                   "the copy (a kj database there is replaced; any other file is refused)")
       ->required();
   return [db_path, info, migrate, copy, copy_to] {
     if (copy->parsed()) {

@@ -96,3 +96,13 @@ TEST_CASE("output lost on standard output is a failure named on stderr, never ex
   CHECK(lost.exit_code == 2);
   CHECK(contains(lost.err, "could not write all of its output to standard output"));
 }
+
+TEST_CASE("kj db copy takes -o for its copy, as kj merge and kj report do (review 11 U11)") {
+  scratch_dir dir;
+  write_file(dir / "kj.sqlite", ""); // an empty file becomes a kj database
+  REQUIRE(run_kj({"db", "migrate", "--db", (dir / "kj.sqlite").string()}).exit_code == 0);
+  const auto copied =
+      run_kj({"db", "copy", "--db", (dir / "kj.sqlite").string(), "-o", (dir / "c.sqlite").string()});
+  CHECK(copied.exit_code == 0);
+  CHECK(std::filesystem::exists(dir / "c.sqlite"));
+}
