@@ -126,6 +126,11 @@ std::string attribute_to_config(const CLI::App& app, const std::string& message,
     if (named.size() == 1) origin = named.front();
   }
   if (!origin) return message;
+  if (message.find("At Most 1 required but received") != std::string::npos &&
+      origin->text.find('[') != std::string::npos) // a TOML array for an option that takes one value
+    return fmt::format("{}: {}: --{} takes one value, not an array; write the list as one string, e.g. {} = "
+                       "\"1-3,7\" as on the command line",
+                       origin->where(), origin->text, name, name);
   return fmt::format("{}: {}: {}", origin->where(), origin->text, message);
 }
 

@@ -53,6 +53,7 @@ TEST_CASE("kj.toml sets a command's defaults, and flags and environment variable
   // Each line's shape is checked, and an error names file:line.
   const std::vector<std::pair<std::string, std::string>> broken_files{
       {"[run]\nlevel 1\n", "kj.toml:2: 'level 1' has no '='"},
+      {"[run]\nids = [1,2]\n", "kj.toml:2: ids = [1,2]: --ids takes one value, not an array"}, // review 11 U7
       {"[run]\ndevice = \"cpu\n", "kj.toml:2: the value of device opens a quote it does not close"},
       {"[run]\ndevice = \"cpu\"\n\n[run]\nlevel = \"1\"\n",
        "kj.toml:4: [run] is given a second time (first at line 1)"},
