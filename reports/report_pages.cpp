@@ -70,10 +70,18 @@ std::string memory_row(const result_row& r) {
       return v ? fmt::format("{:.2f} GiB", static_cast<double>(*v) / (1ull << 30)) : std::string("-");
     };
     const db::memory_record& m = *r.memory;
-    out += fmt::format("<tr><th class=\"l\">peak memory</th><td class=\"l\">device {} (judge {}, runner {}); "
-                       "host judge {}, runner {}; budget {}</td></tr>",
-                       gib(m.device_peak_bytes), gib(m.judge_device_bytes), gib(m.runner_device_bytes),
-                       gib(m.judge_rss_bytes), gib(m.runner_rss_bytes), gib(m.budget_bytes));
+    // Blanks say why (review 11 U10): a CPU run has no device memory, and kj's budget is the device's.
+    const bool device = m.device_peak_bytes || m.judge_device_bytes || m.runner_device_bytes;
+    const std::string on_device =
+        device              ? fmt::format("device {} (judge {}, runner {})", gib(m.device_peak_bytes),
+                                          gib(m.judge_device_bytes), gib(m.runner_device_bytes))
+        : r.device == "cpu" ? "device: none (a CPU run)"
+                            : "device: not measured";
+    out +=
+        fmt::format("<tr><th class=\"l\">peak memory</th><td class=\"l\">{}; host judge {}, runner {}; {}"
+                    "</td></tr>",
+                    on_device, gib(m.judge_rss_bytes), gib(m.runner_rss_bytes),
+                    m.budget_bytes ? "budget " + gib(m.budget_bytes) : std::string("budget: not recorded"));
   }
   if (!r.phases_json.empty()) out += phases_row(r.phases_json);
   return out;

@@ -141,6 +141,9 @@ TEST_CASE("a timed speedup kj does not trust says so in its cells and its page, 
   it->baselines.clear();
   it->speedup.reset();
   it->speedup_best.reset();
+  it->device = "cpu"; // and a CPU run's peak memory has no device part: the page says so (review 11 U10)
+  it->memory = kj::db::memory_record{};
+  it->memory->judge_rss_bytes = 1 << 30;
   const std::string index = kj::reports::detail::index_html(data, "", {});
   CHECK(index.find("title=\"no speedup: time not trusted: the outputs of its timed calls were wrong") !=
         std::string::npos);
@@ -148,5 +151,7 @@ TEST_CASE("a timed speedup kj does not trust says so in its cells and its page, 
   const std::string page = kj::reports::detail::evaluation_page(store, data, *it);
   CHECK(page.find("reference (eager, same run)") != std::string::npos);
   CHECK(page.find("No speedup: the time is not trusted: the outputs of its timed calls") !=
+        std::string::npos);
+  CHECK(page.find("device: none (a CPU run); host judge 1.00 GiB, runner -; budget: not recorded") !=
         std::string::npos);
 }
