@@ -22,7 +22,7 @@ KJ = os.environ.get("KJ_BINARY", os.path.join(ROOT, "build", "app", "kj"))
 LAUNCHER = os.path.join(ROOT, "scale", "kj_ray.py")
 # The built-in problems with the README's LLM-style candidates (correct and incorrect ones), and five problems'
 # own Model.
-RUN = ["--device", "cpu", "--candidates", os.path.join(ROOT, "examples", "models", "modelA"), "--quick"]
+RUN = ["--device", "cpu", "--candidates", os.path.join(ROOT, "examples", "models", "modelA"), "--no-timing"]
 IDENTITY = ["--device", "cpu", "--candidates", "builtin:identity", "--quick", "--level", "1", "--ids", "2-6"]
 
 
@@ -33,6 +33,12 @@ def cluster():
     c.wait_for_nodes()
     yield c
     c.shutdown()
+
+
+@pytest.fixture(scope="module")
+def expected(tmp_path_factory):
+    """The local run's verdicts of RUN, once for the tests that compare with it."""
+    return local(tmp_path_factory.mktemp("local"), RUN, "local")
 
 
 def verdicts(db, run):
@@ -86,8 +92,7 @@ def wait_for(predicate, seconds):
     return None
 
 
-def test_ray_run_gives_the_local_verdicts(cluster, tmp_path):
-    expected = local(tmp_path, RUN, "local")
+def test_ray_run_gives_the_local_verdicts(cluster, expected, tmp_path):
     assert len(expected) == 3
     p = driver(cluster, str(tmp_path / "ray.sqlite"), "ray", RUN, 4)
     out, err = p.communicate(timeout=600)
@@ -131,11 +136,10 @@ def test_a_killed_driver_resumes_and_duplicates_nothing(cluster, tmp_path):
     assert refused.returncode != 0 and "resume it with the same" in err
 
 
-def test_the_oracle_gives_verdicts_as_they_finish_and_records_them(cluster, tmp_path):
+def test_the_oracle_gives_verdicts_as_they_finish_and_records_them(cluster, expected, tmp_path):
     sys.path.insert(0, os.path.dirname(LAUNCHER))
     import kj_ray
 
-    expected = local(tmp_path, RUN, "local")
     ray.init(address=cluster.address, ignore_reinit_error=True, logging_level="ERROR", log_to_driver=False)
     try:
         judged = oracle_verdicts(kj_ray, tmp_path)
@@ -148,7 +152,7 @@ def test_the_oracle_gives_verdicts_as_they_finish_and_records_them(cluster, tmp_
 
 def oracle_verdicts(kj_ray, tmp_path):
     folder = os.path.join(ROOT, "examples", "models", "modelA")
-    oracle = kj_ray.Oracle(str(tmp_path / "rewards.sqlite"), ["--device", "cpu", "--quick"], kj=KJ, run_id="rl")
+    oracle = kj_ray.Oracle(str(tmp_path / "rewards.sqlite"), ["--device", "cpu", "--no-timing"], kj=KJ, run_id="rl")
     for problem in (2, 3, 4):
         with open(os.path.join(folder, f"level_1_problem_{problem}_sample_0_kernel.py")) as f:
             oracle.submit(1, problem, f.read(), tag=problem)
