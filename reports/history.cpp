@@ -103,7 +103,9 @@ std::string history_text(const std::vector<history_entry>& entries) {
   std::string problem; // one heading per problem, however many producers and samples follow
   for (const auto& e : entries) {
     const result_row& r = e.row;
-    if (r.problem_key() != problem) out += fmt::format("-- L{} {} {}\n", r.level, r.number, r.problem_name);
+    if (r.problem_key() != problem) // the suite and version tell apart problems of one name (review 11 U4)
+      out += fmt::format("-- L{} {} {} ({}{})\n", r.level, r.number, r.problem_name, r.suite,
+                         r.kb_version.empty() ? "" : " " + r.kb_version);
     problem = r.problem_key();
     out += fmt::format(
         "{:<24} {:<22} {:<16} {:<18} {:<14} {:>3} {:<14} {:>34} {:>9} {:>9}  {}\n", r.run_created_at,

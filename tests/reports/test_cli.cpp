@@ -90,6 +90,7 @@ TEST_CASE("kj history lists a problem's timings across runs with the change agai
   const auto table = run_kj({"history", "3:3", "--db", db});
   CHECK(table.exit_code == 0);
   CHECK(contains(table.out, "regressed"));
+  CHECK(contains(table.out, "-- L3 3 Problem_3 (kernelbench main)")); // the suite and version in the heading
   const auto by_name = run_kj({"history", "Problem_3", "--db", db, "--format", "csv"});
   CHECK(by_name.exit_code == 0);
   CHECK(contains(by_name.out, "change_class"));
