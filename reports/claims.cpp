@@ -44,6 +44,30 @@ std::string first_line(const std::string& text, std::size_t most = 90) {
   return line.size() > most ? line.substr(0, most - 3) + "..." : line;
 }
 
+// What the failing strict classes say of the kernel, the most telling class first (docs/methodology.md, "Case
+// classes"): an output aliasing its input fails the value classes too, but the alias is the cause.
+std::string strict_meaning(const std::string& failed) {
+  static const std::pair<const char*, const char*> meanings[] = {
+      {"inputs", "it changes an input in place"},
+      {"output", "its output aliases an input or is not a plain tensor of the reference's dtype and shape"},
+      {"timed_outputs", "its timed calls compute something else than its checked ones"},
+      {"side_stream", "its work runs on a stream kj's timing does not wait for"},
+      {"determinism", "two calls on the same inputs differ"},
+      {"shape", "wrong at other sizes (sizes fixed in the kernel?)"},
+      {"compatible", "strict's tolerance fails where KernelBench's passes (lower precision?)"},
+      {"random", "wrong on the problem's own inputs drawn with other seeds"},
+      {"distribution", "wrong on inputs of another distribution (signs, magnitudes)"},
+      {"nan", "NaN inputs give another result than the reference's"},
+      {"inf", "Inf inputs give another result than the reference's"},
+      {"denormal", "subnormal inputs give another result (flush to zero, fast math)"},
+      {"extreme", "large inputs overflow where the reference does not"},
+      {"negzero", "-0.0 inputs give another result"}};
+  const std::string list = "," + failed + ",";
+  for (const auto& [name, meaning] : meanings)
+    if (list.find(fmt::format(",{},", name)) != std::string::npos) return meaning;
+  return "a class kj's strict verdict checks (docs/methodology.md)";
+}
+
 // Why a row's evaluation is not a judgement of the release's kernel on the release's problem ("" when it is).
 std::string not_the_release(const result_row& r, const json& row) {
   if (row.value("reference_sha256", r.problem_hash) != r.problem_hash)
@@ -70,10 +94,10 @@ std::string explain(const claim_row& c, const result_row* r, const std::string& 
     return fmt::format("not counted correct: {}{}: {}", c.verdict, why, first_line(telling_line(r->error)));
   }
   if (!c.counted_correct)
-    return fmt::format(
-        "correct by KernelBench's rule, but strict fails ({}): lower precision, global flags or "
-        "a hack class",
-        r->strict_failed.empty() ? "see kj show" : r->strict_failed);
+    return fmt::format("correct by KernelBench's rule, but strict fails ({}): {}{}; kj show evaluation {} "
+                       "gives each case",
+                       r->strict_failed.empty() ? "-" : r->strict_failed, strict_meaning(r->strict_failed),
+                       r->findings.empty() ? "" : " (findings: " + r->findings + ")", r->evaluation_id);
   if (!r->untrusted.empty()) return "time not trusted: " + r->untrusted;
   if (!c.measured_eager) return "not timed";
   if (!c.claimed_eager) return "no claim over eager";

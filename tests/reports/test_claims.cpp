@@ -43,14 +43,15 @@ TEST_CASE("claims beside measurements: every difference has a reason kj names") 
                                measured(4, 2.0, kj::verdict::correct, kj::strict_verdict::fail),
                                measured(5, 1.0), measured(6, 1.5)};
   rows[1].reason = "mismatch", rows[1].error = "lazy output: not a tensor\nmore";
-  rows[2].strict_failed = "precision";
-  rows[4].problem_hash = "kernelbench-main"; // judged on another reference
+  rows[2].strict_failed = "random,distribution,inputs,output"; // an in-place relu_: the cause is named (U5)
+  rows[4].problem_hash = "kernelbench-main";                   // judged on another reference
   const auto c = kj::reports::compare_claims(claims, rows, "r1", "NVIDIA H100 80GB HBM3");
   REQUIRE(c.rows.size() == 7);
   CHECK(c.rows[0].explanation == "agrees (within 10%)");
   CHECK(c.rows[1].explanation == "no kernel in the release: its 3.00x over eager has no code to check");
   CHECK(c.rows[2].explanation.starts_with("not counted correct: incorrect (mismatch): lazy output"));
-  CHECK(c.rows[3].explanation.find("strict fails (precision)") != std::string::npos);
+  CHECK(c.rows[3].explanation.find("strict fails (random,distribution,inputs,output): it changes an input in "
+                                   "place") != std::string::npos);
   CHECK(c.rows[4].explanation.starts_with("measured 0.25x of the claim"));
   CHECK(c.rows[4].explanation.find("claimed on") == std::string::npos); // h100 is the H100 it ran on
   CHECK(c.rows[5].explanation.starts_with("judged against another reference"));
