@@ -144,7 +144,12 @@ action add_doctor_command(CLI::App& app) {
     else
       check_disk(f, "disk (database)", db_folder);
     fmt::print("\n{} failed, {} to look at{}\n", f.failed, f.warned,
-               f.failed ? "" : ": kj can judge here (kj run --quick for a first look)");
+               f.failed ? ""
+               : cuda
+                   ? ": kj can judge here (a first look in seconds: kj run --level 1 --ids 2 "
+                     "--candidates builtin:identity --quick)"
+                   : ": kj can judge here (a first look in about 10 s: kj run --device cpu --level 1 --ids 2 "
+                     "--candidates builtin:identity --quick)");
     return f.failed ? 1 : 0;
   };
 }

@@ -227,6 +227,8 @@ TEST_CASE("kj doctor checks the machine and says what to do, and the completion 
   CHECK(contains(doctor.out, "python and torch"));
   CHECK(contains(doctor.out, "C++ compiler"));
   CHECK(contains(doctor.out, "0 failed"));
+  // the first look it suggests is the README's ten-second one, not the 24 examples' compiles (review 11 U6)
+  CHECK(contains(doctor.out, "--candidates builtin:identity --quick"));
   const auto broken = kj_in(dir, {"doctor"}, {{"KJ_PYTHON", "/nowhere/python3"}});
   CHECK(broken.exit_code == 1);
   CHECK(contains(broken.out, "FAIL"));
