@@ -100,6 +100,17 @@ def _die_with_parent():
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: a killed Ray worker takes its kj along
 
 
+def scratch(kind):
+    """A task's folder, named for its process; those of processes that died (a SIGKILLed Ray worker never ran its
+    cleanup) are removed first, so that killed tasks leave no database copies behind."""
+    root = tempfile.gettempdir()
+    for name in os.listdir(root):
+        m = re.fullmatch(r"kj-(?:ray|oracle)-(\d+)-.*", name)
+        if m and not os.path.exists(f"/proc/{m.group(1)}"):
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"kj-{kind}-{os.getpid()}-")
+
+
 def kj_env():
     """The task's environment for kj: Ray sets OMP_NUM_THREADS to the task's CPUs (1), which would time a CPU
     candidate on one thread where a local run uses the host's; kj's own settings decide, as in a local run."""
@@ -113,7 +124,7 @@ def kj_env():
 
 def judge_shard(kj, kj_args, run_id, part, snapshot):
     """On a node: `kj run --shard part` into a copy of the driver's database; gives back that database."""
-    work = tempfile.mkdtemp(prefix="kj-ray-")
+    work = scratch("ray")
     try:
         db = os.path.join(work, "kj.sqlite")
         if snapshot:
@@ -133,7 +144,7 @@ def judge_shard(kj, kj_args, run_id, part, snapshot):
 
 def judge_candidate(kj, kj_args, run_id, name, source):
     """On a node: one candidate file (a KernelBench name) judged by `kj run`; gives back its rows and database."""
-    work = tempfile.mkdtemp(prefix="kj-oracle-")
+    work = scratch("oracle")
     try:
         with open(os.path.join(work, name), "w") as f:
             f.write(source)

@@ -7,6 +7,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 
 try:
@@ -112,6 +113,8 @@ def test_a_killed_ray_worker_loses_and_duplicates_nothing(cluster, tmp_path):
                     30), "the task's kj outlived its Ray worker"
     out, err = p.communicate(timeout=600)
     assert p.returncode == 0, err
+    dead = [n for n in os.listdir(tempfile.gettempdir()) if n.startswith(f"kj-ray-{worker}-")]
+    assert not dead, f"the killed task's folder was left behind: {dead}"
     got = verdicts(db, "worker-killed")
     assert len(got) == 5 and all(len(v) == 1 for v in got.values()), got
     assert all(v == [("correct", "pass")] for v in got.values()), got
