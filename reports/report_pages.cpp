@@ -99,9 +99,10 @@ std::string summary(const page_context& c) {
       "<tr><th class=\"l\">run, stack</th><td class=\"l\">{}, <code>{}</code></td></tr>"
       "<tr><th class=\"l\">protocol, dtype, device</th><td class=\"l\">{}, {}, {}</td></tr></table>\n{}",
       r.level, r.number, html::escape(r.problem_name), html::escape(r.problem_key()),
-      html::escape(r.producer), r.sample, html::escape(r.candidate_path),
+      html::escape(r.producer), r.sample, html::escape(candidate_text(r)),
       html::escape(r.reason.empty() ? name_of(r.verdict) : name_of(r.verdict) + " (" + r.reason + ")"),
-      html::escape(name_of(r.strict_verdict)), html::escape(r.strict_failed), html::escape(r.findings),
+      html::escape(name_of(r.strict_verdict)), html::escape(r.strict_failed),
+      r.findings.empty() ? "none: kj's scan of the source matched no pattern" : html::escape(r.findings),
       memory_row(r), html::escape(r.run_uid), html::escape(r.stack_hash), html::escape(r.protocol),
       html::escape(r.dtype), html::escape(r.device), r.error.empty() ? "" : "<h3>error</h3>" + pre(r.error));
 }
@@ -165,7 +166,12 @@ std::string cases(const page_context& c) {
         "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td class=\"l {}\">{}</td><td>{:.3g}</td>"
         "<td>{:.3g}</td><td>{}</td><td class=\"l\">{}</td></tr>\n",
         html::escape(k.case_class), k.index, k.seed, k.status == "fail" ? "bad" : "", html::escape(k.status),
-        k.max_abs_err, k.max_rel_err, k.mismatches, html::escape(k.message));
+        k.max_abs_err, k.max_rel_err, k.mismatches,
+        !k.message.empty()
+            ? html::escape(k.message)
+            : fmt::format("<span title=\"{}\">{}</span>",
+                          k.status == "pass" ? "passed: nothing to report" : "no message recorded",
+                          html::missing));
   return out + "</table>\n";
 }
 
