@@ -77,6 +77,10 @@ def parse(argv):
             p.error(f"{name} is not for kj-ray: {why}")
     if a.shards < 0:
         p.error("--shards must be at least 1")
+    found = shutil.which(a.kj)
+    if not found:
+        p.error(f"--kj {a.kj}: not an executable file (build kj, or name it with --kj or $KJ)")
+    a.kj = os.path.abspath(found)
     a.db = os.path.abspath(option(a.kj_args, "--db", "kj.sqlite"))
     a.run_id = option(a.kj_args, "--run-id") or time.strftime("ray-%Y%m%d-%H%M%S")
     a.kj_args = without(without(a.kj_args, "--db"), "--run-id")
@@ -91,7 +95,8 @@ def planned(kj, kj_args):
     r = subprocess.run([kj, "run", *kj_args, "--collect-only"], capture_output=True, text=True)
     m = re.search(r"--collect-only: (\d+) candidate", r.stdout + r.stderr)
     if r.returncode != 0 or not m:
-        sys.exit(f"kj-ray: kj run --collect-only failed (exit {r.returncode}):\n{r.stderr.strip()}")
+        print(f"kj-ray: kj run refused the options (exit {r.returncode}):\n{r.stderr.strip()}", file=sys.stderr)
+        sys.exit(r.returncode or 2)
     return int(m.group(1))
 
 
@@ -176,10 +181,13 @@ class Oracle:
     evaluation is merged into `db` under one run, as `kj run` records it (kj results, report and compare read it).
     """
 
-    def __init__(self, db, kj_args, kj=None, run_id=None, gpus_per_task=None, cpus_per_task=1, retries=3):
+    def __init__(self, db, kj_args, kj=None, run_id=None, producer="oracle", gpus_per_task=None, cpus_per_task=1,
+                 retries=3):
         import ray
 
         self.db, self.kj, self.kj_args = os.path.abspath(db), kj or default_kj(), list(kj_args)
+        if option(self.kj_args, "--producer") is None:  # one producer for the run, not each file's folder
+            self.kj_args += ["--producer", producer]
         self.run_id = run_id or time.strftime("oracle-%Y%m%d-%H%M%S")
         # the task's code travels with it: the nodes need Ray and kj, not this file on their Python path
         ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -211,7 +219,8 @@ class Oracle:
             try:
                 result = ray.get(ready[0])
             except Exception as e:  # noqa: BLE001 - the caller gets every submission back
-                yield tag, {"verdict": None, "error": str(e)}
+                cause = getattr(e, "cause", None) or e  # a RayTaskError: the task's own exception, not Ray's frame
+                yield tag, {"verdict": None, "error": re.sub(r"\x1b\[[0-9;]*m", "", str(cause))}
                 continue
             merge(self.kj, self.db, result)
             yield tag, result["rows"][0]
@@ -266,12 +275,18 @@ def judged(db, run_id):
         return 0
 
 
-def snapshot_of(kj, db):
+def snapshot_of(kj, db, run_id):
+    """The driver's database as each task starts from it (its cached baselines, its problems), less the run
+    itself: each task records its shard as a part of its own, which the merge keeps (kj runs, kj merge)."""
     if not os.path.exists(db):
         return b""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "snap.sqlite")
         subprocess.run([kj, "db", "copy", "--db", db, "--to", out], check=True, capture_output=True)
+        with sqlite3.connect(out) as c:
+            has_run = c.execute("SELECT 1 FROM runs WHERE run_uid = ?", (run_id,)).fetchone()
+        if has_run:
+            subprocess.run([kj, "runs", "rm", run_id, "--force", "--db", out], check=True, capture_output=True)
         with open(out, "rb") as f:
             return f.read()
 
@@ -284,19 +299,20 @@ def drive(a):
     except ConnectionError as e:
         sys.exit(f"kj-ray: no Ray cluster at {a.address} ({e}): start one with `ray start --head` (the ray of "
                  "kj's .venv), or name it with --address (docs/scaling.md)")
+    address = ray.get_runtime_context().gcs_address
     total = planned(a.kj, a.kj_args)
     judges = max(1, int(ray.cluster_resources().get("GPU" if a.gpus_per_task else "CPU", 1)
                         / max(a.gpus_per_task or a.cpus_per_task, 1e-9)))
     shards = a.shards or max(1, min(total, max(math.ceil(total / 3), 4 * judges)))
     journal = journal_path(a.db, a.run_id)
     done = load_journal(journal, shards, a.kj_args)
-    snapshot = ray.put(snapshot_of(a.kj, a.db))
+    snapshot = ray.put(snapshot_of(a.kj, a.db, a.run_id))
     task = ray.remote(num_gpus=a.gpus_per_task, num_cpus=a.cpus_per_task, max_retries=a.retries,
                       retry_exceptions=False)(judge_shard)
     pending = {task.remote(a.kj, a.kj_args, a.run_id, f"{i}/{shards}", snapshot): i
                for i in range(1, shards + 1) if i not in done}
     print(f"kj-ray: run {a.run_id}: {total} candidates in {shards} shards ({len(done)} merged before) over "
-          f"{judges} judges; database {a.db}", file=sys.stderr, flush=True)
+          f"{judges} judges of the Ray cluster at {address}; database {a.db}", file=sys.stderr, flush=True)
     start, before, failed = time.time(), judged(a.db, a.run_id), []
     while pending:
         ready, _ = ray.wait(list(pending), num_returns=1)
@@ -318,7 +334,7 @@ def drive(a):
           f"{time.time() - start:.0f} s (kj results --db {a.db} --run {a.run_id})", file=sys.stderr, flush=True)
     if failed:
         print(f"kj-ray: {len(failed)} shard(s) failed ({', '.join(map(str, sorted(failed)))}): "
-              "run kj-ray again with the same options to retry them", file=sys.stderr)
+              f"run kj-ray again with the same options and --run-id {a.run_id} to retry them", file=sys.stderr)
         return 2
     return 0
 

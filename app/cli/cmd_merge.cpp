@@ -1,6 +1,7 @@
 // `kj merge`: combine databases (the shards of a run, runs from several machines) into one; `kj db migrate`.
 #include "app/cli/commands.hpp"
 #include "app/cli/common.hpp"
+#include "app/cli/run_parts.hpp"
 #include "db/merge.hpp"
 #include "db/store.hpp"
 #include "planning/orchestrator/shard.hpp"
@@ -24,20 +25,6 @@ std::string added_text(const db::merge_report& report) {
   return parts.empty() ? "nothing new" : fmt::format("{}", fmt::join(parts, ", "));
 }
 
-// The shard counts the parts of one run name, each with the shard numbers present.
-std::map<int, std::set<int>> shards_of(const std::vector<db::run_part_record>& parts) {
-  std::map<int, std::set<int>> seen;
-  for (const auto& p : parts) {
-    if (p.shard.empty()) continue;
-    try {
-      const auto part = orchestrator::parse_shard(p.shard);
-      seen[part.count].insert(part.index);
-    } catch (const kb::source_error&) { // not written by kj run: nothing to check
-    }
-  }
-  return seen;
-}
-
 void print_run(const db::store& out, const std::string& run_uid) {
   const auto id = out.find_run(run_uid);
   if (!id) return;
@@ -54,10 +41,7 @@ void print_run(const db::store& out, const std::string& run_uid) {
   if (shards.size() > 1)
     fmt::print(stderr, "kj: warning: run {} holds shards of {} different counts: were they one plan?\n",
                run_uid, shards.size());
-  std::vector<std::string> missing;
-  for (const auto& [count, present] : shards)
-    for (int i = 1; i <= count; ++i)
-      if (!present.count(i)) missing.push_back(fmt::format("{}/{}", i, count));
+  const auto missing = missing_shards(parts);
   if (!missing.empty())
     fmt::print(stderr, "kj: warning: run {} lacks shard{} {} (merge them when they are done)\n", run_uid,
                missing.size() == 1 ? "" : "s", fmt::join(missing, ", "));

@@ -1,6 +1,7 @@
 // `kj runs`: the runs of a DB with their status, producer, counts and options; `kj runs rm` removes one.
 #include "app/cli/commands.hpp"
 #include "app/cli/common.hpp"
+#include "app/cli/run_parts.hpp"
 #include "db/store.hpp"
 #include "planning/orchestrator/run_lock.hpp"
 
@@ -69,8 +70,16 @@ std::string verdicts_text(const db::run_row& r) {
   return text;
 }
 
-// A run marked running is worked on only while a kj holds its lock; else its kj was killed.
-std::string status_text(const std::filesystem::path& db, const db::run_row& r) {
+// A run marked running is worked on only while a kj holds its lock; else its kj was killed. A merged run that
+// lacks shards of its plan (kj merge of some shards, a kj-ray driver killed) is partial, whatever its parts
+// say.
+std::string status_text(const db::store& store, const std::filesystem::path& db, const db::run_row& r) {
+  const auto parts = store.run_parts(r.id);
+  if (const auto missing = missing_shards(parts); !missing.empty() && r.status != "running") {
+    const auto shards = shards_of(parts);
+    const int count = shards.rbegin()->first;
+    return fmt::format("partial ({} of {} shards)", count - static_cast<int>(missing.size()), count);
+  }
   if (r.status != "running") return r.status;
   const auto pid = orchestrator::run_lock::holder(db, r.run_uid);
   return pid ? fmt::format("running (pid {})", *pid) : "abandoned";
@@ -84,7 +93,7 @@ int list_runs(const std::string& db_path, const std::string& format) {
     for (const auto& r : runs)
       out.push_back({{"run", r.run_uid},
                      {"created_at", r.created_at},
-                     {"status", status_text(db_path, r)},
+                     {"status", status_text(store, db_path, r)},
                      {"producer", r.producer},
                      {"device", r.device},
                      {"evaluations", r.evaluations},
@@ -99,11 +108,13 @@ int list_runs(const std::string& db_path, const std::string& format) {
   fmt::print("{:<24} {:<20} {:<20} {:<20} {:<5} {:>5}  {:<32} {}\n", "run", "created (UTC)", "status",
              "producer", "dev", "evals", "verdicts", "options");
   for (const auto& r : runs) {
-    const bool judged_nothing = config_of(r).value("command", "") == "generate";
+    json config = config_of(r);
+    const bool judged_nothing = config.value("command", "") == "generate";
+    if (!store.run_parts(r.id).empty())
+      config.erase("shard"); // merged: its status says which shards it holds
     fmt::print("{:<24} {:<20} {:<20} {:<20} {:<5} {:>5}  {:<32} {}\n", r.run_uid, r.created_at.substr(0, 19),
-               status_text(db_path, r), r.producer.empty() ? "-" : r.producer,
-               judged_nothing ? "-" : r.device, r.evaluations, verdicts_text(r),
-               options_summary(config_of(r)));
+               status_text(store, db_path, r), r.producer.empty() ? "-" : r.producer,
+               judged_nothing ? "-" : r.device, r.evaluations, verdicts_text(r), options_summary(config));
     if (!r.detail.empty()) fmt::print("{:<24} {}\n", "", r.detail.substr(0, r.detail.find('\n')));
   }
   if (runs.empty()) fmt::print(stderr, "kj: no runs in {}\n", db_path);

@@ -2,6 +2,7 @@
 the same verdicts as a local `kj run`; a Ray worker killed with SIGKILL mid-run, and the driver killed and started
 again, lose and duplicate nothing (counted in the database). Run by ctest (label slow); skipped (77) without Ray.
 KJ_BINARY: the kj under test."""
+import json
 import os
 import signal
 import sqlite3
@@ -83,6 +84,12 @@ def shard_processes():
     return out
 
 
+def status(db, run):
+    runs = json.loads(subprocess.run([KJ, "runs", "--db", db, "--format", "json"], capture_output=True,
+                                     text=True, check=True).stdout)
+    return next(r["status"] for r in runs if r["run"] == run)
+
+
 def wait_for(predicate, seconds):
     end = time.time() + seconds
     while time.time() < end:
@@ -128,12 +135,19 @@ def test_a_killed_driver_resumes_and_duplicates_nothing(cluster, tmp_path):
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
     first = sum(len(v) for v in verdicts(db, "driver-killed").values())
+    with open(journal) as f:
+        merged = len(json.load(f)["merged"])
+    if merged < 5:  # a run with shards still to judge is never listed as finished (review 12 W2)
+        assert status(db, "driver-killed") == f"partial ({merged} of 5 shards)"
     p = driver(cluster, db, "driver-killed", IDENTITY, 5)
     out, err = p.communicate(timeout=600)
     assert p.returncode == 0, err
     assert "merged before" in err and " 0 merged before" not in err
     got = verdicts(db, "driver-killed")
     assert len(got) == 5 and all(len(v) == 1 for v in got.values()), (first, got)
+    assert status(db, "driver-killed") == "finished"  # every shard a part of its own (review 12 W3)
+    merge = subprocess.run([KJ, "merge", db, "-o", str(tmp_path / "again.sqlite")], capture_output=True, text=True)
+    assert merge.returncode == 0 and "lacks shard" not in merge.stderr, merge.stderr
     refused = driver(cluster, db, "driver-killed", IDENTITY, 7)  # another shard count for the same run
     _, err = refused.communicate(timeout=120)
     assert refused.returncode != 0 and "resume it with the same" in err
@@ -151,6 +165,7 @@ def test_the_oracle_gives_verdicts_as_they_finish_and_records_them(cluster, expe
     assert judged == {int(p.split("_")[0]): v[0] for (p, _), v in expected.items()}
     recorded = verdicts(str(tmp_path / "rewards.sqlite"), "rl")
     assert sorted(v[0] for v in recorded.values()) == sorted(judged.values())
+    assert {c.split("#")[1] for _, c in recorded} == {"oracle"}  # one producer for the run (review 12 W5)
 
 
 def oracle_verdicts(kj_ray, tmp_path):
@@ -167,10 +182,12 @@ def oracle_verdicts(kj_ray, tmp_path):
 
 
 def test_bad_options_are_refused_before_ray_starts(tmp_path):
-    for bad, why in ((["--shard", "1/2"], "--shard is not for kj-ray"), (["--collect-only"], "--collect-only is")):
-        r = subprocess.run([sys.executable, LAUNCHER, "--kj", KJ, "--", *IDENTITY, *bad], capture_output=True,
+    for kj, bad, why in ((KJ, ["--shard", "1/2"], "--shard is not for kj-ray"),
+                         (KJ, ["--collect-only"], "--collect-only is"),
+                         (str(tmp_path / "no-kj"), [], "not an executable file")):  # review 12 W4: no traceback
+        r = subprocess.run([sys.executable, LAUNCHER, "--kj", kj, "--", *IDENTITY, *bad], capture_output=True,
                            text=True)
-        assert r.returncode == 2 and why in r.stderr, r.stderr
+        assert r.returncode == 2 and why in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 if __name__ == "__main__":
