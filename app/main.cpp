@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <sys/prctl.h>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -66,11 +67,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return written_out(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return written_out(app.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return written_out(app.exit(e));
   } catch (const CLI::ParseError& e) {
     const std::string message = kj::cli::explain_parse_error(app, e, args);
     fmt::print(stderr, "kj: {}\nRun with --help for more information.\n", message);
@@ -89,6 +90,14 @@ int main(int argc, char** argv) {
   } catch (const kj::db::db_error& e) {
     fmt::print(stderr, "kj: {}\n", e.what());
     return 2;
+  } catch (const std::system_error& e) { // fmt::print's failed write to standard output
+    if (std::string_view(e.what()).starts_with("cannot write to file")) {
+      fmt::print(stderr, "kj: could not write all of its output to standard output: {}\n",
+                 e.code().message());
+      return 2;
+    }
+    fmt::print(stderr, "kj: error: {}\n", e.what());
+    return 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "kj: error: {}\n", e.what());
     return 1;
