@@ -196,7 +196,12 @@ std::string explain_parse_error(const CLI::App& app, const CLI::ParseError& erro
     std::string guesses;
     for (const auto& extra : command->remaining())
       if (extra.starts_with("-")) {
-        const auto guess = nearest(extra.substr(0, extra.find('=')), options);
+        // a one-letter option is one keystroke from every other ("-k": "did you mean -h?"): no guess for it
+        const bool letter = extra.size() == 2 && extra[1] != '-';
+        const auto guess = letter ? std::nullopt : nearest(extra.substr(0, extra.find('=')), options);
+        if (extras && letter)
+          guesses += fmt::format("\n{}: kj {} has no such option (kj {} --help lists them)", extra,
+                                 command_path(*command), command_path(*command));
         if (extras && guess) guesses += fmt::format("\n{}: did you mean {}?", extra, *guess);
         if (!extras)
           guesses +=

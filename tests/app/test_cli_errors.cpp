@@ -14,6 +14,11 @@ TEST_CASE("kj rejects bad input with exit code 2 and a clear message") {
     const auto r = run_kj({"run", "--no-such-option"});
     CHECK(r.exit_code == 2);
     CHECK(contains(r.err, "--no-such-option"));
+    // a one-letter option gets no guess: every other letter is one keystroke away (review 12: "-k: -h?")
+    const auto letter = run_kj({"results", "-k", "ReLU"});
+    CHECK(letter.exit_code == 2);
+    CHECK(contains(letter.err, "-k: kj results has no such option (kj results --help lists them)"));
+    CHECK_FALSE(contains(letter.err, "did you mean -h"));
   }
   SECTION("missing KernelBench path") {
     const auto r = run_kj({"run", "--kernelbench", (dir / "nowhere").string(), "--candidates", "identity"});
