@@ -108,8 +108,14 @@ std::string cause_note(const result_row& r, std::size_t width) {
 }
 
 // The table's last column: the sizes it was judged at (--set), then what tells its verdict or doubt.
+// The built-in suite runs on the CPU at its own smaller sizes (kernelbench/suite/cpu_sizes.json): those are
+// the suite's, not a --set, and the table does not repeat them on every row.
+bool suite_cpu_sizes(const result_row& r) {
+  return r.suite == "builtin" && r.device == "cpu";
+}
+
 std::string note_of(const result_row& r, std::size_t width) {
-  const std::string at = r.sizes.empty() ? "" : "at " + sizes_text(r.sizes);
+  const std::string at = r.sizes.empty() || suite_cpu_sizes(r) ? "" : "at " + sizes_text(r.sizes);
   const std::size_t left = width && at.size() + 2 < width ? width - at.size() - 2 : width;
   const std::string cause = cause_note(r, left);
   return at.empty() ? cause : cause.empty() ? at : at + "; " + cause;
@@ -312,7 +318,9 @@ void write_verbose(const std::vector<result_row>& rows, std::ostream& out) {
     out << fmt::format("   run {}  device {}  protocol {}  stack {}\n", r.run_uid, r.device, r.protocol,
                        r.stack_hash);
     if (!r.candidate_path.empty()) out << fmt::format("   candidate {}\n", r.candidate_path);
-    if (!r.sizes.empty()) out << fmt::format("   sizes {} (--set)\n", sizes_text(r.sizes));
+    if (!r.sizes.empty())
+      out << fmt::format("   sizes {} ({})\n", sizes_text(r.sizes),
+                         suite_cpu_sizes(r) ? "the built-in suite's CPU sizes, and any --set" : "--set");
     out << fmt::format("   verdict {}  strict {}{}\n", verdict_text(r),
                        r.strict_verdict == kj::strict_verdict::none ? "-" : name_of(r.strict_verdict),
                        r.strict_failed.empty() ? "" : " (failed: " + r.strict_failed + ")");
