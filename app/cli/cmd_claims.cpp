@@ -5,6 +5,7 @@
 #include "reports/claims.hpp"
 #include "reports/metrics.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/core.h>
 #include <fstream>
@@ -63,6 +64,15 @@ action add_claims_command(CLI::App& app) {
         reports::write_claims_markdown(comparison, std::cout);
       else
         reports::write_claims_table(comparison, std::cout);
+      const bool none = std::none_of(comparison.rows.begin(), comparison.rows.end(),
+                                     [](const reports::claim_row& r) { return !r.verdict.empty(); });
+      if (none) { // the wrong run, or another reference: nothing above is a measurement (review 12 U11)
+        fmt::print(stderr,
+                   "kj claims: run {} judged none of the release's kernels on the release's references (the "
+                   "why column says what it judged instead); name the run that did with --run\n",
+                   run);
+        return 2;
+      }
     } catch (const std::invalid_argument& e) {
       fmt::print(stderr, "kj claims: {}: {}\n", s->claims, e.what());
       return 2;

@@ -49,6 +49,15 @@ TEST_CASE("a CUDA-L1 release imported, judged as it is, and its claims put besid
   const auto table =
       run_kj({"claims", (dir / "l1" / "claims.json").string(), "--db", (dir / "kj.sqlite").string()});
   CHECK(table.out.find("per level") != std::string::npos);
+  // A run that judged none of the release is named so, exit 2 (review 12: 250 rows of "not judged", exit 0).
+  REQUIRE(run_kj({"run", "--device", "cpu", "--level", "1", "--ids", "2", "--candidates", "builtin:identity",
+                  "--no-timing", "--run-id", "other", "--db", (dir / "kj.sqlite").string()},
+                 dir.path())
+              .exit_code == 0);
+  const auto other = run_kj({"claims", (dir / "l1" / "claims.json").string(), "--db",
+                             (dir / "kj.sqlite").string(), "--run", "other"});
+  CHECK(other.exit_code == 2);
+  CHECK(other.err.find("run other judged none of the release's kernels") != std::string::npos);
   const auto bad = run_kj({"claims", (dir / "h100.json").string(), "--db", (dir / "kj.sqlite").string()});
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("h100.json") != std::string::npos);
