@@ -29,7 +29,7 @@ std::string ms(const std::optional<double>& v) {
 }
 
 std::string candidate_label(const result_row& r) {
-  if (r.candidate_path.empty()) return r.producer;
+  if (r.candidate_path.empty()) return candidate_text(r); // "(identity)", as the exports and --collect-only
   const std::size_t slash = r.candidate_path.rfind('/');
   return slash == std::string::npos ? r.candidate_path : r.candidate_path.substr(slash + 1);
 }
