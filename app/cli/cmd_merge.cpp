@@ -32,9 +32,9 @@ void print_run(const db::store& out, const std::string& run_uid) {
   const auto parts = out.run_parts(*id);
   std::vector<std::string> described;
   for (const auto& p : parts)
-    described.push_back(fmt::format("{} ({}, {} evaluations)",
+    described.push_back(fmt::format("{} ({}, {} evaluation{})",
                                     p.shard.empty() ? "whole run" : "shard " + p.shard, p.status,
-                                    p.evaluations));
+                                    p.evaluations, p.evaluations == 1 ? "" : "s"));
   fmt::print("run {}: {}, {} evaluations; parts: {}\n", run_uid, run ? run->status : "?",
              out.evaluation_count(*id), fmt::join(described, ", "));
   const auto shards = shards_of(parts);
