@@ -137,7 +137,7 @@ def judge_shard(kj, kj_args, run_id, part, snapshot):
                 f.write(snapshot)
         cmd = [kj, "run", *kj_args, "--db", db, "--run-id", run_id, "--shard", part, "--progress", "never"]
         r = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=_die_with_parent, env=kj_env())
-        if r.returncode not in (0, 1):  # 1: the run judged everything and some candidate failed
+        if r.returncode != 0:  # kj run exits 0 whatever the verdicts; 1 is --maxfail or kj's own error
             raise RuntimeError(f"kj run --shard {part} exited {r.returncode}:\n{r.stderr[-4000:]}")
         out = os.path.join(work, "out.sqlite")
         subprocess.run([kj, "db", "copy", "--db", db, "--to", out], check=True, capture_output=True)
@@ -159,7 +159,7 @@ def judge_candidate(kj, kj_args, run_id, name, source):
         r = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=_die_with_parent, env=kj_env())
         with open(summary) as f:
             rows = json.load(f).get("rows", [])
-        if r.returncode not in (0, 1) or not rows:
+        if r.returncode != 0 or not rows:
             raise RuntimeError(f"kj run on {name} exited {r.returncode}:\n{r.stderr[-4000:]}")
         out = os.path.join(work, "out.sqlite")
         subprocess.run([kj, "db", "copy", "--db", db, "--to", out], check=True, capture_output=True)
