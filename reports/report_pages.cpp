@@ -70,7 +70,7 @@ std::string memory_row(const result_row& r) {
       return v ? fmt::format("{:.2f} GiB", static_cast<double>(*v) / (1ull << 30)) : std::string("-");
     };
     const db::memory_record& m = *r.memory;
-    // Blanks say why (review 11 U10): a CPU run has no device memory, and kj's budget is the device's.
+    // Blanks say why (review 11 U10): a CPU run has no device memory; an old row may have no budget.
     const bool device = m.device_peak_bytes || m.judge_device_bytes || m.runner_device_bytes;
     const std::string on_device =
         device              ? fmt::format("device {} (judge {}, runner {})", gib(m.device_peak_bytes),

@@ -73,8 +73,8 @@ std::string verdicts_text(const db::run_row& r) {
 // A run marked running is worked on only while a kj holds its lock; else its kj was killed. A merged run that
 // lacks shards of its plan (kj merge of some shards, a kj-ray driver killed) is partial, whatever its parts
 // say.
-std::string status_text(const db::store& store, const std::filesystem::path& db, const db::run_row& r) {
-  const auto parts = store.run_parts(r.id);
+std::string status_text(const std::vector<db::run_part_record>& parts, const std::filesystem::path& db,
+                        const db::run_row& r) {
   if (const auto missing = missing_shards(parts); !missing.empty() && r.status != "running") {
     const auto shards = shards_of(parts);
     const int count = shards.rbegin()->first;
@@ -93,7 +93,7 @@ int list_runs(const std::string& db_path, const std::string& format) {
     for (const auto& r : runs)
       out.push_back({{"run", r.run_uid},
                      {"created_at", r.created_at},
-                     {"status", status_text(store, db_path, r)},
+                     {"status", status_text(store.run_parts(r.id), db_path, r)},
                      {"producer", r.producer},
                      {"device", r.device},
                      {"evaluations", r.evaluations},
@@ -110,10 +110,10 @@ int list_runs(const std::string& db_path, const std::string& format) {
   for (const auto& r : runs) {
     json config = config_of(r);
     const bool judged_nothing = config.value("command", "") == "generate";
-    if (!store.run_parts(r.id).empty())
-      config.erase("shard"); // merged: its status says which shards it holds
+    const auto parts = store.run_parts(r.id);
+    if (!parts.empty()) config.erase("shard"); // merged: its status says which shards it holds
     fmt::print("{:<24} {:<20} {:<20} {:<20} {:<5} {:>5}  {:<32} {}\n", r.run_uid, r.created_at.substr(0, 19),
-               status_text(store, db_path, r), r.producer.empty() ? "-" : r.producer,
+               status_text(parts, db_path, r), r.producer.empty() ? "-" : r.producer,
                judged_nothing ? "-" : r.device, r.evaluations, verdicts_text(r), options_summary(config));
     if (!r.detail.empty()) fmt::print("{:<24} {}\n", "", r.detail.substr(0, r.detail.find('\n')));
   }
