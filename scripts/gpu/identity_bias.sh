@@ -2,17 +2,26 @@
 # its reference on some KernelBench main L2 problems. BIAS_IDS (default 9,12,63,76: the sweep's largest gaps)
 # judged by kj under several options, one DB each (identity-bias.md: per problem the candidate's and the
 # reference's median, the kernels' own time from the candidate's trace, and the gap), and scripts/gpu/launch_gap.py
-# (the same model timed in one process and in a child driven over a socket: launch-gap.txt).
+# (the same model timed in one process and in a child driven over a socket: launch-gap.txt, the first two).
+# BIAS_VARIANTS: default, nosandbox, fresh, cuda-agent, rounds6, pinned (kj on GPU0's CPUs), tight (on CPUs 2-5),
+# each any number of times (default2, tight2, ...).
 stage_identity_bias() {
   local ids=${BIAS_IDS:-9,12,63,76} v db args
   log "identity-bias: KernelBench main L2 $ids"
-  local kb=$CARRY/KernelBench/KernelBench/level2
+  local kb=$CARRY/KernelBench/level2
+  { echo "## the machine"; echo '```'; lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|NUMA|Model name)"
+    numactl -H 2>/dev/null | head -4; nvidia-smi topo -m 2>/dev/null | head -4; echo '```'; } >>"$OUT/identity-bias.md"
+  local probed=0
   for n in ${ids//,/ }; do
+    ((probed++ < 2)) || break # the first two problems
     local f
     f=$(ls "$kb"/"${n}"_*.py 2>/dev/null | head -1)
     [[ -n $f ]] && { echo "== $(basename "$f")"; timeout 120 python3 scripts/gpu/launch_gap.py "$f" 60 2>&1; } >>"$OUT/launch-gap.txt"
   done
   log "identity-bias: launch gap done"
+  # pinned: kj and everything it starts on the CPUs local to the GPU (NVML's affinity, from nvidia-smi topo)
+  local near
+  near=$(nvidia-smi topo -m 2>/dev/null | awk '$1 == "GPU0" {for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+[-,0-9]*$/ && $i ~ /-/) {print $i; exit}}')
   for v in ${BIAS_VARIANTS:-default nosandbox fresh cuda-agent rounds6 default2}; do
     db=/tmp/kj-bias-$v.sqlite
     rm -f "$db"
@@ -23,9 +32,12 @@ stage_identity_bias() {
     fresh) args=(--fresh-judges) ;;
     cuda-agent) args=(--timing-method cuda-agent) ;;
     rounds6) args=(--rounds 6) ;;
+    pinned*) envs=(taskset -c "${near:-0-7}") ;;
+    tight*) envs=(taskset -c 2-5) ;; # four CPUs for kj, its judge, runners and the spare
     esac
     local s
     s=$(date +%s)
+    [[ $v == pinned* ]] && log "identity-bias: $v on CPUs ${near:-0-7} (GPU0's affinity: '${near}')"
     env "${envs[@]}" timeout 200 "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level 2 --ids "$ids" \
       --candidates identity --db "$db" --run-id "bias-$v" "${args[@]}" >/dev/null 2>>"$OUT/identity-bias.err"
     log "identity-bias: $v exit $? in $(($(date +%s) - s)) s"

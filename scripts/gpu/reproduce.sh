@@ -1,7 +1,7 @@
 # Sourced by scripts/gpu-check.sh: `cuda-l1` (issue 42's reproduction): CUDA-L1's H100 kernels, imported on the CPU with
 #   kj import cuda-l1 h100.json --out .gpu-carry/cuda-l1 --kernelbench <KernelBench 21fbe5a>/KernelBench
 # (docs/gpu-machine.md), judged with KernelBench v0's rules, run `cuda-l1`, level by level (REPRO_LEVELS, default
-# "1 2 3"). Resumable across calls like `sweep`: when the call's time (KJ_CALL_S, 570 s) runs out the run is
+# "1 2 3"; each level extends the one run, hence --force). Resumable across calls like `sweep`: when the call's time (KJ_CALL_S, 570 s) runs out the run is
 # interrupted (SIGINT: what it judged is kept); copy $OUT/kj.sqlite to .gpu-carry/kj.sqlite and call again.
 # cuda-l1.md: `kj claims --format markdown` of what the run holds so far; cuda-l1.err: kj's stderr.
 stage_cuda_l1() {
@@ -13,7 +13,7 @@ stage_cuda_l1() {
     ((left < 30)) && { log "cuda-l1: out of time before level $level; carry kj.sqlite and call again"; break; }
     s=$(date +%s)
     timeout -s INT "$left" "$kj" run --device cuda --kernelbench "$dir/KernelBench" --candidates "$dir/candidates" \
-      --level "$level" --kb-version v0 --producer cuda-l1 --db "$OUT/kj.sqlite" --run-id cuda-l1 \
+      --level "$level" --kb-version v0 --producer cuda-l1 --db "$OUT/kj.sqlite" --run-id cuda-l1 --force \
       >/dev/null 2>>"$OUT/cuda-l1.err"
     rc=$?
     log "cuda-l1: level $level: exit $rc after $(($(date +%s) - s)) s"
