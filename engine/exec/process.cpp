@@ -138,8 +138,12 @@ prepared_exec prepare(const worker_launch& launch) {
   if (::close_range(first_closed, ~0U, 0) != 0)
     for (unsigned fd = first_closed; fd < 65536; ++fd)
       ::close(static_cast<int>(fd));
-  ::signal(SIGINT, SIG_DFL);
-  ::signal(SIGTERM, SIG_DFL);
+  // A stop is kj's to make: a batch system's TERM (Slurm's scancel, requeue, time limit) reaches every
+  // process of the job at once, and a runner it killed first would be a candidate "crashed" by kj's own stop.
+  // Ignored here and in all the worker starts (runners, compilers: the disposition is inherited); kj, which
+  // handles both, ends its workers with SIGKILL and records nothing for them.
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGTERM, SIG_IGN);
   if (launch.nice > 0) { // beside timing: a core goes to it only when no judge or runner wants one
     (void)::nice(launch.nice);
     const sched_param idle{};
