@@ -67,7 +67,7 @@ SlurmctldPort=$(free_port)
 SlurmdPort=$(free_port)
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$dir/munge.sock
+AuthInfo=socket=$dir/munge.sock,cred_expire=10
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation=$dir/state
