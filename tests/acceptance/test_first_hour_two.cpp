@@ -9,7 +9,9 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <thread>
@@ -189,6 +191,66 @@ TEST_CASE("Ctrl-C during a candidate's build records no verdict for it, and the 
   CHECK(evaluations_so_far(u.db(), "cut") == 0); // no "crashed" for a build the user cut
   // The same source is built again on the resume (nothing was cached of it); without its sleep it is judged.
   write_file(file, gelu_source() + "\nimport torch.utils.cpp_extension\nModelNew = Model\n");
+  const auto resumed = u.kj(args);
+  CHECK(resumed.exit_code == 0);
+  CHECK(contains(resumed.out, "1 evaluations: 1 correct"));
+}
+
+namespace {
+
+// Every process below `root` (by /proc's parent links), as a batch system's process tracking finds them.
+std::vector<pid_t> descendants_of(pid_t root) {
+  std::map<pid_t, pid_t> parent;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = read_file(entry.path() / "stat");
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    int ppid = 0;
+    if (std::sscanf(stat.c_str() + close + 2, "%*c %d", &ppid) == 1) parent[std::stoi(name)] = ppid;
+  }
+  std::vector<pid_t> out;
+  for (const auto& [pid, ppid] : parent)
+    for (pid_t up = ppid; up > 1; up = parent.count(up) ? parent[up] : 0)
+      if (up == root) {
+        out.push_back(pid);
+        break;
+      }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a batch system's TERM to every process of a run records no verdict for the candidate in flight") {
+  scratch_dir dir;
+  const user u{dir, {}};
+  // Slurm's scancel, requeue or time limit signals the whole task: here kj's judge and the candidate's
+  // process first, kj a second later (the order a batch system does not promise). The candidate sleeps in
+  // forward.
+  const fs::path file = dir / "slow" / "2_GELU.py";
+  write_file(file, gelu_source() + "\nimport time\n\nclass ModelNew(Model):\n    def forward(self, x):\n"
+                                   "        time.sleep(60)\n        return super().forward(x)\n");
+  const std::vector<std::string> args{
+      "run",         "--device", "cpu", "--level", "1", "--ids", "2", "--candidates", (dir / "slow").string(),
+      "--no-timing", "--run-id", "term"};
+  std::vector<std::string> with_db = args;
+  with_db.insert(with_db.end(), {"--db", u.db()});
+  const pid_t pid = start_kj(with_db, dir / "term.log");
+  std::this_thread::sleep_for(std::chrono::seconds(12)); // the probe, the judge, the runner, into forward
+  const std::vector<pid_t> below = descendants_of(pid);
+  CHECK(below.size() >= 2); // a judge and the candidate's process at least
+  for (pid_t p : below)
+    ::kill(p, SIGTERM);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  INFO(read_file(dir / "term.log"));
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(evaluations_so_far(u.db(), "term") == 0); // never "crashed" by the stop
+  write_file(file, gelu_source() + "\nModelNew = Model\n");
   const auto resumed = u.kj(args);
   CHECK(resumed.exit_code == 0);
   CHECK(contains(resumed.out, "1 evaluations: 1 correct"));
