@@ -406,9 +406,11 @@ for stage in $stages; do # results of the runs this call made (at most 8 files c
   [[ $stage == suite ]] && "$kj" results --db "$OUT/kj.sqlite" --run suite-cuda --format csv >"$OUT/results-suite.csv"
   [[ $stage == kb-identity ]] && "$kj" results --db "$OUT/kj.sqlite" --run kb-identity --format csv >"$OUT/results-kb.csv"
 done
-# The DB comes back as one file (at most 8 come back): its write-ahead log folded in, kj's lock file gone.
+# The DB comes back as one file (at most 8 come back): its write-ahead log folded in, kj's lock file gone, and
+# gzipped when it is over 12 MiB (a file over 16 MiB does not come back: gunzip kj.sqlite.gz into .gpu-carry).
 if [[ -f $OUT/kj.sqlite ]]; then
   python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("pragma journal_mode=delete"); c.close()' \
     "$OUT/kj.sqlite" 2>/dev/null && rm -f "$OUT/kj.sqlite.lock"
+  (($(stat -c %s "$OUT/kj.sqlite") > 12 << 20)) && gzip -f "$OUT/kj.sqlite" && log "kj.sqlite came back as kj.sqlite.gz"
 fi
 log "done"
