@@ -104,7 +104,7 @@ std::uint64_t secret_seed() {
 // call's output checked.
 candidate_timing driven_candidate_round(const exec::evaluate_job& job, const exec::timing_spec& spec,
                                         py::object& session, runner_link& runner, result_channel& channel,
-                                        phase_clock& phase, const cuda::plugin* plugin) {
+                                        phase_clock& phase, const cuda::plugin* plugin, int cpu) {
   const bool fresh = exec::timing_method_named(spec.method).fresh_inputs;
   const long slots = !spec.check_outputs ? 0 : fresh ? 3 : 1;
   const std::uint64_t slot_bytes = slots ? session.attr("snapshot_bytes")().cast<std::uint64_t>() : 0;
@@ -119,8 +119,11 @@ candidate_timing driven_candidate_round(const exec::evaluate_job& job, const exe
   const std::uint64_t base = secret_seed() % (1ull << 62); // the fixed set's seed (kernelbench, cuda-agent)
   std::map<long, json> kept; // slot -> the latest snapshot in it, copied into the vault the moment it came
   bool misplaced = false;
-  driven_options options{
-      .spec = spec, .slots = slots, .slot_bytes = slot_bytes, .cuda = job.device == device_kind::cuda};
+  driven_options options{.spec = spec,
+                         .slots = slots,
+                         .slot_bytes = slot_bytes,
+                         .cuda = job.device == device_kind::cuda,
+                         .cpu = cpu};
   if (!fresh) options.fixed = {{"seed", base}, {"rng", "host"}}; // KernelBench's draw of its one set
   std::tie(options.go, options.prepare) = handshake_bounds(runner);
   options.calibration = runner.handshake_calibration().go_ms;

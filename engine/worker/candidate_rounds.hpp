@@ -38,7 +38,7 @@ struct reference_timing {
 candidate_timing driven_candidate_round(const exec::evaluate_job& job, const exec::timing_spec& spec,
                                         pybind11::object& session, runner_link& runner,
                                         result_channel& channel, phase_clock& phase,
-                                        const cuda::plugin* plugin);
+                                        const cuda::plugin* plugin, int cpu = -1);
 
 // Another subject of the runner's, driven the same way on one fixed input set: "empty" (the timer's floor, an
 // empty forward) or "graph" (replays of the candidate's forward captured as a CUDA graph).

@@ -41,6 +41,7 @@ driven_round::driven_round(round_context context, const json& begin) : m_ctx(std
     m_ctx.session.attr("set_forbidden")(true); // as around a checked call (kj_runner.py)
   }
   m_no_gc.emplace(); // for the whole round, as inside every checked call
+  if (begin.contains("cpu")) m_cpu.emplace(begin.value("cpu", -1));
 }
 
 driven_round::~driven_round() {
@@ -53,10 +54,12 @@ driven_round::~driven_round() {
 }
 
 json driven_round::begin_reply() const {
-  return {{"ok", true},
-          {"flush_bytes", m_sampler        ? m_sampler->flush_bytes()
-                          : m_host_flusher ? m_host_flusher->bytes()
-                                           : 0}};
+  json reply{{"ok", true},
+             {"flush_bytes", m_sampler        ? m_sampler->flush_bytes()
+                             : m_host_flusher ? m_host_flusher->bytes()
+                                              : 0}};
+  if (m_cpu) reply["cpu_pinned"] = m_cpu->pinned();
+  return reply;
 }
 
 void driven_round::flush() {

@@ -20,6 +20,7 @@
 #include "engine/worker/line_socket.hpp"
 #include "engine/worker/output_export.hpp"
 #include "engine/worker/tensor_view.hpp"
+#include "engine/worker/timing_cpus.hpp"
 #include "timing/cache_flush.hpp"
 #include "timing/host_clock.hpp"
 
@@ -77,6 +78,7 @@ private:
   pybind11::object m_device_sync; // torch's device synchronize when CUDA has no plugin
   timing::host_clock::time_point m_host_start;
   std::optional<gc_off> m_no_gc;
+  std::optional<thread_on_cpu> m_cpu; // the CPU the judge named for the round (KJ_TIMING_CPU)
 };
 
 } // namespace kj::worker

@@ -185,6 +185,7 @@ driven_result drive_round(runner_link& runner, const driven_options& options) {
              {"slots", options.slots},
              {"slot_bytes", options.slot_bytes}};
   if (!options.fixed.is_null()) begin["fixed"] = options.fixed;
+  if (options.cpu >= 0) begin["cpu"] = options.cpu;
   if (method == "kernelbench" && options.cuda) begin["flush_bytes"] = 256ull << 20; // KernelBench's dummy
   const json begun = checked_reply(runner.request(begin));
   timing::host_probe& probe = process_host_probe(); // the host's speed before and after, as for every timing
@@ -211,6 +212,7 @@ driven_result drive_round(runner_link& runner, const driven_options& options) {
   t.params["warmup_ms"] = m.warmup_ms;
   t.params[options.cuda ? "l2_flush_bytes" : "llc_flush_bytes"] = begun.value("flush_bytes", 0ull);
   t.params["driven"] = true;
+  if (begun.contains("cpu_pinned")) t.params["cpu_pinned"] = begun["cpu_pinned"];
   record_host_probes({probe_before, probe.measure()}, t.params);
   t.params["handshake"] = subject.handshake(m.samples_ms.size());
   if (traced) t.params["handshake"]["unbounded"] = "kernel sums: no clock bounds them from below";

@@ -36,6 +36,7 @@ struct driven_options {
   long slots = 0;                    // snapshot slots in the arena (0: outputs not checked)
   std::uint64_t slot_bytes = 0;
   bool cuda = false;
+  int cpu = -1;                        // the CPU the runner times on (timing_cpus.hpp); -1: its own choice
   timing::handshake_bound go, prepare; // from the runner's calibration
   std::vector<double> calibration;     // [ms] its go overheads, recorded with the timing
   // Called with each snapshot the runner reports, at once (the judge copies its slot into its vault).

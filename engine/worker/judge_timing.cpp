@@ -7,6 +7,7 @@
 #include "engine/worker/judge_bounds.hpp"
 #include "engine/worker/support.hpp"
 #include "engine/worker/timing_bridge.hpp"
+#include "engine/worker/timing_cpus.hpp"
 #include "timing/host_probe.hpp"
 #include "timing/statistics.hpp"
 
@@ -196,9 +197,14 @@ timed_pair time_pair(const exec::evaluate_job& job, py::object& session, runner_
   std::string plugin_error;
   const cuda::plugin* plugin = device.cuda ? shared_cuda_plugin(plugin_error) : nullptr;
   runner.set_own_draw_cap_ms(fresh ? own_draw_cap_ms(session) : 0); // the floor's rounds too
+  const timing_cpus cpus = choose_timing_cpus();                    // opt-in: both subjects on one CPU
   for (int r = 0; r < rounds; ++r) {
-    candidate_rounds.push_back(
-        driven_candidate_round(job, round_spec, session, runner, channel, phase, plugin));
+    {
+      const thread_on_cpu waiting(cpus.waiting);
+      candidate_rounds.push_back(
+          driven_candidate_round(job, round_spec, session, runner, channel, phase, plugin, cpus.timed));
+    }
+    const thread_on_cpu timed(cpus.timed);
     const frozen_runner frozen(runner); // nothing of the candidate's runs beside the reference
     reference_rounds.push_back(reference_round(round_spec, session, device));
   }
@@ -209,6 +215,7 @@ timed_pair time_pair(const exec::evaluate_job& job, py::object& session, runner_
     reference_results.push_back(r.timed);
   timed_pair pair{merge_rounds(std::move(candidate_results), spec),
                   merge_rounds(std::move(reference_results), spec)};
+  if (cpus.on()) pair.candidate.params["timing_cpus"] = pair.reference.params["timing_cpus"] = cpus.to_json();
   if (fresh)
     bound_by_clock(pair.candidate, candidate_rounds, reference_rounds, device.cuda);
   else

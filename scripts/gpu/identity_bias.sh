@@ -4,11 +4,12 @@
 # reference's median, the kernels' own time from the candidate's trace, and the gap), and scripts/gpu/launch_gap.py
 # (the same model timed in one process and in a child driven over a socket: launch-gap.txt, the first two).
 # BIAS_VARIANTS: default, nosandbox, fresh, cuda-agent, rounds6, pinned (kj on GPU0's CPUs), tight (on CPUs 2-5),
+# shared (KJ_TIMING_CPU=shared: candidate and reference timed on one CPU), BIAS_LEVEL (default 2) the level,
 # each any number of times (default2, tight2, ...).
 stage_identity_bias() {
   local ids=${BIAS_IDS:-9,12,63,76} v db args
-  log "identity-bias: KernelBench main L2 $ids"
-  local kb=$CARRY/KernelBench/level2
+  log "identity-bias: KernelBench main L${BIAS_LEVEL:-2} $ids"
+  local kb=$CARRY/KernelBench/level${BIAS_LEVEL:-2}
   { echo "## the machine"; echo '```'; lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|NUMA|Model name)"
     numactl -H 2>/dev/null | head -4; nvidia-smi topo -m 2>/dev/null | head -4; echo '```'; } >>"$OUT/identity-bias.md"
   local probed=0
@@ -34,11 +35,12 @@ stage_identity_bias() {
     rounds6) args=(--rounds 6) ;;
     pinned*) envs=(taskset -c "${near:-0-7}") ;;
     tight*) envs=(taskset -c 2-5) ;; # four CPUs for kj, its judge, runners and the spare
+    shared*) envs=(KJ_TIMING_CPU=shared) ;; # both subjects timed on one CPU (engine/worker/timing_cpus.hpp)
     esac
     local s
     s=$(date +%s)
     [[ $v == pinned* ]] && log "identity-bias: $v on CPUs ${near:-0-7} (GPU0's affinity: '${near}')"
-    env "${envs[@]}" timeout 200 "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level 2 --ids "$ids" \
+    env "${envs[@]}" timeout 200 "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level "${BIAS_LEVEL:-2}" --ids "$ids" \
       --candidates identity --db "$db" --run-id "bias-$v" "${args[@]}" >/dev/null 2>>"$OUT/identity-bias.err"
     log "identity-bias: $v exit $? in $(($(date +%s) - s)) s"
     { echo "## $v"; python3 scripts/gpu/bias_table.py "$db" "bias-$v"; echo; } >>"$OUT/identity-bias.md"
