@@ -1,5 +1,6 @@
 // The runner's watchdog (its processes' memory and count against the limits) and the capture of what it
-// prints (head and tail kept, the rest counted): the parts of runner_link that run on threads of their own.
+// prints (head and tail kept, the rest counted): the parts of runner_link that run on threads of their own;
+// and what its death says (a broken limit named, its output attached).
 #include "engine/worker/runner_link.hpp"
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <poll.h>
 #include <string_view>
 #include <unistd.h>
+
+using nlohmann::json;
 
 namespace kj::worker {
 
@@ -88,6 +91,33 @@ std::string runner_link::output() const {
   const std::uint64_t shown = m_head.size() + tail.size();
   if (shown >= m_output_total) return m_head + tail;
   return m_head + fmt::format("\n[... {} bytes of output not kept ...]\n", m_output_total - shown) + tail;
+}
+
+json runner_link::died(const std::string& during) {
+  const int status = wait_briefly_then_kill(m_pid);
+  ::kill(-m_pid, SIGKILL); // what it started in its group goes with it
+  kill_processes();
+  m_dead = true;
+  std::string limit;
+  {
+    std::lock_guard lock(m_limit_mutex);
+    limit = m_limit_broken;
+  }
+  // Past its memory limit the candidate failed at run time, as an allocation that fails in-process does.
+  m_death_kind = limit.rfind("oom", 0) == 0 ? "runtime_error" : "crashed";
+  m_death_reason = limit.rfind("oom", 0) == 0 ? "out_of_memory" : "";
+  m_death_text = limit.empty()
+                     ? fmt::format("the candidate's process {} during '{}'",
+                                   describe_status(status, m_sandboxed), during)
+                     : fmt::format("the candidate's process was killed during '{}': {}", during, limit);
+  if (const std::string out = output(); !out.empty()) m_death_text += "\n--- its output ---\n" + out;
+  return death();
+}
+
+json runner_link::death() const {
+  json reply{{"ok", false}, {"kind", m_death_kind}, {"error", m_death_text}};
+  if (!m_death_reason.empty()) reply["reason"] = m_death_reason;
+  return reply;
 }
 
 } // namespace kj::worker

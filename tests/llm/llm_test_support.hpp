@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kj::test {
 
@@ -53,5 +54,29 @@ public:
 private:
   std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
 };
+
+// `kj generate` against the fake provider's endpoint for `adapter`, into dir's kj.sqlite, with the test price
+// table and short retries; `more` appended.
+inline std::vector<std::string> generate_args(const fake_llm_server& server, const scratch_dir& dir,
+                                              const std::string& adapter, const std::string& model,
+                                              const std::vector<std::string>& more) {
+  std::vector<std::string> args{"generate",
+                                "--adapter",
+                                adapter,
+                                "--base-url",
+                                server.base_url(adapter),
+                                "--model",
+                                model,
+                                "--device",
+                                "cpu",
+                                "--db",
+                                (dir / "kj.sqlite").string(),
+                                "--prices",
+                                (llm_fixtures() / "prices.json").string(),
+                                "--retry-base",
+                                "0.01"};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
 
 } // namespace kj::test
