@@ -5,11 +5,9 @@ KJ_BINARY: the kj under test."""
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 
 try:
     import ray  # noqa: F401
@@ -18,6 +16,7 @@ except ImportError:
     print("kj-test-skipped: Ray is not installed in this Python (scripts/setup installs it into .venv)")
     sys.exit(77)
 import pytest
+from scale_support import verdicts, wait_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KJ = os.environ.get("KJ_BINARY", os.path.join(ROOT, "build", "app", "kj"))
@@ -41,18 +40,6 @@ def cluster():
 def expected(tmp_path_factory):
     """The local run's verdicts of RUN, once for the tests that compare with it."""
     return local(tmp_path_factory.mktemp("local"), RUN, "local")
-
-
-def verdicts(db, run):
-    """(problem, candidate) -> [verdicts]: a list, so that a duplicate shows."""
-    out = {}
-    with sqlite3.connect(db) as c:
-        for p, cand, v, s in c.execute(
-                "SELECT p.file_name, c.path || '#' || c.producer || '#' || c.sample, e.verdict, e.strict_verdict "
-                "FROM evaluations e JOIN runs r ON r.id = e.run_id JOIN problems p ON p.id = e.problem_id "
-                "JOIN candidates c ON c.id = e.candidate_id WHERE r.run_uid = ?", (run,)):
-            out.setdefault((p, cand), []).append((v, s))
-    return out
 
 
 def local(tmp, args, run):
@@ -88,16 +75,6 @@ def status(db, run):
     runs = json.loads(subprocess.run([KJ, "runs", "--db", db, "--format", "json"], capture_output=True,
                                      text=True, check=True).stdout)
     return next(r["status"] for r in runs if r["run"] == run)
-
-
-def wait_for(predicate, seconds):
-    end = time.time() + seconds
-    while time.time() < end:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    return None
 
 
 def test_ray_run_gives_the_local_verdicts(cluster, expected, tmp_path):

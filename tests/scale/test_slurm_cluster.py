@@ -10,7 +10,6 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KJ = os.environ.get("KJ_BINARY", os.path.join(ROOT, "build", "app", "kj"))
@@ -24,6 +23,7 @@ if missing or os.geteuid() != 0:
     print(f"kj-test-skipped: {why}")
     sys.exit(77)
 import pytest
+from scale_support import verdicts, wait_for
 
 
 def reap():
@@ -57,34 +57,12 @@ def candidates(folder):
     return ["--device", "cpu", "--no-timing", "--candidates", folder]
 
 
-def verdicts(db, run):
-    """(problem, candidate file) -> [verdicts]: a list, so that a duplicate shows."""
-    out = {}
-    with sqlite3.connect(db) as c:
-        for p, cand, v, s in c.execute(
-                "SELECT p.file_name, c.path, e.verdict, e.strict_verdict FROM evaluations e "
-                "JOIN runs r ON r.id = e.run_id JOIN problems p ON p.id = e.problem_id "
-                "JOIN candidates c ON c.id = e.candidate_id WHERE r.run_uid = ?", (run,)):
-            out.setdefault((p, os.path.basename(cand)), []).append((v, s))
-    return out
-
-
 def judged(db):
     try:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as c:
             return c.execute("SELECT count(*) FROM evaluations").fetchone()[0]
     except sqlite3.Error:
         return 0
-
-
-def wait_for(predicate, seconds):
-    end = time.time() + seconds
-    while time.time() < end:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    return None
 
 
 def slurm_cmd(env, *args):
