@@ -85,7 +85,7 @@ SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
 ReturnToService=2
 MpiDefault=none
-KillWait=10
+KillWait=30
 MinJobAge=3600
 GresTypes=gpu
 NodeName=$host CPUs=64 RealMemory=262144 Gres=gpu:$gpus State=UNKNOWN

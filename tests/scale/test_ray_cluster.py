@@ -55,8 +55,9 @@ def driver(cluster, db, run, args, shards):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
-def shard_processes():
-    """pid -> parent pid of the `kj run --shard` processes running now (a Ray task's kj)."""
+def shard_processes(run):
+    """pid -> parent pid of the `kj run --shard ... --run-id RUN` processes running now (this test's Ray tasks'
+    kj: another test's shards, a Slurm array's beside it in CI, are not its to kill)."""
     out = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -66,7 +67,8 @@ def shard_processes():
                 ppid = int(f.read().rsplit(")", 1)[1].split()[1])
         except OSError:
             continue
-        if len(cmd) > 2 and cmd[0] == KJ.encode() and cmd[1] == b"run" and b"--shard" in cmd:
+        ids = [cmd[i + 1] for i in range(len(cmd) - 1) if cmd[i] == b"--run-id"]
+        if len(cmd) > 2 and cmd[0] == KJ.encode() and cmd[1] == b"run" and b"--shard" in cmd and ids == [run.encode()]:
             out[int(pid)] = ppid
     return out
 
@@ -89,7 +91,7 @@ def test_ray_run_gives_the_local_verdicts(cluster, expected, tmp_path):
 def test_a_killed_ray_worker_loses_and_duplicates_nothing(cluster, tmp_path):
     db = str(tmp_path / "ray.sqlite")
     p = driver(cluster, db, "worker-killed", IDENTITY, 3)
-    running = wait_for(shard_processes, 120)
+    running = wait_for(lambda: shard_processes("worker-killed"), 120)
     assert running, "no kj run --shard started"
     pid, worker = next(iter(running.items()))
     os.kill(worker, signal.SIGKILL)  # the Ray worker process that runs the task: Ray runs the task again

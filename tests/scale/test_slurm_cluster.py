@@ -109,8 +109,11 @@ def test_an_array_with_a_requeued_task_and_its_merge_give_the_local_verdicts(slu
     merged = os.path.join(out, "array.sqlite")
     assert wait_for(lambda: not slurm_cmd(env, "squeue", "-h").stdout.strip(), 600), slurm_cmd(env, "squeue").stdout
     assert os.path.exists(merged), open(os.path.join(out, "merge.log")).read()
+    logs = "".join(open(os.path.join(out, f)).read() for f in sorted(os.listdir(out)) if f.endswith(".log"))
+    states = {i: (job_field(env, f"{array}_{i}", "JobState"), job_field(env, f"{array}_{i}", "ExitCode"))
+              for i in (1, 2)}
+    assert states == {1: ("COMPLETED", "0:0"), 2: ("COMPLETED", "0:0")}, logs
     assert job_field(env, f"{array}_1", "Restarts") == "1"
-    assert all(job_field(env, f"{array}_{i}", "JobState") == "COMPLETED" for i in (1, 2))
     assert verdicts(merged, "array") == expected  # nothing lost, nothing twice
     with open(os.path.join(out, "array.csv")) as f:
         assert len(f.read().splitlines()) == 7  # the merge job's results: a header and six rows
