@@ -2,6 +2,7 @@
 // real `kj` on the CPU: a folder named like a built-in source, two model folders with one name, limits too
 // small for kj itself, a hosted API without a key, another process holding the database, Ctrl-C during a
 // build, and the README's quick start as written.
+#include "engine/exec/process.hpp"
 #include "tests/acceptance/kj_user.hpp"
 #include "tests/acceptance/live_kj.hpp"
 #include "tests/support/catch_compat.hpp"
@@ -9,9 +10,7 @@
 
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <thread>
@@ -196,32 +195,6 @@ TEST_CASE("Ctrl-C during a candidate's build records no verdict for it, and the 
   CHECK(contains(resumed.out, "1 evaluations: 1 correct"));
 }
 
-namespace {
-
-// Every process below `root` (by /proc's parent links), as a batch system's process tracking finds them.
-std::vector<pid_t> descendants_of(pid_t root) {
-  std::map<pid_t, pid_t> parent;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = read_file(entry.path() / "stat");
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    int ppid = 0;
-    if (std::sscanf(stat.c_str() + close + 2, "%*c %d", &ppid) == 1) parent[std::stoi(name)] = ppid;
-  }
-  std::vector<pid_t> out;
-  for (const auto& [pid, ppid] : parent)
-    for (pid_t up = ppid; up > 1; up = parent.count(up) ? parent[up] : 0)
-      if (up == root) {
-        out.push_back(pid);
-        break;
-      }
-  return out;
-}
-
-} // namespace
-
 TEST_CASE("a batch system's TERM to every process of a run records no verdict for the candidate in flight") {
   scratch_dir dir;
   const user u{dir, {}};
@@ -238,9 +211,10 @@ TEST_CASE("a batch system's TERM to every process of a run records no verdict fo
   with_db.insert(with_db.end(), {"--db", u.db()});
   const pid_t pid = start_kj(with_db, dir / "term.log");
   std::this_thread::sleep_for(std::chrono::seconds(12)); // the probe, the judge, the runner, into forward
-  const std::vector<pid_t> below = descendants_of(pid);
-  CHECK(below.size() >= 2); // a judge and the candidate's process at least
-  for (pid_t p : below)
+  const std::vector<int> below =
+      kj::exec::descendants(pid); // as a batch system's process tracking finds them
+  CHECK(below.size() >= 2);       // a judge and the candidate's process at least
+  for (int p : below)
     ::kill(p, SIGTERM);
   std::this_thread::sleep_for(std::chrono::seconds(1));
   ::kill(pid, SIGTERM);
