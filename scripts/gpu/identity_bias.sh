@@ -14,7 +14,7 @@ stage_identity_bias() {
     numactl -H 2>/dev/null | head -4; nvidia-smi topo -m 2>/dev/null | head -4; echo '```'; } >>"$OUT/identity-bias.md"
   local probed=0
   for n in ${ids//,/ }; do
-    ((probed++ < 2)) || break # the first two problems
+    ((probed++ < ${BIAS_PROBE:-2})) || break # the first BIAS_PROBE (2) problems
     local f
     f=$(ls "$kb"/"${n}"_*.py 2>/dev/null | head -1)
     [[ -n $f ]] && { echo "== $(basename "$f")"; timeout 120 python3 scripts/gpu/launch_gap.py "$f" 60 2>&1; } >>"$OUT/launch-gap.txt"
@@ -43,6 +43,8 @@ stage_identity_bias() {
     env "${envs[@]}" timeout 200 "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level "${BIAS_LEVEL:-2}" --ids "$ids" \
       --candidates identity --db "$db" --run-id "bias-$v" "${args[@]}" >/dev/null 2>>"$OUT/identity-bias.err"
     log "identity-bias: $v exit $? in $(($(date +%s) - s)) s"
-    { echo "## $v"; python3 scripts/gpu/bias_table.py "$db" "bias-$v"; echo; } >>"$OUT/identity-bias.md"
+    python3 scripts/gpu/bias_table.py "$db" "bias-$v" >/tmp/kj-bias-$v.txt
+    { echo "## $v"; cat /tmp/kj-bias-$v.txt; echo; } >>"$OUT/identity-bias.md"
+    log "identity-bias: $v: $(grep -c '^\*' /tmp/kj-bias-$v.txt) of $(wc -l </tmp/kj-bias-$v.txt) outside 1%; ratios $(grep -o 'ratio [0-9.]*' /tmp/kj-bias-$v.txt | cut -d' ' -f2 | tr '\n' ' ')"
   done
 }
