@@ -55,13 +55,6 @@ std::string workdir_producer(const std::string& producer) {
   return producer == "directory" ? "workdir" : producer;
 }
 
-std::string read_source(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // One candidate file given as --candidates FILE: named like a candidate, or for the one selected problem.
 import_report candidate_file(const fs::path& file, const std::vector<kb::problem>& problems,
                              const std::string& producer) {
@@ -94,7 +87,7 @@ import_report candidate_file(const fs::path& file, const std::vector<kb::problem
                     "or <problem file>.py, or select one problem (--problem FILE, or --level and --ids)",
                     file.string(), problems.size()));
   import_report report;
-  const std::string bytes = read_source(file);
+  const std::string bytes = kb::read_file_bytes(file, "candidate file");
   for (std::size_t i : hits)
     report.candidates.push_back(candidate_of_bytes(i, producer, sample, fs::absolute(file), bytes));
   return report;
@@ -169,7 +162,8 @@ import_report candidates_from_directory(const fs::path& dir, const std::vector<k
     bool generated = false;
     const auto hits = matches(name, problems, sample, generated, level, number);
     if (!hits.empty()) {
-      const std::string bytes = workdir ? workdir_candidate_source(entry) : read_source(entry);
+      const std::string bytes =
+          workdir ? workdir_candidate_source(entry) : kb::read_file_bytes(entry, "candidate file");
       for (std::size_t i : hits)
         report.candidates.push_back(candidate_of_bytes(i, workdir ? workdir_producer(producer) : producer,
                                                        sample, fs::absolute(entry), bytes));

@@ -17,14 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw kb::source_error(fmt::format("cannot read {}", file.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 bool is_embedded(const fs::path& file) {
   static const char* const extensions[] = {".cu", ".cpp", ".cc", ".h", ".hpp", ".cuh"};
   const std::string ext = file.extension().string();
@@ -42,7 +34,8 @@ std::map<std::string, std::string> embedded_files(const fs::path& dir) {
     if (!fs::is_directory(folder)) continue;
     for (const auto& entry : fs::directory_iterator(folder))
       if (entry.is_regular_file() && is_embedded(entry.path()))
-        files[fs::relative(entry.path(), dir).generic_string()] = read_text(entry.path());
+        files[fs::relative(entry.path(), dir).generic_string()] =
+            kb::read_file_bytes(entry.path(), "workdir file");
   }
   return files;
 }
@@ -123,7 +116,8 @@ std::string workdir_candidate_source(const fs::path& dir) {
     hashed += relative + "\n" + std::to_string(text.size()) + "\n" + text;
     with_cuda |= relative.ends_with(".cu");
   }
-  const auto [future, model_new] = split_future_imports(read_text(dir / "model_new.py"));
+  const auto [future, model_new] =
+      split_future_imports(kb::read_file_bytes(dir / "model_new.py", "workdir file"));
   return fmt::format(
       "{}# kerneljudge: a CUDA-Agent workdir as one candidate. Its sources are embedded below; at import\n"
       "# they are written to a folder named by their hash and compiled together as one extension with\n"

@@ -20,11 +20,7 @@ namespace {
 
 // The problem's text as Python reads it (a file that is not UTF-8 as kb::python_source_text decodes it).
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw source_error(fmt::format("cannot read problem file {}", path.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return python_source_text(ss.str()).text;
+  return python_source_text(read_file_bytes(path, "problem file")).text;
 }
 
 // The folder that holds level1/, level2/, ... : the checkout's KernelBench/ or the given folder itself.
@@ -105,6 +101,14 @@ problem load_single_file(const fs::path& path, const std::string& kb_version) {
 }
 
 } // namespace
+
+std::string read_file_bytes(const fs::path& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw source_error(fmt::format("cannot read {} {}", what, path.string()));
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
 
 std::string problem::key() const {
   return fmt::format("L{}/{}", level, file_name);

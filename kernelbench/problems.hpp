@@ -18,6 +18,9 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+// The whole file as bytes; source_error "cannot read <what> <path>" when it cannot be read.
+std::string read_file_bytes(const std::filesystem::path& path, const std::string& what);
+
 struct problem {
   std::string suite;      // "kernelbench", "builtin", "file" or "cuda-agent-ops-6k"
   std::string kb_version; // "main", "v0.1", "v0" (the tolerance rules to apply)

@@ -16,7 +16,7 @@ std::string cell(const std::string& text) {
   return out;
 }
 
-std::string ms(const std::optional<double>& v) {
+std::string ms_cell(const std::optional<double>& v) {
   return v ? fmt::format("{:.4f}", *v) : "";
 }
 
@@ -42,8 +42,8 @@ void write_markdown(const std::vector<result_row>& rows, std::ostream& out) {
         r.strict_verdict == kj::strict_verdict::fail ? "fail: " + r.strict_failed : name_of(r.strict_verdict);
     out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.level, r.number,
                        cell(r.problem_name), cell(r.producer), r.sample, cell(name_of(r.verdict)),
-                       cell(strict), ms(r.candidate_median_ms), ms(r.reference_median_ms), speedup(r),
-                       cell(note(r)));
+                       cell(strict), ms_cell(r.candidate_median_ms), ms_cell(r.reference_median_ms),
+                       speedup(r), cell(note(r)));
   }
 }
 

@@ -24,7 +24,7 @@ std::string first_line(const std::string& text, std::size_t width = std::string:
   return line.size() > width ? line.substr(0, width - 3) + "..." : line;
 }
 
-std::string ms(const std::optional<double>& v) {
+std::string ms_short(const std::optional<double>& v) {
   return v ? fmt::format("{:.4g}", *v) : "";
 }
 
@@ -293,8 +293,8 @@ void write_aligned(const std::vector<result_row>& rows, std::ostream& out, bool 
     out << fmt::format("{:>2} {:>4} {:<{}} {:<{}} {:<{}} {:<28} {:<{}} {:>9} {:>9} {:>8} {:<24}  {}\n",
                        r.level, r.number, cut(r.problem_name, problem_w), problem_w,
                        cut(r.producer, producer_w), producer_w, cut(candidate_label(r), candidate_w),
-                       candidate_w, verdict_text(r), strict, strict_w, ms(r.candidate_median_ms),
-                       ms(r.reference_median_ms), speedup_text(r), best_text(r), note);
+                       candidate_w, verdict_text(r), strict, strict_w, ms_short(r.candidate_median_ms),
+                       ms_short(r.reference_median_ms), speedup_text(r), best_text(r), note);
   }
   const bool marked = std::any_of(rows.begin(), rows.end(), [](const result_row& r) {
     return (speedup_text(r) + best_text(r)).find('~') != std::string::npos;
@@ -326,7 +326,7 @@ void write_verbose(const std::vector<result_row>& rows, std::ostream& out) {
                        r.strict_failed.empty() ? "" : " (failed: " + r.strict_failed + ")");
     if (r.candidate_median_ms)
       out << fmt::format("   candidate {} ms, reference {} ms, speedup {}, best baseline {}\n",
-                         ms(r.candidate_median_ms), ms(r.reference_median_ms),
+                         ms_short(r.candidate_median_ms), ms_short(r.reference_median_ms),
                          r.speedup ? speedup_text(r) : "-", best_text(r).empty() ? "-" : best_text(r));
     if (!r.noise.empty()) out << fmt::format("   speedup may be noise: {}\n", r.noise);
     if (!r.findings.empty()) out << fmt::format("   findings {}\n", r.findings);

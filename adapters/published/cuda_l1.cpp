@@ -99,7 +99,7 @@ void write_text(const fs::path& path, const std::string& text) {
   if (!out) throw import_error("cannot write " + path.string());
 }
 
-std::string read_text(const fs::path& path) {
+std::string read_release(const fs::path& path) {
   if (std::error_code ec; fs::is_directory(path, ec))
     throw import_error(path.string() + ": is a folder (expected a release file of CUDA-L1: "
                                        "optimized_cuda_code/<gpu>.json)");
@@ -116,7 +116,7 @@ std::string read_text(const fs::path& path) {
 } // namespace
 
 std::vector<published_row> read_cuda_l1(const fs::path& file) {
-  std::istringstream in(read_text(file));
+  std::istringstream in(read_release(file));
   std::vector<published_row> rows;
   std::map<std::pair<int, int>, int> seen; // (level, task) -> line
   std::string text;
@@ -183,7 +183,7 @@ static json write_import(const import_options& options, const std::vector<publis
                         {"variants", variants},
                         {"claims", row.claims}});
   }
-  const std::string release_text = read_text(options.release);
+  const std::string release_text = read_release(options.release);
   json claims{{"format", "kj-claims-1"},
               {"source", "CUDA-L1"},
               {"release", fs::absolute(options.release).string()},

@@ -77,7 +77,7 @@ const cuda::plugin* cuda_plugin(std::string& error) {
 // Throttle reasons that slow the clocks (idle, application clocks and sync boost do not).
 constexpr std::int64_t k_slowing_reasons = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
 
-nlohmann::json to_json(const cuda::nvml_snapshot& s) {
+nlohmann::json nvml_json(const cuda::nvml_snapshot& s) {
   if (!s.available) return {{"available", false}, {"reason", s.unavailable_reason}};
   const auto& v = s.values;
   return {{"sm_clock_mhz", v.sm_clock_mhz},
@@ -253,8 +253,8 @@ timing_result time_on_device(const std::function<void()>& call, const device_con
 // The samples between two NVML snapshots are flagged when either shows a clock-slowing reason; other
 // processes on the GPU are counted (co_tenants) and named in a warning.
 void record_nvml(const cuda::nvml_snapshot& before, const cuda::nvml_snapshot& after, timing_result& result) {
-  result.params["nvml_before"] = to_json(before);
-  result.params["nvml_after"] = to_json(after);
+  result.params["nvml_before"] = nvml_json(before);
+  result.params["nvml_after"] = nvml_json(after);
   if (!before.available || !after.available) return;
   const auto slowing = [](const cuda::nvml_snapshot& s) {
     return s.values.clocks_event_reasons > 0 && (s.values.clocks_event_reasons & k_slowing_reasons) != 0;
@@ -277,14 +277,14 @@ const cuda::plugin* shared_cuda_plugin(std::string& error) {
   return cuda_plugin(error);
 }
 
-nlohmann::json to_json(const timing::host_probe_result& p) {
+nlohmann::json probe_json(const timing::host_probe_result& p) {
   return {{"cpu_ns", p.cpu_ns}, {"mem_ns", p.mem_ns}};
 }
 
 void record_host_probes(const std::vector<timing::host_probe_result>& probes, nlohmann::json& params) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& p : probes)
-    list.push_back(to_json(p));
+    list.push_back(probe_json(p));
   const double change = timing::host_change(probes);
   params["host_probe"] = list;
   params["host_change"] = change;

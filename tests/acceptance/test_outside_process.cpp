@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path corpus() {
+fs::path outside_corpus() {
   return kj::test::fixtures_dir() / "outside_process";
 }
 
@@ -21,7 +21,7 @@ const std::string k_bystander = "cpu/level_3_problem_1_sample_49_kernel.py";
 const std::string k_victim = "cpu/level_1_problem_4_sample_48_kernel.py";
 
 void run_class(const std::string& attack) {
-  kj::test::hostile::run_and_check("cpu", corpus(), {attack, k_bystander});
+  kj::test::hostile::run_and_check("cpu", outside_corpus(), {attack, k_bystander});
 }
 
 // Every compiled extension under the cache's builds, with its build folder.
@@ -51,7 +51,7 @@ TEST_CASE("class 3: parallel builds cannot reach each other, and a damaged cache
   kj::test::scratch_dir dir;
   const fs::path cache = dir / "cache";
   // 1. The attack's build step watches for 45 s while the victim's extension compiles beside it.
-  kj::test::hostile::run_and_check("cpu", corpus(), {"cpu/level_1_problem_3_sample_42_kernel.py", k_victim},
+  kj::test::hostile::run_and_check("cpu", outside_corpus(), {"cpu/level_1_problem_3_sample_42_kernel.py", k_victim},
                                    {}, cache);
   const auto libraries = cached_libraries(cache);
   REQUIRE(libraries.size() == 1);
@@ -64,7 +64,7 @@ TEST_CASE("class 3: parallel builds cannot reach each other, and a damaged cache
   nlohmann::json record = nlohmann::json::parse(kj::test::read_file(status));
   record["content"] = kj::exec::build_content(folder);
   kj::test::write_file(status, record.dump());
-  kj::test::hostile::run_and_check("cpu", corpus(), {k_victim}, {}, cache);
+  kj::test::hostile::run_and_check("cpu", outside_corpus(), {k_victim}, {}, cache);
   CHECK(kj::test::read_file(library).find("not an ELF file") == std::string::npos); // built again
 }
 
@@ -83,6 +83,6 @@ TEST_CASE("class 6: timed calls look like checked ones, and their outputs meet t
 TEST_CASE(
     "class 7: a candidate cannot reach the runner its warm judge started ahead for the next candidate") {
   kj::test::hostile::run_and_check(
-      "cpu", corpus(),
+      "cpu", outside_corpus(),
       {"cpu/level_1_problem_1_sample_50_kernel.py", "cpu/level_1_problem_1_sample_51_kernel.py"});
 }

@@ -23,14 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error("fake LLM server: cannot read " + file.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 json read_json(const fs::path& file) {
   json doc = json::parse(read_text(file), nullptr, false);
   if (doc.is_discarded() || !doc.contains("steps") || !doc["steps"].is_array() || doc["steps"].empty())

@@ -15,14 +15,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error("fake LLM server: cannot read " + file.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The Responses API's input items as turns: consecutive model items (an assistant message, reasoning, a
 // function call) form one assistant turn, the others (a user message, a function call's output) a user turn.
 json responses_turns(const json& input) {
@@ -282,6 +274,14 @@ scripted_answer scripted_reply(const std::string& provider, const std::string& m
     calls.push_back({{"name", call.at("tool")}, {"arguments", arguments_of(call, file.parent_path())}});
   return {200, encode(provider, model, turn, step.value("thinking", ""), step.value("text", ""), calls,
                       prompt_tokens)};
+}
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error("fake LLM server: cannot read " + file.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 } // namespace kj::test

@@ -22,6 +22,9 @@ struct scripted_answer {
   nlohmann::json body;
 };
 
+// The whole file, or a runtime_error naming it (the fake server's scripts, replies and batches).
+std::string read_text(const std::filesystem::path& file);
+
 scripted_answer scripted_reply(const std::string& provider, const std::string& model,
                                const nlohmann::json& request, const std::filesystem::path& scripts);
 
