@@ -59,22 +59,22 @@ std::optional<exec::build_record> judge::build(const kb::problem& problem,
   return orchestrator::build(problem, candidate, m_settings.evaluate);
 }
 
-scheduler::evaluation_result judge::run(const kb::problem& problem, const adapters::candidate& candidate,
-                                        orchestrator::evaluate_options options) {
+results::evaluation_result judge::run(const kb::problem& problem, const adapters::candidate& candidate,
+                                      orchestrator::evaluate_options options) {
   build(problem, candidate); // compiled outside the device slot on a GPU; evaluate() then finds it cached
   const slot_guard hold(*this);
   options.gpu = hold.slot();
   return orchestrator::evaluate(problem, candidate, options);
 }
 
-scheduler::evaluation_result judge::verify(const kb::problem& problem, const adapters::candidate& candidate) {
+results::evaluation_result judge::verify(const kb::problem& problem, const adapters::candidate& candidate) {
   orchestrator::evaluate_options options = m_settings.evaluate;
   options.judging.timing.enabled = false;
   return run(problem, candidate, options);
 }
 
-scheduler::evaluation_result judge::profile(const kb::problem& problem, const adapters::candidate& candidate,
-                                            bool strict) {
+results::evaluation_result judge::profile(const kb::problem& problem, const adapters::candidate& candidate,
+                                          bool strict) {
   orchestrator::evaluate_options options = m_settings.evaluate;
   options.judging.timing.enabled = true;
   options.judging.strict = options.judging.strict && strict;

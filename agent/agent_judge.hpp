@@ -44,12 +44,12 @@ public:
   // compiler shares the machine with a timing.
   std::optional<exec::build_record> build(const kb::problem& problem, const adapters::candidate& candidate);
   // Correctness only (compatible and strict verdicts, no timing).
-  scheduler::evaluation_result verify(const kb::problem& problem, const adapters::candidate& candidate);
+  results::evaluation_result verify(const kb::problem& problem, const adapters::candidate& candidate);
   // Correctness and timing, the kernel trace on a GPU: what `kj run` does. A fresh worker and fresh timing
   // inputs every time, so this is also the re-measurement. `strict` false: the compatible verdict only (the
   // reference profiled as its own candidate, whose strict verdict tells nothing).
-  scheduler::evaluation_result profile(const kb::problem& problem, const adapters::candidate& candidate,
-                                       bool strict = true);
+  results::evaluation_result profile(const kb::problem& problem, const adapters::candidate& candidate,
+                                     bool strict = true);
   // Nsight Compute over one untimed evaluation; nullopt when there is no ncu.
   std::optional<ncu_report> nsight(const kb::problem& problem, const adapters::candidate& candidate);
   // The problem's cost (a describe job; cached per problem and sizes).
@@ -59,8 +59,8 @@ private:
   class slot_guard;
   int acquire();
   void release(int slot);
-  scheduler::evaluation_result run(const kb::problem& problem, const adapters::candidate& candidate,
-                                   orchestrator::evaluate_options options);
+  results::evaluation_result run(const kb::problem& problem, const adapters::candidate& candidate,
+                                 orchestrator::evaluate_options options);
 
   judge_settings m_settings;
   std::mutex m_lock;

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "engine/exec/build_cache.hpp"
-#include "engine/scheduler/sinks.hpp"
+#include "planning/results/sinks.hpp"
 
 #include <optional>
 #include <string>

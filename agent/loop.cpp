@@ -89,7 +89,7 @@ void trajectory_run::open() {
         return m_rec.candidate(problem_id, m_spec.producer, m_spec.attempt,
                                (m_spec.workspace / "model_new.py").string(), source);
       },
-      [this, problem_id](scheduler::evaluation_result& r) { return m_rec.evaluation(r, problem_id); }};
+      [this, problem_id](results::evaluation_result& r) { return m_rec.evaluation(r, problem_id); }};
   m_tools =
       std::make_unique<toolbox>(*m_workspace, m_judge, *m_spec.problem, std::move(sink), m_spec.profiling);
   m_client =
@@ -302,7 +302,7 @@ void trajectory_run::finish(bool measure) {
     try { // a fresh worker, fresh timing inputs: the number the run reports
       const adapters::candidate c{
           0, m_spec.producer, m_spec.attempt, m_spec.workspace / "model_new.py", *source, ""};
-      scheduler::evaluation_result r = m_judge.profile(*m_spec.problem, c);
+      results::evaluation_result r = m_judge.profile(*m_spec.problem, c);
       r.record.candidate_id = candidate_id;
       m_t.result_evaluation_id = m_rec.evaluation(r, m_spec.problem_id);
       if (best.best) m_t.remeasured_speedup = speedup(r.record, m_spec.basis);

@@ -125,7 +125,7 @@ void add_baselines(db::store& store, const agent_options& o, device_kind device,
   std::vector<baselines::problem_ref> refs;
   for (const auto& s : setups)
     refs.push_back({s.problem, s.problem_id});
-  scheduler::db_sink to_db(store);
+  results::db_sink to_db(store);
   for (const auto& r :
        baselines::ensure(store, runs, refs, {stack_id, stack.stack_hash, stack.device_name}, opts, to_db))
     for (auto& s : setups)

@@ -13,12 +13,12 @@ std::int64_t recorder::candidate(std::int64_t problem_id, const std::string& pro
   return m_store.upsert_candidate({problem_id, producer, sample, path, source, core::sha256_hex(source)});
 }
 
-std::int64_t recorder::evaluation(scheduler::evaluation_result& result, std::int64_t problem_id) {
+std::int64_t recorder::evaluation(results::evaluation_result& result, std::int64_t problem_id) {
   result.record.run_id = m_run_id;
   result.record.problem_id = problem_id;
   result.record.stack_id = m_stack_id;
   std::lock_guard hold(m_lock);
-  scheduler::db_sink(m_store).evaluation(result);
+  results::db_sink(m_store).evaluation(result);
   return result.evaluation_id;
 }
 

@@ -5,7 +5,7 @@
 
 #include "adapters/llm/recording.hpp"
 #include "db/store.hpp"
-#include "engine/scheduler/sinks.hpp"
+#include "planning/results/sinks.hpp"
 
 #include <cstdint>
 #include <mutex>
@@ -24,7 +24,7 @@ public:
   std::int64_t candidate(std::int64_t problem_id, const std::string& producer, int sample,
                          const std::string& path, const std::string& source);
   // Writes the evaluation (and its build) under the run; returns its id.
-  std::int64_t evaluation(scheduler::evaluation_result& result, std::int64_t problem_id);
+  std::int64_t evaluation(results::evaluation_result& result, std::int64_t problem_id);
   std::int64_t insert_trajectory(const db::trajectory_record& t);
   void update_trajectory(const db::trajectory_record& t);
   std::int64_t turn(const db::turn_record& turn, const std::vector<db::tool_call_record>& calls);

@@ -120,7 +120,7 @@ const judged* toolbox::find(const std::string& kind, const std::string& source_h
 }
 
 const judged& toolbox::remember(std::string kind, int turn, const std::string& source,
-                                scheduler::evaluation_result r) {
+                                results::evaluation_result r) {
   judged j{std::move(kind),
            turn,
            core::sha256_hex(source),
@@ -176,7 +176,7 @@ tool_outcome toolbox::profile(int turn) {
   tool_outcome out;
   if (!current) { // the reference alone: the problem's own Model as the candidate
     const adapters::candidate identity = adapters::identity_candidates({m_problem}).front();
-    scheduler::evaluation_result r = m_judge.profile(m_problem, identity, false);
+    results::evaluation_result r = m_judge.profile(m_problem, identity, false);
     facts.record = &r.record;
     facts.ncu = m_judge.nsight(m_problem, identity);
     out.text = profile_text(facts);

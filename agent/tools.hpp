@@ -36,7 +36,7 @@ struct judged {
 // Where in-loop results go: candidates and evaluations as DB rows (the recorder does it under its lock).
 struct evaluation_sink {
   std::function<std::int64_t(const std::string& source)> candidate; // its candidate id (recorded once)
-  std::function<std::int64_t(scheduler::evaluation_result& result)> evaluation; // its evaluation id
+  std::function<std::int64_t(results::evaluation_result& result)> evaluation; // its evaluation id
 };
 
 struct tool_outcome {
@@ -74,8 +74,7 @@ private:
   tool_outcome verify(int turn);
   tool_outcome profile(int turn);
   const judged* find(const std::string& kind, const std::string& source_hash) const;
-  const judged& remember(std::string kind, int turn, const std::string& source,
-                         scheduler::evaluation_result r);
+  const judged& remember(std::string kind, int turn, const std::string& source, results::evaluation_result r);
 
   const workspace& m_workspace;
   judge& m_judge;

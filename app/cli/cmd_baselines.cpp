@@ -4,11 +4,11 @@
 #include "app/cli/common.hpp"
 #include "core/version.hpp"
 #include "engine/exec/process.hpp"
-#include "engine/scheduler/sinks.hpp"
 #include "planning/baselines/baselines.hpp"
 #include "planning/orchestrator/problem_sources.hpp"
 #include "planning/orchestrator/run.hpp"
 #include "planning/orchestrator/shard.hpp"
+#include "planning/results/sinks.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -35,10 +35,10 @@ struct baselines_state {
 };
 
 // Prints each baseline as the scheduler finishes it.
-class console_sink final : public scheduler::result_sink {
+class console_sink final : public results::result_sink {
 public:
   explicit console_sink(std::vector<db::baseline_record> imported) : m_imported(std::move(imported)) {}
-  void baseline(scheduler::baseline_result& r) override;
+  void baseline(results::baseline_result& r) override;
 
 private:
   std::vector<db::baseline_record> m_imported;
@@ -89,7 +89,7 @@ void print_summary(const std::vector<baselines::result>& results, double wall_s)
 
 // One line per baseline as it is known, with KernelBench's imported number for the same problem and mode
 // (when imported) beside it.
-void console_sink::baseline(scheduler::baseline_result& r) {
+void console_sink::baseline(results::baseline_result& r) {
   std::string theirs;
   for (const auto& i : m_imported)
     if (i.level == r.problem.level && i.file_name == r.problem.file_name && i.mode == r.mode)
@@ -159,9 +159,9 @@ int measure(baselines_state& s) {
                                   {.build_jobs = s.compile_jobs,
                                    .slots = scheduler::device_slots(s.options.device, {0}),
                                    .overlap = false});
-  scheduler::db_sink to_db(store);
+  results::db_sink to_db(store);
   console_sink console(std::move(imported));
-  scheduler::sink_set sinks({&to_db, &console});
+  results::sink_set sinks({&to_db, &console});
   const auto results = baselines::ensure(store, runs, refs, stack_ref, s.options, sinks);
   print_summary(results, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   if (exec::interrupt_requested()) {

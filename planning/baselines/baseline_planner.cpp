@@ -29,7 +29,7 @@ struct target {
 struct context {
   const stack_ref& stack;
   const options& opts;
-  scheduler::result_sink& sink;
+  results::result_sink& sink;
   std::vector<result>& results;
 };
 
@@ -151,10 +151,10 @@ bool final_in_compile_pass(const std::string& status) {
 }
 
 void emit(const context& c, const target& t, db::baseline_record r, bool cached) {
-  scheduler::baseline_result out{{t.problem->level, t.problem->number, t.problem->name, t.problem->file_name},
-                                 t.mode,
-                                 std::move(r),
-                                 cached};
+  results::baseline_result out{{t.problem->level, t.problem->number, t.problem->name, t.problem->file_name},
+                               t.mode,
+                               std::move(r),
+                               cached};
   c.sink.baseline(out);
   c.results.push_back({t.problem, t.mode, std::move(out.record), cached});
 }
@@ -220,7 +220,7 @@ scheduler::task batch_task(std::shared_ptr<std::vector<target>> batch, const con
 
 std::vector<result> ensure(db::store& store, const scheduler::scheduler& runner,
                            const std::vector<problem_ref>& problems, const stack_ref& stack,
-                           const options& opts, scheduler::result_sink& sink) {
+                           const options& opts, results::result_sink& sink) {
   std::vector<result> results;
   const context c{stack, opts, sink, results};
   std::vector<target> pending;

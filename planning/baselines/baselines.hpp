@@ -5,9 +5,9 @@
 #include "db/store.hpp"
 #include "engine/exec/messages.hpp"
 #include "engine/scheduler/scheduler.hpp"
-#include "engine/scheduler/sinks.hpp"
 #include "kernelbench/problems.hpp"
 #include "planning/orchestrator/judging_settings.hpp"
+#include "planning/results/sinks.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -88,7 +88,7 @@ struct stack_ref {
 // interrupts.
 std::vector<result> ensure(db::store& store, const scheduler::scheduler& runner,
                            const std::vector<problem_ref>& problems, const stack_ref& stack,
-                           const options& opts, scheduler::result_sink& sink);
+                           const options& opts, results::result_sink& sink);
 
 // KernelBench's results/timing JSON files ({"level1": {"<file>.py": {mean, std, min, max, num_trials,
 // hardware, device}}}), from a file or a folder of them (searched recursively), imported as rows with origin

@@ -28,8 +28,8 @@ std::optional<exec::build_record> build(const kb::problem& problem, const adapte
       build_launch(ctx, fmt::format("build-L{}-{}-s{}", problem.level, problem.number, candidate.sample)));
 }
 
-scheduler::evaluation_result evaluate(const kb::problem& problem, const adapters::candidate& candidate,
-                                      const evaluate_options& options) {
+results::evaluation_result evaluate(const kb::problem& problem, const adapters::candidate& candidate,
+                                    const evaluate_options& options) {
   const std::filesystem::path cache_dir = exec::cache_dir_or_default(options.cache_dir);
   const nlohmann::json env = options.env.is_null() ? probe_environment(cache_dir) : options.env;
   const device_kind device = resolve_device(options.device, env);
@@ -44,11 +44,11 @@ scheduler::evaluation_result evaluate(const kb::problem& problem, const adapters
   record.protocol = evaluate_message(ctx, problem, candidate).protocol.name; // throws on a bad protocol
   for (const auto& f : verify::scan_candidate(candidate.source))
     record.findings.push_back({f.kind, f.line, f.excerpt});
-  scheduler::memory_sink results;
+  results::memory_sink results;
   const scheduler::scheduler runs(runner, builds,
                                   {.build_jobs = 1, .slots = scheduler::device_slots(device, {options.gpu})});
   runs.run({evaluation_task(ctx, problem, candidate, std::move(record),
-                            [&](scheduler::evaluation_result& r) { results.evaluation(r); })});
+                            [&](results::evaluation_result& r) { results.evaluation(r); })});
   if (results.evaluations.empty())
     throw std::runtime_error("evaluate: interrupted before the evaluation of " + candidate.path.string() +
                              " finished");

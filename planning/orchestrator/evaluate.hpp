@@ -4,9 +4,9 @@
 
 #include "adapters/candidates.hpp"
 #include "engine/exec/messages.hpp"
-#include "engine/scheduler/sinks.hpp"
 #include "kernelbench/problems.hpp"
 #include "planning/orchestrator/judging_settings.hpp"
+#include "planning/results/sinks.hpp"
 
 #include <filesystem>
 #include <map>
@@ -29,8 +29,8 @@ struct evaluate_options {
 
 // The candidate's problem_index is ignored. The record carries no DB ids (nothing is written). Throws
 // kb::source_error for a bad option (device, protocol, precision).
-scheduler::evaluation_result evaluate(const kb::problem& problem, const adapters::candidate& candidate,
-                                      const evaluate_options& options);
+results::evaluation_result evaluate(const kb::problem& problem, const adapters::candidate& candidate,
+                                    const evaluate_options& options);
 
 // The build step of evaluate() alone: the candidate's content-addressed build (compiled now, or found in the
 // cache), with the compiler's log. None when the candidate compiles nothing (no torch.utils.cpp_extension).

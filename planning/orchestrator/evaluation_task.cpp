@@ -20,11 +20,11 @@ std::chrono::milliseconds milliseconds(double seconds) {
   return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
 }
 
-scheduler::problem_label label_of(const kb::problem& p) {
+results::problem_label label_of(const kb::problem& p) {
   return {p.level, p.number, p.name, p.file_name};
 }
 
-scheduler::candidate_label label_of(const adapters::candidate& c) {
+results::candidate_label label_of(const adapters::candidate& c) {
   return {c.producer, c.sample, c.path.string()};
 }
 
@@ -144,9 +144,9 @@ bool load_failed(const exec::worker_outcome& outcome) {
 
 scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem& p,
                                 const adapters::candidate& c, db::evaluation_record record,
-                                std::function<void(scheduler::evaluation_result&)> on_result, bool rebuilt) {
+                                std::function<void(results::evaluation_result&)> on_result, bool rebuilt) {
   auto job = std::make_shared<exec::evaluate_job>(evaluate_message(ctx, p, c));
-  auto result = std::make_shared<scheduler::evaluation_result>();
+  auto result = std::make_shared<results::evaluation_result>();
   result->problem = label_of(p);
   result->candidate = label_of(c);
   auto pristine = std::make_shared<db::evaluation_record>(record); // for a rebuild's second attempt

@@ -6,9 +6,9 @@
 #include "engine/exec/messages.hpp"
 #include "engine/exec/precompiled_header.hpp"
 #include "engine/scheduler/scheduler.hpp"
-#include "engine/scheduler/sinks.hpp"
 #include "kernelbench/problems.hpp"
 #include "planning/orchestrator/judging_settings.hpp"
+#include "planning/results/sinks.hpp"
 
 #include <chrono>
 #include <functional>
@@ -65,7 +65,7 @@ exec::launch_spec build_launch(const evaluation_context& ctx, const std::string&
 // builds and judges it once more, and that second verdict is the candidate's.
 scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem& problem,
                                 const adapters::candidate& candidate, db::evaluation_record record,
-                                std::function<void(scheduler::evaluation_result&)> on_result,
+                                std::function<void(results::evaluation_result&)> on_result,
                                 bool rebuilt = false);
 
 } // namespace kj::orchestrator

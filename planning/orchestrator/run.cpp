@@ -8,7 +8,6 @@
 #include "core/verdict.hpp"
 #include "engine/exec/job_runner.hpp"
 #include "engine/exec/sandbox.hpp"
-#include "engine/scheduler/heartbeat.hpp"
 #include "planning/baselines/baselines.hpp"
 #include "planning/orchestrator/evaluation_task.hpp"
 #include "planning/orchestrator/problem_sources.hpp"
@@ -18,6 +17,7 @@
 #include "planning/orchestrator/run_plan.hpp"
 #include "planning/orchestrator/run_setup.hpp"
 #include "planning/orchestrator/summary.hpp"
+#include "planning/results/heartbeat.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -35,9 +35,9 @@ namespace kj::orchestrator {
 namespace {
 
 // Prints each measured baseline as it is known (cached ones are only counted).
-class baseline_console final : public scheduler::result_sink {
+class baseline_console final : public results::result_sink {
 public:
-  void baseline(scheduler::baseline_result& r) override {
+  void baseline(results::baseline_result& r) override {
     if (r.cached) return;
     fmt::print(stderr, "  L{} {} {}: {}\n", r.problem.level, r.problem.file_name, r.mode,
                r.record.status == "ok" ? fmt::format("{:.4g} ms", r.record.headline_ms().value_or(0))
@@ -68,20 +68,20 @@ run_baselines(db::store& store, const scheduler::scheduler& runner, const run_op
   if (!cached_only)
     fmt::print(stderr, "kj: baselines {} for {} problems (cached where measured before)...\n",
                fmt::join(opts.modes, ", "), refs.size());
-  scheduler::db_sink to_db(store);
+  results::db_sink to_db(store);
   baseline_console console;
-  scheduler::sink_set sinks({&to_db, &console});
+  results::sink_set sinks({&to_db, &console});
   for (const auto& r : baselines::ensure(store, runner, refs, stack, opts, sinks))
     linked[index_of[r.problem]].push_back(r.record.id);
   return linked;
 }
 
 // Stops the run after `limit` failed evaluations (--maxfail): as Ctrl-C does, so the run stays resumable.
-class maxfail_sink final : public scheduler::result_sink {
+class maxfail_sink final : public results::result_sink {
 public:
   explicit maxfail_sink(int limit) : m_limit(limit) {}
   void begin(std::size_t planned, std::size_t /*kept*/) override { m_planned = planned; }
-  void evaluation(scheduler::evaluation_result& r) override {
+  void evaluation(results::evaluation_result& r) override {
     ++m_done;
     const bool failed = !counted_correct(r.record.verdict, r.record.strict_verdict);
     if (m_limit <= 0 || !failed || ++m_failed != m_limit || m_done >= m_planned) return; // nothing left: ends
@@ -139,7 +139,7 @@ struct run_state {
 
 // Says what the plan compiles and leaves out, and tells the heartbeat how many builds to expect.
 std::size_t announce(const run_plan& plan, const run_options& options, device_kind device,
-                     std::size_t beside_slots, scheduler::heartbeat& beat) {
+                     std::size_t beside_slots, results::heartbeat& beat) {
   std::size_t compiles = 0, reused = 0;
   for (const auto& t : plan.tasks) {
     compiles += t.builds.size();
@@ -183,8 +183,8 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
   }
   const exec::job_runner runner{st.cache_dir, options.keep_scratch};
   const exec::build_cache builds(st.cache_dir / "builds");
-  const scheduler::progress_mode mode = scheduler::progress_mode_for(options.progress);
-  scheduler::heartbeat beat(mode);
+  const results::progress_mode mode = results::progress_mode_for(options.progress);
+  results::heartbeat beat(mode);
   // CPU timing must not share the machine with a compiler: there every build comes first. On a GPU the
   // next candidates compile while the current one is timed.
   const scheduler::scheduler runs(runner, builds,
@@ -203,13 +203,13 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
   ctx.warm_judges = !options.fresh_judges;
   ctx.pch = precompiled_header_for(st.env, st.device, st.cache_dir);
   device_use use{.slots = std::max<std::size_t>(1, scheduler::device_slots(st.device, st.gpus).size())};
-  scheduler::db_sink to_db(store);
-  scheduler::progress_sink progress(mode != scheduler::progress_mode::lines);
+  results::db_sink to_db(store);
+  results::progress_sink progress(mode != results::progress_mode::lines);
   maxfail_sink maxfail(options.maxfail);
-  scheduler::sink_set sinks({&to_db, &progress, &beat, &maxfail});
+  results::sink_set sinks({&to_db, &progress, &beat, &maxfail});
   run_plan plan = plan_run(store,
                            {ctx, st.problems, problem_ids, run.id, st.stack_id, linked, st.passed,
-                            [&sinks, &use](scheduler::evaluation_result& r) {
+                            [&sinks, &use](results::evaluation_result& r) {
                               if (!r.slot.empty()) // the scheduler calls this one result at a time
                                 use.busy_s += r.record.duration_s;
                               sinks.evaluation(r);

@@ -19,10 +19,10 @@ std::string name_of(const adapters::candidate& c, const kb::problem& p) {
 }
 
 // An LLM adapter's reply without usable code: its evaluation is written without a worker.
-scheduler::evaluation_result no_code_result(const plan_inputs& in, const adapters::candidate& c,
-                                            std::int64_t candidate_id) {
+results::evaluation_result no_code_result(const plan_inputs& in, const adapters::candidate& c,
+                                          std::int64_t candidate_id) {
   const kb::problem& p = in.problems[c.problem_index];
-  scheduler::evaluation_result r;
+  results::evaluation_result r;
   r.problem = {p.level, p.number, p.name, p.file_name};
   r.candidate = {c.producer, c.sample, c.path.string()};
   r.record = {in.run_id,   in.problem_ids[c.problem_index], candidate_id,

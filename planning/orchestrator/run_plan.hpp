@@ -5,9 +5,9 @@
 #include "adapters/candidates.hpp"
 #include "db/store.hpp"
 #include "engine/scheduler/scheduler.hpp"
-#include "engine/scheduler/sinks.hpp"
 #include "kernelbench/problems.hpp"
 #include "planning/orchestrator/evaluation_task.hpp"
+#include "planning/results/sinks.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -20,7 +20,7 @@ namespace kj::orchestrator {
 
 struct run_plan {
   std::vector<scheduler::task> tasks;
-  std::vector<scheduler::evaluation_result> no_code; // judged without a worker
+  std::vector<results::evaluation_result> no_code; // judged without a worker
   std::size_t kept = 0;       // judged before in this run (a resume): kept, not judged again
   std::size_t duplicates = 0; // the same source and sample as another file of the plan: judged once
   std::size_t not_failed = 0; // --rerun-failed: did not fail in the earlier run
@@ -34,7 +34,7 @@ struct plan_inputs {
   std::int64_t stack_id = 0;
   const std::map<std::size_t, std::vector<std::int64_t>>& linked; // cached baselines by problem index
   std::optional<std::set<std::int64_t>> passed; // --rerun-failed: these candidate ids passed before: left out
-  std::function<void(scheduler::evaluation_result&)> on_result;
+  std::function<void(results::evaluation_result&)> on_result;
 };
 
 // Records every candidate (deduplicated) and plans those the run has not judged. An error names the

@@ -1,8 +1,8 @@
 // Device slots (one per listed GPU, each with its CUDA_VISIBLE_DEVICES), --gpus and --jobs checks, and the
 // progress line (counts, verdict tallies, throughput, ETA).
 #include "engine/scheduler/scheduler.hpp"
-#include "engine/scheduler/sinks.hpp"
 #include "planning/orchestrator/run.hpp"
+#include "planning/results/sinks.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
@@ -11,13 +11,13 @@
 #include <thread>
 
 using namespace kj::test;
-using kj::scheduler::clock_text;
-using kj::scheduler::progress_line;
+using kj::results::clock_text;
+using kj::results::progress_line;
 
 namespace {
 
-kj::scheduler::evaluation_result judged(const std::string& verdict, const std::string& slot) {
-  kj::scheduler::evaluation_result r;
+kj::results::evaluation_result judged(const std::string& verdict, const std::string& slot) {
+  kj::results::evaluation_result r;
   r.problem = {1, 19, "ReLU", "19_ReLU.py"};
   r.candidate = {"identity", 0, ""};
   r.record.verdict = verdict;
@@ -82,7 +82,7 @@ TEST_CASE("kj run refuses --gpus on the CPU and a --jobs that is not positive, b
 }
 
 TEST_CASE("a progress line: count, verdict, slot, tallies, throughput and ETA") {
-  kj::scheduler::progress_counts counts;
+  kj::results::progress_counts counts;
   counts.planned = 40;
   counts.done = 3;
   counts.tally = {{"correct", 2}, {"incorrect", 1}};

@@ -1,10 +1,10 @@
 // Implements the fan-out, the DB writer and the console progress view.
-#include "engine/scheduler/sinks.hpp"
+#include "planning/results/sinks.hpp"
 
 #include <fmt/core.h>
 #include <unistd.h>
 
-namespace kj::scheduler {
+namespace kj::results {
 
 void sink_set::begin(std::size_t planned, std::size_t skipped) {
   for (auto* s : m_sinks)
@@ -101,4 +101,4 @@ void progress_sink::end(bool interrupted) {
              tally.empty() ? "" : ": ", tally);
 }
 
-} // namespace kj::scheduler
+} // namespace kj::results

@@ -1,5 +1,5 @@
 // Implements the heartbeat: a thread that prints what is in flight when kj has been silent for a while.
-#include "engine/scheduler/heartbeat.hpp"
+#include "planning/results/heartbeat.hpp"
 
 #include <cstdlib>
 #include <fmt/core.h>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace kj::scheduler {
+namespace kj::results {
 
 heartbeat::heartbeat(progress_mode mode)
     : heartbeat(mode, default_interval(mode == progress_mode::log ? std::chrono::seconds(60)
@@ -134,4 +134,4 @@ void heartbeat::loop() {
   }
 }
 
-} // namespace kj::scheduler
+} // namespace kj::results

@@ -1,11 +1,11 @@
 // The heartbeat's status line: what compiles and what is judged, and for how long.
-#include "engine/scheduler/heartbeat.hpp"
+#include "planning/results/heartbeat.hpp"
 #include "tests/support/catch_compat.hpp"
 
 using namespace kj;
 
 TEST_CASE("the heartbeat says what compiles and what is judged, and for how long") {
-  scheduler::heartbeat beat(scheduler::progress_mode::none);
+  results::heartbeat beat(results::progress_mode::none);
   CHECK(beat.line().empty());
   beat.expect_builds(3);
   beat.started(true, "L1 2_GELU mA s0", "");

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "engine/scheduler/scheduler.hpp"
-#include "engine/scheduler/sinks.hpp"
+#include "planning/results/sinks.hpp"
 
 #include <chrono>
 #include <condition_variable>
@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-namespace kj::scheduler {
+namespace kj::results {
 
 // Lines like
 //   kj: compiling: 3 of 14 done; running L1 2_GELU examples s0 (0:45), L1 3_Sum_Reduction examples s1 (0:40)
@@ -20,7 +20,7 @@ namespace kj::scheduler {
 // after `interval` without a line from kj (touch() says one was printed), then every `interval`. In the log
 // mode (a CI log, nohup) a status line comes every `interval` whatever else was printed:
 //   kj: progress: 12 of 48 evaluations in 5:10 (10 correct, 2 incorrect), 2.3/min, ETA 15:40 | judging ...
-class heartbeat final : public job_observer, public result_sink {
+class heartbeat final : public scheduler::job_observer, public result_sink {
 public:
   // progress_mode::none: never print. interval: $KJ_HEARTBEAT_S when set (else 30 s, 60 s in the log mode).
   explicit heartbeat(progress_mode mode);
@@ -68,4 +68,4 @@ private:
   std::thread m_thread;
 };
 
-} // namespace kj::scheduler
+} // namespace kj::results

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace kj::scheduler {
+namespace kj::results {
 
 struct problem_label {
   int level = 0;
@@ -129,4 +129,4 @@ private:
   std::chrono::steady_clock::time_point m_start;
 };
 
-} // namespace kj::scheduler
+} // namespace kj::results
