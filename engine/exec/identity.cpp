@@ -148,6 +148,11 @@ bool enter_identity(std::string& error) {
     return false;
   }
   ::unsetenv("KJ_SANDBOX_ID");
+  // The uid has no name in the password file, so Python's getpass.getuser() (torch.compile asks it for
+  // inductor's cache folder) would raise KeyError: kj's failure, never the candidate's. It reads these first.
+  const std::string name = fmt::format("kj-sandbox-{}", id.uid);
+  ::setenv("USER", name.c_str(), 1);
+  ::setenv("LOGNAME", name.c_str(), 1);
   return true;
 }
 
