@@ -22,13 +22,15 @@ std::string ms_cell(const std::optional<double>& v) {
 
 std::string speedup(const result_row& r) {
   if (!r.speedup) return "";
-  return fmt::format("{:.2f}x{}", *r.speedup, may_be_noise(r) ? " ~" : "");
+  return fmt::format("{:.2f}x{}{}", *r.speedup, may_be_noise(r) ? " ~" : "", host_bound(r) ? " h" : "");
 }
 
 std::string note(const result_row& r) {
   if (!r.untrusted.empty()) return "time not trusted: " + r.untrusted;
   if (!r.error.empty()) return telling_line(r.error);
   if (!r.noise.empty()) return "may be noise: " + r.noise;
+  if (host_bound(r))
+    return fmt::format("host-bound: the GPU busy {:.0f}% of the candidate's window", 100 * *r.gpu_busy_share);
   return r.findings;
 }
 

@@ -43,25 +43,15 @@ std::string verdict_text(const result_row& r) {
   return r.reason.empty() ? name_of(r.verdict) : name_of(r.verdict) + " (" + r.reason + ")";
 }
 
-json memory_json(const result_row& r) {
-  if (!r.memory) return json();
-  const auto value = [](const std::optional<std::int64_t>& v) { return v ? json(*v) : json(); };
-  const db::memory_record& m = *r.memory;
-  return {{"device_peak_bytes", value(m.device_peak_bytes)},
-          {"judge_device_bytes", value(m.judge_device_bytes)},
-          {"runner_device_bytes", value(m.runner_device_bytes)},
-          {"judge_rss_bytes", value(m.judge_rss_bytes)},
-          {"runner_rss_bytes", value(m.runner_rss_bytes)},
-          {"budget_bytes", value(m.budget_bytes)}};
-}
-
 // "~" beside a speedup that may be noise: its interval includes 1, or the host moved (result_row::noise).
 const char* noise_mark(const result_row& r, const stats::interval& ci) {
   return may_be_noise(r, ci) ? "~" : "";
 }
 
 std::string speedup_text(const result_row& r) {
-  return r.speedup ? fmt::format("{:.3f}x{}", *r.speedup, noise_mark(r, r.speedup_ci)) : "";
+  return r.speedup
+             ? fmt::format("{:.3f}x{}{}", *r.speedup, noise_mark(r, r.speedup_ci), host_bound(r) ? "h" : "")
+             : "";
 }
 
 std::string best_text(const result_row& r) {
@@ -125,104 +115,6 @@ std::string note_of(const result_row& r, std::size_t width) {
 std::string cut(const std::string& text, std::size_t width) {
   return width ? text.substr(0, width) : text;
 }
-
-json optional_json(const std::optional<double>& v) {
-  return v ? json(*v) : json();
-}
-
-json optional_count(const std::optional<std::int64_t>& v) {
-  return v ? json(*v) : json();
-}
-
-json interval_json(const stats::interval& i) {
-  return i.valid() ? json::array({i.low, i.high}) : json();
-}
-
-// One timing's provenance and precision: its DB row, statistic, sample count and interval.
-json measured_json(const measured& m) {
-  return {{"table", m.table},
-          {"row_id", m.row_id},
-          {"method", m.method},
-          {"clock", m.clock},
-          {"origin", m.origin},
-          {"statistic", stats::statistic_name(m.statistic)},
-          {"ms", m.ms},
-          {"samples", m.samples_ms.size()},
-          {"ci_ms", interval_json(m.ci_ms)},
-          {"ci_coverage", m.ci_coverage}};
-}
-
-} // namespace
-
-json result_json(const result_row& r) {
-  json baselines = json::object(), speedups = json::object(), speedups_ci = json::object();
-  json timings = json::object();
-  for (const auto& b : r.baselines) {
-    baselines[b.mode] = b.baseline.ms;
-    speedups[b.mode] = b.speedup;
-    speedups_ci[b.mode] = interval_json(b.ci);
-    if (b.mode != "eager") timings[b.mode] = measured_json(b.baseline);
-  }
-  if (r.candidate) timings["candidate"] = measured_json(*r.candidate);
-  if (r.reference) timings["reference_eager"] = measured_json(*r.reference);
-  const auto count = [](const std::optional<measured>& m) { return m ? json(m->samples_ms.size()) : json(); };
-  const auto ci = [](const std::optional<measured>& m) { return m ? interval_json(m->ci_ms) : json(); };
-  return {{"format_version", results_format_version},
-          {"evaluation_id", r.evaluation_id},
-          {"run", r.run_uid},
-          {"suite", r.suite},
-          {"level", r.level},
-          {"problem_id", r.number},
-          {"problem", r.problem_name},
-          {"candidate", candidate_text(r)},
-          {"sizes", r.sizes.empty() ? json() : json::parse(r.sizes, nullptr, false)},
-          {"producer", r.producer},
-          {"sample", r.sample},
-          {"device", r.device},
-          {"verdict", name_of(r.verdict)},
-          {"reason", r.reason},
-          {"error", r.error},
-          {"candidate_median_ms", optional_json(r.candidate_median_ms)},
-          {"reference_median_ms", optional_json(r.reference_median_ms)},
-          {"speedup", optional_json(r.speedup)},
-          {"speedup_noisy", may_be_noise(r)},
-          {"speedup_noise", r.noise},
-          {"strict_verdict", name_of(r.strict_verdict)},
-          {"strict_failed", r.strict_failed},
-          {"findings", r.findings},
-          {"degenerate", r.degenerate},
-          {"library_share", optional_json(r.library_share)},
-          {"gpu_busy_share", optional_json(r.gpu_busy_share)},
-          {"baseline_ms", baselines},
-          {"speedups", speedups},
-          {"best_baseline", r.best_baseline},
-          {"speedup_best", optional_json(r.speedup_best)},
-          {"candidate_samples", count(r.candidate)},
-          {"candidate_ci_ms", ci(r.candidate)},
-          {"reference_samples", count(r.reference)},
-          {"reference_ci_ms", ci(r.reference)},
-          {"speedup_ci", interval_json(r.speedup_ci)},
-          {"speedups_ci", speedups_ci},
-          {"speedup_best_ci", interval_json(r.speedup_best_ci)},
-          {"timings", timings},
-          {"stack", r.stack_hash},
-          {"protocol", r.protocol},
-          {"dtype", r.dtype},
-          {"untrusted", r.untrusted},
-          {"unsound_problem", r.unsound_problem},
-          {"problem_verified", r.verified},
-          {"problem_verified_why", r.verified_why},
-          {"input_tokens", optional_count(r.input_tokens)},
-          {"cache_read_tokens", optional_count(r.cache_read_tokens)},
-          {"cache_write_tokens", optional_count(r.cache_write_tokens)},
-          {"output_tokens", optional_count(r.output_tokens)},
-          {"reasoning_tokens", optional_count(r.reasoning_tokens)},
-          {"cost_usd", optional_json(r.cost_usd)},
-          {"memory", memory_json(r)},
-          {"phases", r.phases_json.empty() ? json() : json::parse(r.phases_json)}};
-}
-
-namespace {
 
 std::string number(const std::optional<double>& v) {
   return v ? fmt::format("{}", *v) : "";
@@ -297,11 +189,18 @@ void write_aligned(const std::vector<result_row>& rows, std::ostream& out, bool 
                        ms_short(r.reference_median_ms), speedup_text(r), best_text(r), note);
   }
   const bool marked = std::any_of(rows.begin(), rows.end(), [](const result_row& r) {
-    return (speedup_text(r) + best_text(r)).find('~') != std::string::npos;
+    return (r.speedup && may_be_noise(r, r.speedup_ci)) ||
+           (r.speedup_best && may_be_noise(r, r.speedup_best_ci));
   });
   if (marked)
     out << "~ marks a speedup that may be noise: its 95% interval includes 1, the host's speed moved by more "
            "than 5% while it was timed, or it came from one timing round (--quick) (--verbose says which)\n";
+  if (std::any_of(rows.begin(), rows.end(), [](const result_row& r) { return host_bound(r); }))
+    out << fmt::format(
+        "h marks a host-bound speedup: the candidate's kernels kept the GPU busy under {:.0f}% of "
+        "its timed window, so it compares the host's launch speed in two processes, which moved "
+        "by up to 35% between identical runs (docs/methodology.md)\n",
+        100 * k_host_bound_share);
 }
 
 // The writers results_writers.cpp lists: the table cut to fit, the wide table, a block per evaluation

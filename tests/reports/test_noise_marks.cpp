@@ -189,3 +189,24 @@ TEST_CASE("producer labels that name two folders are told apart by the shortest 
   CHECK(kj::reports::separate_colliding_producers(one_folder, runs).empty());
   CHECK(one_folder[0].producer == "claude");
 }
+
+TEST_CASE("a host-bound speedup is marked h, said in JSON and explained, and a device-bound one is not") {
+  result_row host = timed(0.795, 0.79, 0.80), device = timed(0.995, 0.99, 1.0), cpu = timed(0.8, 0.79, 0.81);
+  host.gpu_busy_share = 0.24; // EfficientNetB0's identity on an H100: the window mostly the host launching
+  device.gpu_busy_share = 0.97;
+  CHECK(kj::reports::host_bound(host));
+  CHECK_FALSE(kj::reports::host_bound(device));
+  CHECK_FALSE(kj::reports::host_bound(cpu)); // no kernel trace on the CPU: nothing to say
+  std::ostringstream table, js, md;
+  kj::reports::write_results({host, device}, "wide", table);
+  CHECK(table.str().find("0.795xh") != std::string::npos);
+  CHECK(table.str().find("0.995xh") == std::string::npos);
+  CHECK(table.str().find("h marks a host-bound speedup") != std::string::npos);
+  kj::reports::write_results({host, device}, "json", js);
+  const json rows = json::parse(js.str());
+  CHECK(rows[0]["speedup_host_bound"] == true);
+  CHECK(rows[1]["speedup_host_bound"] == false);
+  kj::reports::write_results({host}, "markdown", md);
+  CHECK(md.str().find("0.80x h") != std::string::npos);
+  CHECK(md.str().find("host-bound: the GPU busy 24%") != std::string::npos);
+}
