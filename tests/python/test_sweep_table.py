@@ -47,3 +47,11 @@ def test_too_few_speedups_near_one_fail(monkeypatch, capsys):
 def test_no_rows_is_a_failure_not_a_pass(monkeypatch, capsys):
     code, out = run([], monkeypatch, capsys)
     assert code == 1 and "FAIL" in out
+
+
+def test_host_bound_speedups_are_counted_apart(monkeypatch, capsys):
+    rows = [row(3), row(3, speedup=1.004), row(3, speedup=0.65), row(3, speedup=1.41)]
+    rows[2]["speedup_host_bound"] = rows[3]["speedup_host_bound"] = True
+    code, out = run(rows, monkeypatch, capsys)
+    assert code == 0 and "2 of 2 speedups within 1% of 1.0 (2 host-bound apart)" in out
+    assert "| 3 | 4 | 4 |" in out and "2 of 2 | 2 |" in out
