@@ -1,10 +1,7 @@
 # As slow_alone.cmake, for the tests that exist only where cpp-httplib is (the scripted model's server): the
 # agent's end-to-end run compiles candidates on every core.
 set_tests_properties("agent_scripted:kj agent --adapter openai runs the scripted model on L1 1-3 end to end"
-                     PROPERTIES PROCESSORS 2 COST 122)
+                     PROPERTIES PROCESSORS 2)
 set_tests_properties(
   "agent_scripted:kj agent --adapter anthropic, gemini and openai (Responses) complete L1 1-3 as documented"
-  PROPERTIES PROCESSORS 2 COST 76)
-# Seconds on a fresh clone (2026-12-06), the start order slow_alone.cmake explains.
-set_tests_properties("llm_acceptance:kj run --adapter openai judges the replies, records tokens and cost, and replays identically"
-                     PROPERTIES COST 119)
+  PROPERTIES PROCESSORS 2)
