@@ -5,9 +5,17 @@
 # interrupted (SIGINT: what it judged is kept); copy $OUT/kj.sqlite to .gpu-carry/kj.sqlite and call again.
 # cuda-l1.md: `kj claims --format markdown` of what the run holds so far; cuda-l1.err: kj's stderr.
 stage_cuda_l1() {
-  local dir=$CARRY/cuda-l1 level left s rc
+  local dir=$CARRY/cuda-l1 level left s rc item
   [[ -f $dir/claims.json ]] || { log "cuda-l1: no $dir/claims.json (import it first, docs/gpu-machine.md)"; return 1; }
   log "cuda-l1: CUDA-L1's H100 kernels on their own references, levels ${REPRO_LEVELS:=1 2 3}"
+  # REPRO_RERUN="LEVEL:IDS ..." judges those kernels again in the run `cuda-l1-rerun` (after a fix in kj)
+  for item in ${REPRO_RERUN:-}; do
+    "$kj" run --device cuda --kernelbench "$dir/KernelBench" --candidates "$dir/candidates" --level "${item%%:*}" \
+      --ids "${item#*:}" --kb-version v0 --producer cuda-l1 --db "$OUT/kj.sqlite" --run-id cuda-l1-rerun --force \
+      >/dev/null 2>>"$OUT/cuda-l1.err"
+    log "cuda-l1: rerun of $item: exit $?"
+  done
+  [[ -n ${REPRO_RERUN:-} ]] && "$kj" results --db "$OUT/kj.sqlite" --run cuda-l1-rerun | tee -a "$OUT/summary.txt"
   for level in $REPRO_LEVELS; do
     left=$((${KJ_CALL_S:-570} - ($(date +%s) - t0) - 40))
     ((left < 30)) && { log "cuda-l1: out of time before level $level; carry kj.sqlite and call again"; break; }
