@@ -41,14 +41,20 @@ if(KJ_BUILD_TESTS)
   # cpp-httplib, for the tests' fake LLM provider only (kj itself speaks HTTP through libcurl). Optional: without
   # it the LLM adapter tests that need the server are not built. Its CMake package where it ships one, else
   # pkg-config (Debian 12's libcpp-httplib-dev has only a .pc file).
-  # KJ_HTTPLIB_INCLUDE_DIR: a folder holding httplib.h (header-only), for a machine without the package (the GPU
-  # machine: Debian's libcpp-httplib-dev unpacked with dpkg -x and carried along).
+  # KJ_HTTPLIB_INCLUDE_DIR: a folder holding httplib.h, for a machine without the package (the GPU machine:
+  # Debian's libcpp-httplib-dev and libcpp-httplib0.11 unpacked with dpkg -x and carried along). Debian's header
+  # only declares: the library beside it (../lib/x86_64-linux-gnu/libcpp-httplib.so) is linked when it is there.
   set(KJ_HTTPLIB_INCLUDE_DIR "" CACHE PATH "A folder with cpp-httplib's httplib.h, when no package provides it")
   find_package(httplib CONFIG QUIET)
   if(KJ_HTTPLIB_INCLUDE_DIR AND EXISTS "${KJ_HTTPLIB_INCLUDE_DIR}/httplib.h")
     add_library(kj_httplib INTERFACE)
     target_include_directories(kj_httplib SYSTEM INTERFACE "${KJ_HTTPLIB_INCLUDE_DIR}")
     target_link_libraries(kj_httplib INTERFACE Threads::Threads)
+    find_library(KJ_HTTPLIB_LIBRARY NAMES cpp-httplib NO_DEFAULT_PATH
+                 HINTS "${KJ_HTTPLIB_INCLUDE_DIR}/../lib/x86_64-linux-gnu" "${KJ_HTTPLIB_INCLUDE_DIR}/../lib")
+    if(KJ_HTTPLIB_LIBRARY)
+      target_link_libraries(kj_httplib INTERFACE "${KJ_HTTPLIB_LIBRARY}")
+    endif()
   elseif(httplib_FOUND)
     add_library(kj_httplib INTERFACE)
     target_link_libraries(kj_httplib INTERFACE httplib::httplib)

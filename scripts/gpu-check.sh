@@ -3,7 +3,7 @@
 # Stages (default: build tests suite kb-identity): gate (scripts/gpu/gate.sh), kb-honest, kb-memory, kb-audit
 # (scripts/gpu/acceptance.sh), build, tests, corpus, baselines-gpu, suite, kb-identity, kb-compat,
 # strict-cost, rep-<name> (any number of repeatability runs), kb-method, kb-own, timing-report, baselines,
-# baselines-again, baselines-l4, diag-pin, compare-aa, scale-gpus, scale-shards, agent-gpu, speed, sweep, cuda-l1, identity-bias (docs/gpu-machine.md says what each
+# baselines-again, baselines-l4, diag-pin, compare-aa, scale-gpus, scale-shards, agent-gpu, speed, sweep, cuda-l1, identity-bias, triton (docs/gpu-machine.md says what each
 # does). Headers the machine lacks (sqlite3.h, OpenSSL) come from .gpu-carry/root (Debian packages unpacked with
 # dpkg -x) and the KernelBench problems from .gpu-carry/KernelBench.
 # The DB is $OUT/kj.sqlite, seeded from .gpu-carry/kj.sqlite when that exists (runs of an earlier call).
@@ -322,7 +322,9 @@ PY
       grep -E "error" /tmp/kj-logs/agent-build.log | head -5 | tee -a "$OUT/summary.txt"
       continue
     fi
-    "$BUILD/tests/kj_fake_llm" --scripts tests/fixtures/agent >/tmp/kj-fake-llm.out 2>&1 &
+    # the carried libcpp-httplib.so and what it needs (brotli) where the machine lacks them
+    LD_LIBRARY_PATH=$CARRY/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+      "$BUILD/tests/kj_fake_llm" --scripts tests/fixtures/agent >/tmp/kj-fake-llm.out 2>&1 &
     fake=$!
     for _ in $(seq 50); do grep -q "^port " /tmp/kj-fake-llm.out && break; sleep 0.1; done
     port=$(awk '/^port /{print $2}' /tmp/kj-fake-llm.out)

@@ -15,6 +15,18 @@ stage_kb_honest() {
   tail -1 "$OUT/kb-honest.txt" | tee -a "$OUT/summary.txt"
 }
 
+# triton: Triton candidates (tests/fixtures/kb_triton) for L1 19 and 23 against their headers, under
+# --library-policy forbid-torch: an honest ReLU and softmax pass, a decoy whose work is torch.relu fails `library`.
+stage_triton() {
+  log "triton: tests/fixtures/kb_triton on KernelBench main L1 19, 23, --library-policy forbid-torch"
+  "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level 1 --ids 19,23 \
+    --candidates tests/fixtures/kb_triton/candidates --max-time-ms 300 --rounds 1 --library-policy forbid-torch \
+    --db "$OUT/kj.sqlite" --run-id kb-triton >/dev/null 2>"$OUT/triton.err"
+  "$kj" results --db "$OUT/kj.sqlite" --run kb-triton --format json | python3 scripts/gpu/honest_table.py triton \
+    >"$OUT/triton.txt"
+  cat "$OUT/triton.txt" >>"$OUT/summary.txt"
+}
+
 # kb-memory: identity on the 30 largest inputs (kj's peak per evaluation), then KernelBench's own
 # eval_kernel_against_ref on KB_MEM_IDS with each process's device memory sampled by nvidia-smi.
 stage_kb_memory() {
