@@ -158,7 +158,15 @@ std::string speedup_cell(const result_row& r, const std::string& mode) {
       noisy ? "<span class=\"ci\" title=\"may be noise: " +
                   html::escape(r.noise.empty() ? "its 95% interval includes 1" : r.noise) + "\">~</span>"
             : "";
-  return fmt::format("<td>{}{}{}<br><span class=\"ci\">{}</span></td>", html::ratio(s), mark, label,
+  // "h": host-bound, the rule kj results marks by (host_bound)
+  const std::string host =
+      host_bound(r)
+          ? fmt::format("<span class=\"ci\" title=\"host-bound: the candidate kept the GPU busy "
+                        "{:.0f}% of its timed window (under {:.0f}%): the speedup measures host time as "
+                        "much as kernels\">h</span>",
+                        100 * *r.gpu_busy_share, 100 * k_host_bound_share)
+          : "";
+  return fmt::format("<td>{}{}{}{}<br><span class=\"ci\">{}</span></td>", html::ratio(s), mark, host, label,
                      html::interval(ci));
 }
 
@@ -207,7 +215,11 @@ std::string problems_section(const report_data& data) {
       "the 95% bootstrap interval from the raw samples. <a href=\"problems.csv\">problems.csv</a> "
       "has the same rows. A problem that <code>kj audit</code> found unsound (a null candidate passes "
       "the strict rule, or its reference is stochastic or constant) is marked: its results say little. A "
-      "blank cell says why it is blank when you point at it.</p>\n"
+      "<code>~</code> marks a speedup that may be noise; an <code>h</code> marks a host-bound speedup (the "
+      "candidate kept the GPU busy under " +
+      fmt::format("{:.0f}", 100 * k_host_bound_share) +
+      "% of its timed window: it compares the host's launch speed in two processes as much as the kernels). "
+      "A blank cell says why it is blank when you point at it.</p>\n"
       "<table><tr><th>L</th><th>id</th><th class=\"l\">problem</th><th class=\"l\">producer</th>"
       "<th>sample</th><th class=\"l\">compatible</th><th class=\"l\">strict</th>"
       "<th class=\"l\">findings</th><th>candidate</th><th>vs eager</th><th>vs compile</th>"

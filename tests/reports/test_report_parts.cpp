@@ -170,3 +170,22 @@ TEST_CASE("an evaluation page leaves no cell empty without a word: a passing cas
   }
   CHECK(with_cases > 0);
 }
+
+TEST_CASE("the report marks a host-bound speedup h with its GPU busy share, and a device-bound one not") {
+  kj::test::scratch_dir dir;
+  auto data = fixture_report(dir);
+  auto timed = [](const auto& r) { return r.speedup && r.counted_correct() && r.untrusted.empty(); };
+  auto it = std::find_if(data.rows.begin(), data.rows.end(), timed);
+  REQUIRE(it != data.rows.end());
+  it->gpu_busy_share = 0.24;
+  const auto other = std::find_if(std::next(it), data.rows.end(), timed);
+  REQUIRE(other != data.rows.end());
+  other->gpu_busy_share = 0.97;
+  const std::string index = kj::reports::detail::index_html(data, "", {});
+  CHECK(index.find("title=\"host-bound: the candidate kept the GPU busy 24% of its timed window") !=
+        std::string::npos);
+  CHECK(index.find("busy 97%") == std::string::npos);
+  CHECK(
+      index.find("an <code>h</code> marks a host-bound speedup (the candidate kept the GPU busy under 75%") !=
+      std::string::npos);
+}
