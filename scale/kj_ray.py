@@ -64,7 +64,8 @@ def parse(argv):
                    help="the kj binary, at the same path on every node (default $KJ, else kj on PATH, else this "
                         "checkout's build/app/kj)")
     p.add_argument("--shards", type=int, default=0,
-                   help="shards to cut the plan into (default: a third of its candidates, at least 4 per judge)")
+                   help="shards to cut the plan into (default: one with one judge, else about sqrt(candidates x "
+                        "(judges - 1)), at least one per judge)")
     p.add_argument("--gpus-per-task", type=float, default=None,
                    help="GPUs a task asks Ray for (default 1 on CUDA, 0 on --device cpu)")
     p.add_argument("--cpus-per-task", type=float, default=1, help="CPUs a task asks Ray for (default 1)")
@@ -291,6 +292,20 @@ def snapshot_of(kj, db, run_id):
             return f.read()
 
 
+def shard_count(a, judges):
+    """The plan's size (None when not asked) and the shards to cut it into. Each shard costs a `kj run` start,
+    a database copy and a merge (about 4 s on a 2-core CPU); each judge idles at the end for about half a shard
+    while the last ones finish. One judge: one shard, with nothing to balance and the plan not even counted
+    first (its probe is 2 s); more: about sqrt(candidates x (judges - 1)) shards, which weighs the two for
+    evaluations about twice a shard's cost, never fewer than the judges (docs/scaling.md)."""
+    if a.shards:
+        return planned(a.kj, a.kj_args), a.shards
+    if judges == 1:
+        return None, 1
+    total = planned(a.kj, a.kj_args)
+    return total, max(1, min(total, max(judges, round(math.sqrt(total * (judges - 1))))))
+
+
 def drive(a):
     import ray
 
@@ -300,10 +315,9 @@ def drive(a):
         sys.exit(f"kj-ray: no Ray cluster at {a.address} ({e}): start one with `ray start --head` (the ray of "
                  "kj's .venv), or name it with --address (docs/scaling.md)")
     address = ray.get_runtime_context().gcs_address
-    total = planned(a.kj, a.kj_args)
     judges = max(1, int(ray.cluster_resources().get("GPU" if a.gpus_per_task else "CPU", 1)
                         / max(a.gpus_per_task or a.cpus_per_task, 1e-9)))
-    shards = a.shards or max(1, min(total, max(math.ceil(total / 3), 4 * judges)))
+    total, shards = shard_count(a, judges)
     journal = journal_path(a.db, a.run_id)
     done = load_journal(journal, shards, a.kj_args)
     snapshot = ray.put(snapshot_of(a.kj, a.db, a.run_id))
@@ -311,7 +325,8 @@ def drive(a):
                       retry_exceptions=False)(judge_shard)
     pending = {task.remote(a.kj, a.kj_args, a.run_id, f"{i}/{shards}", snapshot): i
                for i in range(1, shards + 1) if i not in done}
-    print(f"kj-ray: run {a.run_id}: {total} candidates in {shards} shards ({len(done)} merged before) over "
+    planned_text = f"{total} candidates" if total is not None else "its candidates"
+    print(f"kj-ray: run {a.run_id}: {planned_text} in {shards} shards ({len(done)} merged before) over "
           f"{judges} judges of the Ray cluster at {address}; database {a.db}", file=sys.stderr, flush=True)
     start, before, failed = time.time(), judged(a.db, a.run_id), []
     while pending:
@@ -327,10 +342,11 @@ def drive(a):
         save_journal(journal, shards, a.kj_args, done)
         now = judged(a.db, a.run_id)
         rate = (now - before) / max(time.time() - start, 1e-9)
-        eta = f", ETA {(total - now) / rate / 60:.1f} min" if rate > 0 and now < total else ""
-        print(f"kj-ray: {now} of {total} judged, {len(done)} of {shards} shards, {rate * 60:.1f}/min{eta}",
+        eta = f", ETA {(total - now) / rate / 60:.1f} min" if total and rate > 0 and now < total else ""
+        print(f"kj-ray: {now} of {total or now} judged, {len(done)} of {shards} shards, {rate * 60:.1f}/min{eta}",
               file=sys.stderr, flush=True)
-    print(f"kj-ray: run {a.run_id}: {judged(a.db, a.run_id)} of {total} candidates judged in "
+    final = judged(a.db, a.run_id)
+    print(f"kj-ray: run {a.run_id}: {final} of {total if total is not None else final} candidates judged in "
           f"{time.time() - start:.0f} s (kj results --db {a.db} --run {a.run_id})", file=sys.stderr, flush=True)
     if failed:
         print(f"kj-ray: {len(failed)} shard(s) failed ({', '.join(map(str, sorted(failed)))}): "
