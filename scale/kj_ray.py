@@ -267,6 +267,18 @@ def merge(kj, db, result):
         os.unlink(f.name)
 
 
+def merged_parts(db, run_id, shards):
+    """The shards of this run whose finished part the database holds: the truth the journal may trail by one (a
+    driver killed between a merge and the journal's write must not judge that shard again)."""
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+            rows = c.execute("SELECT p.shard FROM run_parts p JOIN runs r ON r.id = p.run_id "
+                             "WHERE r.run_uid = ? AND p.status = 'finished'", (run_id,)).fetchall()
+    except sqlite3.Error:
+        return set()
+    return {int(i) for (text,) in rows for i, n in [text.split("/", 1)] if "/" in text and int(n) == shards}
+
+
 def judged(db, run_id):
     try:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
@@ -319,7 +331,7 @@ def drive(a):
                         / max(a.gpus_per_task or a.cpus_per_task, 1e-9)))
     total, shards = shard_count(a, judges)
     journal = journal_path(a.db, a.run_id)
-    done = load_journal(journal, shards, a.kj_args)
+    done = load_journal(journal, shards, a.kj_args) | merged_parts(a.db, a.run_id, shards)
     snapshot = ray.put(snapshot_of(a.kj, a.db, a.run_id))
     task = ray.remote(num_gpus=a.gpus_per_task, num_cpus=a.cpus_per_task, max_retries=a.retries,
                       retry_exceptions=False)(judge_shard)
