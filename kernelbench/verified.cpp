@@ -63,7 +63,8 @@ verified_problem problem_of(const json& p, const fs::path& file, std::size_t ind
   for (const auto& [precision, audit] : audits.items()) {
     const std::string at = where + ".audits." + precision;
     if (!is_verified_precision(precision))
-      throw source_error(fmt::format("{}: {}: '{}' is not fp32, bf16 or fp16", file.string(), at, precision));
+      throw source_error(
+          fmt::format("{}: {}: '{}' is not fp32, tf32, bf16 or fp16", file.string(), at, precision));
     if (!audit.is_object()) throw source_error(fmt::format("{}: {} is not an object", file.string(), at));
     const auto status = field<std::string>(audit, "status", file, at);
     if (std::find(k_statuses.begin(), k_statuses.end(), status) == k_statuses.end())
@@ -105,7 +106,7 @@ verified_status verified_set::status_of(int level, int number, const std::string
 }
 
 bool is_verified_precision(const std::string& precision) {
-  return precision == "fp32" || precision == "bf16" || precision == "fp16";
+  return precision == "fp32" || precision == "tf32" || precision == "bf16" || precision == "fp16";
 }
 
 verified_set load_verified_set(const fs::path& file) {

@@ -86,7 +86,8 @@ std::pair<std::string, std::vector<std::string>> audit_standing(const json& a) {
 
 void check_audit_entries(const json& audits, const std::string& label, const std::string& precision) {
   if (!is_verified_precision(precision))
-    throw source_error(fmt::format("{}: the precision '{}' is not fp32, bf16 or fp16", label, precision));
+    throw source_error(
+        fmt::format("{}: the precision '{}' is not fp32, tf32, bf16 or fp16", label, precision));
   if (!audits.is_array())
     throw source_error(fmt::format("{}: not a JSON array of audits (kj audit --json)", label));
   const std::string protocol = "kernelbench-main" + (precision == "fp32" ? "" : "-" + precision);
@@ -141,7 +142,7 @@ json build_verified_set(const verified_build_input& input) {
       typed<std::string>(r, key, "--public", where, true);
     typed<std::string>(r, "url", "--public", where, false);
     if (!is_verified_precision(r.value("precision", std::string("fp32"))))
-      throw source_error(fmt::format("--public: {}.precision is not fp32, bf16 or fp16", where));
+      throw source_error(fmt::format("--public: {}.precision is not fp32, tf32, bf16 or fp16", where));
     if (!r.contains("problems") || !r["problems"].is_array() || r["problems"].empty())
       throw source_error(fmt::format("public report '{}' names no problem", r["source"].get<std::string>()));
     for (std::size_t k = 0; k < r["problems"].size(); ++k) {

@@ -136,6 +136,7 @@ int measure(baselines_state& s) {
   fmt::print(stderr, "kj: starting a worker to probe Python, torch and the device...\n");
   const auto env = orchestrator::probe_environment(cache_dir);
   s.options.device = orchestrator::resolve_device(s.device, env);
+  orchestrator::check_precision_device(s.options.precision, s.options.device);
   const db::stack_record stack = orchestrator::stack_from(env, s.options.device);
   const baselines::stack_ref stack_ref{store.upsert_stack(stack), stack.stack_hash, stack.device_name};
   const auto ids = orchestrator::record_problems(store, problems);
@@ -204,8 +205,11 @@ action add_baselines_command(CLI::App& app) {
                   "(eval mode); part of the cache key")
       ->check(CLI::IsMember({"kernelbench", "cuda-agent"}))
       ->capture_default_str();
-  cmd->add_option("--precision", s->options.precision, "models and floating inputs are cast to this dtype")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+  cmd->add_option(
+         "--precision", s->options.precision,
+         "models and floating inputs are cast to this dtype; tf32: fp32 with TF32 matmuls and "
+         "convolutions (CUDA only), the baseline kj run compares a candidate that turns TF32 on with")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}))
       ->capture_default_str();
   add_timing_options(*cmd, s->options.timing);
   cmd->add_option("--cache-dir", s->cache_dir,

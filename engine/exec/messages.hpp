@@ -35,7 +35,7 @@ struct protocol_spec {
   double atol = 1e-4;
   double rtol = 1e-4;
   std::uint64_t seed = 42;
-  std::string precision = "fp32"; // fp32, fp16 or bf16: models and floating inputs are cast to it
+  std::string precision = "fp32"; // fp32, tf32 (fp32, TF32 on), fp16, bf16: inputs cast to it
   std::string weights = "seed";   // "seed": both models built after manual_seed; "state_dict": copied, strict
   bool eval_mode = false;         // .eval() both models (KernelBench leaves them in train mode)
   bool clone_inputs = false;      // each model gets its own clone of the trial's inputs
@@ -49,8 +49,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(protocol_spec, name, trials, ato
                                                 weights, eval_mode, clone_inputs, forbid_functional,
                                                 comparison, input_rng)
 
-// Returns the protocol for a KernelBench version ("main", "v0.1", "v0") at a precision ("fp32", "fp16",
-// "bf16"); throws std::invalid_argument otherwise.
+// Returns the protocol for a KernelBench version ("main", "v0.1", "v0") at a precision ("fp32", "tf32",
+// "fp16", "bf16"); throws std::invalid_argument otherwise.
 protocol_spec kernelbench_protocol(const std::string& kb_version, const std::string& precision = "fp32");
 
 // CUDA Agent's released verification: weights copied with a strict load_state_dict, .eval(), cloned inputs,

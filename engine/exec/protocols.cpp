@@ -7,9 +7,11 @@
 namespace kj::exec {
 namespace {
 
+// tf32 is fp32 tensors with TF32 matmuls and convolutions (kj baselines and kj audit: the numerics a
+// candidate that turns TF32 on computes at); its tolerance is fp32's.
 void check_precision(const std::string& precision) {
-  if (precision != "fp32" && precision != "fp16" && precision != "bf16")
-    throw std::invalid_argument("unknown precision '" + precision + "' (expected fp32, fp16 or bf16)");
+  if (precision != "fp32" && precision != "fp16" && precision != "bf16" && precision != "tf32")
+    throw std::invalid_argument("unknown precision '" + precision + "' (expected fp32, tf32, fp16 or bf16)");
 }
 
 } // namespace
@@ -19,7 +21,7 @@ protocol_spec kernelbench_protocol(const std::string& kb_version, const std::str
   protocol_spec spec;
   if (kb_version == "main") {
     // main's get_tolerance_for_precision: fp32 1e-4, fp16 and bf16 1e-2
-    spec.atol = spec.rtol = precision == "fp32" ? 1e-4 : 1e-2;
+    spec.atol = spec.rtol = precision == "fp32" || precision == "tf32" ? 1e-4 : 1e-2;
   } else if (kb_version == "v0.1" || kb_version == "v0") {
     spec.atol = spec.rtol = 1e-2;
   } else {

@@ -78,7 +78,7 @@ bool run_case_classes(const exec::evaluate_job& job, py::module_& runtime, py::o
 // Bytes per value of a floating dtype as torch names it (0: not one kj compares).
 int float_bytes(const std::string& dtype) {
   if (dtype == "float64") return 8;
-  if (dtype == "float32" || dtype == "fp32") return 4;
+  if (dtype == "float32" || dtype == "fp32" || dtype == "tf32") return 4;
   if (dtype == "float16" || dtype == "bfloat16" || dtype == "fp16" || dtype == "bf16") return 2;
   if (dtype.starts_with("float8")) return 1;
   return 0;

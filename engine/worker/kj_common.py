@@ -72,6 +72,20 @@ def set_seed(seed):
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
 
+def precision_dtype(precision):
+    """The dtype floating tensors are cast to at a precision; None keeps them (fp32, and tf32: fp32 tensors)."""
+    return None if precision in ("fp32", "tf32") else DTYPES[precision]
+
+
+def enter_precision(precision):
+    """tf32 is fp32 tensors with TF32 matmuls and convolutions (float32_matmul_precision "high"): the numerics a
+    candidate that turns TF32 on computes at. Set before a session records its flags; other precisions leave the
+    process's flags as they are."""
+    if precision == "tf32":
+        set_backend_flags({"float32_matmul_precision": "high", "backends.cuda.matmul.allow_tf32": True,
+                           "backends.cudnn.allow_tf32": True})
+
+
 def to_device(value, device, dtype=None):
     """Moves a tensor to the device; floating tensors are cast to `dtype` when given. Integer and bool inputs keep
     their dtypes (KernelBench main casts every input to its precision: its issue #151)."""

@@ -14,8 +14,8 @@ import torch
 
 from kj_compare import Opaque, assert_close, compare
 from kj_recipes import TimingInputs, draw, seeded_recipe, timing_recipe
-from kj_common import (DTYPES, Problem, KjError, SizedProblems, backend_flags, capture_graph, outputs_of,
-                       problem_own, set_backend_flags, set_seed, tensor_bytes, to_device)
+from kj_common import (Problem, KjError, SizedProblems, backend_flags, capture_graph, enter_precision, outputs_of,
+                       precision_dtype, problem_own, set_backend_flags, set_seed, tensor_bytes, to_device)
 
 from kj_memory import (GIB, SNAPSHOT_MAX, Memory, guarded,  # noqa: F401 (kj_verify and the tests take them here)
                        timed_failure)
@@ -79,7 +79,8 @@ class Session(SizedProblems):
         self.device = torch.device(device)
         self.protocol = dict(protocol or {})
         precision = self.protocol.get("precision", "fp32")
-        self.dtype = None if precision == "fp32" else DTYPES[precision]
+        enter_precision(precision)
+        self.dtype = precision_dtype(precision)
         self.rng = self.protocol.get("input_rng", "host")
         self.problem = None
         self.model = None

@@ -12,9 +12,10 @@ import sys
 
 import torch
 
-from kj_common import (DTYPES, EMPTY_MODEL, KjError, Problem, SizedProblems, apply_overrides, backend_flags,
-                       capture_graph, first_line, flat_chunks, format_exception, is_build_failure, is_out_of_memory,
-                       load_module, set_seed, tensor_bytes, to_device)
+from kj_common import (EMPTY_MODEL, KjError, Problem, SizedProblems, apply_overrides, backend_flags,
+                       capture_graph, enter_precision, first_line, flat_chunks, format_exception, is_build_failure,
+                       is_out_of_memory,
+                       load_module, precision_dtype, set_seed, tensor_bytes, to_device)
 from kj_recipes import draw
 
 LARGE = 256 << 20  # bytes from which a runner returns its cached device memory after a forward
@@ -72,7 +73,8 @@ class RunnerSession(SizedProblems):
         self.device = torch.device(device)
         self.protocol = dict(protocol or {})
         precision = self.protocol.get("precision", "fp32")
-        self.dtype = None if precision == "fp32" else DTYPES[precision]
+        enter_precision(precision)
+        self.dtype = precision_dtype(precision)
         self.pinned_flags = backend_flags()  # before the candidate is imported: its import may flip them
         self.models = {}
         self.problems = {}

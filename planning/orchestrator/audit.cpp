@@ -49,6 +49,7 @@ audit_outcome run_audit(const audit_options& options, std::string& device) {
   db::store store = db::store::open(options.db_path);
   const json env = probe_environment(options.cache_dir);
   const device_kind kind = resolve_device(options.device, env);
+  check_precision_device(options.precision, kind);
   device = to_string(kind);
   const std::int64_t stack_id = store.upsert_stack(stack_from(env, kind));
   const std::vector<std::int64_t> problem_ids = record_problems(store, options.problems);

@@ -109,6 +109,14 @@ device_kind resolve_device(const std::string& requested, const json& env) {
   return *device;
 }
 
+void check_precision_device(const std::string& precision, device_kind device) {
+  if (precision == "tf32" && device != device_kind::cuda)
+    throw kb::source_error(
+        "--precision tf32: TF32 matmuls and convolutions exist on CUDA only (this run is on "
+        "the " +
+        to_string(device) + "); use --device cuda, or fp32");
+}
+
 std::vector<int> resolve_gpus(const std::vector<int>& requested, const json& env) {
   const int visible = env.value("device_count", 0);
   // Two slots on one GPU would time two candidates on it at once.

@@ -47,6 +47,10 @@ db::stack_record stack_from(nlohmann::json env, device_kind device);
 // "auto" becomes cuda when the worker's torch sees a GPU, else cpu; "cuda" without one is a source_error.
 device_kind resolve_device(const std::string& requested, const nlohmann::json& env);
 
+// tf32 (TF32 matmuls and convolutions) exists on CUDA only: on the CPU it is a source_error naming
+// --precision.
+void check_precision_device(const std::string& precision, device_kind device);
+
 // The GPUs to use: `requested` when given (each must be visible), else every GPU the probe saw.
 std::vector<int> resolve_gpus(const std::vector<int>& requested, const nlohmann::json& env);
 

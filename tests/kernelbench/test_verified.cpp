@@ -177,7 +177,7 @@ TEST_CASE("an audit file that is not what kj audit --json writes is refused by e
   a = audit(1, 1, "A", "aa", false, false);
   a["nulls"] = json::array();
   CHECK(has(error_of(json::array({a})), "f.json: [0].nulls is array"));
-  CHECK(has(error_of(good, "fp64"), "the precision 'fp64' is not fp32, bf16 or fp16"));
+  CHECK(has(error_of(good, "fp64"), "the precision 'fp64' is not fp32, tf32, bf16 or fp16"));
   CHECK(
       has(error_of(good, "bf16"), "audited under protocol 'kernelbench-main', not 'kernelbench-main-bf16'"));
 }
@@ -200,7 +200,7 @@ TEST_CASE("a set file with a duplicate, an unknown precision or a mistyped publi
   CHECK(has(
       error_of(R"({"format": 1, "version": "x", "problems": [{"level": 1, "id": 1, "name": "A", "sha256": "a",
             "audits": {"fp64": {"status": "sound"}}}]})"),
-      "'fp64' is not fp32, bf16 or fp16"));
+      "'fp64' is not fp32, tf32, bf16 or fp16"));
   CHECK(has(
       error_of(R"({"format": 1, "version": "x", "problems": [{"level": 1, "id": 1, "name": "A", "sha256": "a",
             "audits": {}, "public": [{"source": 1}]}]})"),

@@ -134,3 +134,24 @@ def test_a_cuda_library_that_cannot_allocate_is_out_of_memory_not_the_problem_er
         with pytest.raises(RuntimeError):
             common.problem_own("Model.forward", lambda: (_ for _ in ()).throw(RuntimeError(text)))
     assert not common.is_out_of_memory(RuntimeError("CUBLAS_STATUS_INVALID_VALUE when calling `cublasSgemm`"))
+
+
+def test_tf32_is_fp32_tensors_with_tf32_numerics_and_other_precisions_cast():
+    import kj_judge as judge
+
+    saved = common.backend_flags()
+    try:
+        assert common.precision_dtype("fp32") is None and common.precision_dtype("tf32") is None
+        assert common.precision_dtype("bf16") is torch.bfloat16 and common.precision_dtype("fp16") is torch.float16
+        common.set_backend_flags({**saved, "backends.cuda.matmul.allow_tf32": False,
+                                  "backends.cudnn.allow_tf32": False, "float32_matmul_precision": "highest"})
+        session = judge.Session("cpu", {"precision": "fp32"})
+        assert session.dtype is None and common.backend_flags()["backends.cuda.matmul.allow_tf32"] is False
+        session = judge.Session("cpu", {"precision": "tf32"})  # the flags a session at tf32 runs its reference with
+        flags = common.backend_flags()
+        assert session.dtype is None
+        assert flags["backends.cuda.matmul.allow_tf32"] and flags["backends.cudnn.allow_tf32"]
+        assert flags["float32_matmul_precision"] == "high"
+        assert judge.Session("cpu", {"precision": "bf16"}).dtype is torch.bfloat16
+    finally:
+        common.set_backend_flags(saved)
