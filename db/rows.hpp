@@ -42,6 +42,7 @@ struct linked_baseline_row {
   std::string clock;
   std::string params_json;
   std::string hardware;
+  std::string precision;     // fp32, tf32, fp16, bf16
   std::int64_t stack_id = 0; // 0: none (imported)
   std::optional<double> median_ms, mean_ms, min_ms, max_ms, stdev_ms;
   std::vector<double> samples_ms; // baseline_samples; empty for imported rows or unless asked for
@@ -82,8 +83,9 @@ struct evaluation_row {
   std::string phases_json;             // schema v8: {"phase": seconds, ...}; "" when none were recorded
   std::string finished_at;
   std::optional<double> duration_s;
-  std::vector<std::string> finding_kinds;     // distinct, sorted
-  std::vector<timing_row> timings;            // by id
+  std::vector<std::string> finding_kinds; // distinct, sorted
+  std::string numerics_findings;   // the lower_precision and global_flags findings' excerpts, a line each
+  std::vector<timing_row> timings; // by id
   std::vector<linked_baseline_row> baselines; // by id
   // Schema v4: the tokens (four buckets) and cost of the LLM exchange that generated the candidate in this
   // run; none when no LLM adapter produced it (cost none also when the model has no price).

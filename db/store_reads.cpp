@@ -24,7 +24,9 @@ SELECT e.id, e.run_id, r.run_uid, r.created_at, COALESCE(json_extract(r.config_j
        e.reason, m.evaluation_id, m.device_peak_bytes, m.judge_device_bytes, m.runner_device_bytes,
        m.judge_rss_bytes, m.runner_rss_bytes, m.budget_bytes,
        (SELECT json_group_object(phase, seconds) FROM evaluation_phases ph WHERE ph.evaluation_id = e.id),
-       e.overrides_json
+       e.overrides_json,
+       (SELECT group_concat(excerpt, char(10)) FROM static_findings f
+        WHERE f.evaluation_id = e.id AND f.kind IN ('lower_precision', 'global_flags'))
 FROM evaluations e
 LEFT JOIN evaluation_memory m ON m.evaluation_id = e.id
 JOIN runs r ON r.id = e.run_id
@@ -90,6 +92,7 @@ evaluation_row read_evaluation_row(const statement& row) {
     e.memory = memory_record{bytes(32), bytes(33), bytes(34), bytes(35), bytes(36), bytes(37)};
   if (!row.is_null(38) && row.column_text(38) != "{}") e.phases_json = row.column_text(38);
   if (!row.is_null(39) && row.column_text(39) != "{}") e.overrides_json = row.column_text(39);
+  if (!row.is_null(40)) e.numerics_findings = row.column_text(40);
   return e;
 }
 
@@ -111,7 +114,7 @@ void read_children(const connection& db, std::vector<evaluation_row>& rows, bool
       "SELECT value_ms FROM timing_samples WHERE timing_id = ? ORDER BY sample_index", "read timing samples");
   auto baselines = db.prepare(
       "SELECT b.id, b.mode, b.origin, b.status, b.method, b.clock, b.params_json, b.hardware, b.stack_id, "
-      "b.median_ms, b.mean_ms, b.min_ms, b.max_ms, b.stdev_ms FROM evaluation_baselines eb "
+      "b.median_ms, b.mean_ms, b.min_ms, b.max_ms, b.stdev_ms, b.precision FROM evaluation_baselines eb "
       "JOIN baselines b ON b.id = eb.baseline_id WHERE eb.evaluation_id = ? ORDER BY b.id",
       "read the baselines linked to evaluations");
   auto baseline_samples =
@@ -152,6 +155,7 @@ void read_children(const connection& db, std::vector<evaluation_row>& rows, bool
       b.min_ms = baselines.column_optional_double(11);
       b.max_ms = baselines.column_optional_double(12);
       b.stdev_ms = baselines.column_optional_double(13);
+      b.precision = baselines.column_text(14);
       if (with_samples) b.samples_ms = read_samples(baseline_samples, b.id);
       e.baselines.push_back(std::move(b));
     }

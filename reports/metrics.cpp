@@ -142,6 +142,26 @@ void add_baselines(const db::evaluation_row& e, result_row& r, const metric_opti
   }
 }
 
+// The candidate's speedup over the eager baseline linked at the numerics it computed at (tf32, bf16, fp16),
+// measured its way; none when it computed at the run's numerics or no such baseline is cached.
+void add_matched(const db::evaluation_row& e, result_row& r, const metric_options& options) {
+  if (r.numerics.empty() || !r.candidate || r.candidate->ms <= 0) return;
+  for (const auto& b : e.baselines)
+    if (b.status == "ok" && b.mode == "eager" && b.precision == r.numerics &&
+        b.method == r.candidate->method && b.clock == r.candidate->clock)
+      if (auto m = from_baseline(b, options)) {
+        r.matched = speedup_against("eager-" + r.numerics, *m, *r.candidate, e.evaluation_id, options);
+        return;
+      }
+}
+
+// Whether the only reason a candidate's time is not trusted is the numerics flags it changed: its time is
+// then a true time at its own numerics, comparable with a baseline at them.
+bool untrusted_for_numerics(const nlohmann::json& params) {
+  return params.contains("flags_changed") && params.value("untrusted_reason", std::string())
+                                                 .starts_with("the candidate changed torch's numerics");
+}
+
 void add_trace_shares(const db::timing_row& candidate, result_row& r) {
   const json params = parse_or_empty(candidate.params_json);
   const json* trace = params.is_object() && params.contains("trace") ? &params["trace"] : nullptr;
@@ -203,6 +223,24 @@ void copy_identity(const db::evaluation_row& e, result_row& r) {
 
 } // namespace
 
+std::string candidate_numerics(const std::string& findings) {
+  if (findings.find("made bfloat16") != std::string::npos || findings.find("; bfloat16") != std::string::npos)
+    return "bf16";
+  if (findings.find("made float16") != std::string::npos || findings.find("; float16") != std::string::npos)
+    return "fp16";
+  for (const char* tf32 : {"allow_tf32: False -> True", "float32_matmul_precision: highest -> high"})
+    if (findings.find(tf32) != std::string::npos) return "tf32";
+  return "";
+}
+
+std::string numerics_text(const result_row& r) {
+  if (r.numerics.empty()) return "";
+  if (!r.matched && !r.untrusted.empty()) return "computed at " + r.numerics; // no time to compare
+  if (!r.matched)
+    return fmt::format("computed at {}: no eager baseline at {} cached", r.numerics, r.numerics);
+  return fmt::format("computed at {}: {:.2f}x over eager at {}", r.numerics, r.matched->speedup, r.numerics);
+}
+
 std::string dtype_of(const std::string& precision, const std::string& protocol) {
   if (!precision.empty()) return precision;
   for (const char* dtype : {"fp16", "bf16"})
@@ -218,18 +256,21 @@ result_row derive(const db::evaluation_row& e, const metric_options& options) {
   if (candidate) r.candidate = from_timing(*candidate, options);
   if (reference) r.reference = from_timing(*reference, options);
   if (r.candidate) r.candidate_median_ms = r.candidate->ms;
+  if (const std::string n = candidate_numerics(e.numerics_findings); n != r.dtype) r.numerics = n;
   if (r.reference) r.reference_median_ms = r.reference->ms;
   if (candidate) {
     const auto params = nlohmann::json::parse(candidate->params_json, nullptr, false);
     if (params.is_object() && !params.value("trusted", true)) {
       r.untrusted = params.value("untrusted_reason", std::string("the timer missed work the trace saw"));
-      return r; // a time that cannot be trusted yields no speedup
+      if (untrusted_for_numerics(params)) add_matched(e, r, options);
+      return r; // a time that cannot be trusted yields no speedup at the run's numerics
     }
   }
   const bool comparable = r.candidate && r.reference && r.candidate->method == r.reference->method &&
                           r.candidate->clock == r.reference->clock && r.candidate->ms > 0;
   if (comparable) r.speedup = r.reference->ms / r.candidate->ms;
   if (r.candidate && r.candidate->ms > 0) add_baselines(e, r, options);
+  add_matched(e, r, options);
   if (const auto* eager = r.baseline("eager")) r.speedup_ci = eager->ci;
   if (candidate) add_trace_shares(*candidate, r);
   if (candidate) r.noise = noise_of(r, nlohmann::json::parse(candidate->params_json, nullptr, false));

@@ -124,6 +124,22 @@ std::string timing_params(const page_context& c) {
   return out + "</details>\n";
 }
 
+// A candidate that computed at narrower numerics than the run's: its speedup at them, beside the run's.
+std::string matched_note(const result_row& r) {
+  if (r.numerics.empty()) return "";
+  if (!r.matched && !r.untrusted.empty())
+    return fmt::format("<p>The candidate computed at {} (its findings).</p>\n", r.numerics);
+  if (!r.matched)
+    return fmt::format("<p>The candidate computed at {} (its findings); no eager baseline at {} is cached to "
+                       "compare it with at its own numerics (<code>kj baselines --precision {} --modes "
+                       "eager</code>, then judge again).</p>\n",
+                       r.numerics, r.numerics, r.numerics);
+  return fmt::format(
+      "<p>The candidate computed at {} (its findings): <b>{} over eager at {}</b> (95% interval "
+      "{}), beside its speedup at the run's {} above; only the run's counts.</p>\n",
+      r.numerics, html::ratio(r.matched->speedup), r.numerics, html::interval(r.matched->ci), r.dtype);
+}
+
 std::string timings(const page_context& c) {
   if (!c.row.candidate && c.row.baselines.empty())
     return c.row.verdict != kj::verdict::correct && c.row.reason != "tolerance"
@@ -140,7 +156,9 @@ std::string timings(const page_context& c) {
     out += measured_row(b.mode == "eager" ? "reference (eager, same run)" : "baseline " + b.mode, b.baseline);
   if (c.row.baselines.empty() && c.row.reference) // timed, but no speedup credited (below)
     out += measured_row("reference (eager, same run)", *c.row.reference);
+  if (c.row.matched) out += measured_row("baseline eager at " + c.row.numerics, c.row.matched->baseline);
   out += "</table>\n";
+  out += matched_note(c.row);
   if (c.row.baselines.empty() && !c.row.untrusted.empty())
     return out + "<p class=\"bad\">No speedup: the time is not trusted: " + html::escape(c.row.untrusted) +
            "</p>\n" + timing_params(c);

@@ -46,6 +46,16 @@ json measured_json(const measured& m) {
           {"ci_coverage", m.ci_coverage}};
 }
 
+// The speedup over the eager baseline at the numerics the candidate computed at (null when none).
+json matched_json(const result_row& r) {
+  if (!r.matched) return json();
+  return {{"baseline", r.matched->mode},
+          {"baseline_ms", r.matched->baseline.ms},
+          {"baseline_row", r.matched->baseline.row_id},
+          {"speedup", r.matched->speedup},
+          {"ci", interval_json(r.matched->ci)}};
+}
+
 } // namespace
 
 json result_json(const result_row& r) {
@@ -104,6 +114,8 @@ json result_json(const result_row& r) {
           {"protocol", r.protocol},
           {"dtype", r.dtype},
           {"untrusted", r.untrusted},
+          {"numerics", r.numerics.empty() ? json() : json(r.numerics)},
+          {"speedup_matched", matched_json(r)},
           {"unsound_problem", r.unsound_problem},
           {"problem_verified", r.verified},
           {"problem_verified_why", r.verified_why},

@@ -230,6 +230,7 @@ void write_verbose(const std::vector<result_row>& rows, std::ostream& out) {
     if (!r.noise.empty()) out << fmt::format("   speedup may be noise: {}\n", r.noise);
     if (!r.findings.empty()) out << fmt::format("   findings {}\n", r.findings);
     if (!r.untrusted.empty()) out << fmt::format("   time not trusted: {}\n", r.untrusted);
+    if (!r.numerics.empty()) out << fmt::format("   {}\n", numerics_text(r));
     if (!r.error.empty()) {
       out << "   error:\n";
       std::size_t start = 0;

@@ -31,7 +31,8 @@ const results_writer& results_writer_named(const std::string& name);
 // The version of the JSON and CSV layouts: each JSON record and each CSV row carries it. 1: the fields before
 // versioning; 2: adds, per timing, the sample count and the headline's interval, speedup intervals, stack,
 // protocol and dtype (docs/reports.md lists them).
-inline constexpr int results_format_version = 5; // 3: reason, memory, phases; 4: the CSV's noise mark; 5: sizes
+// 3: reason, memory, phases; 4: the CSV's noise mark; 5: sizes; 6: numerics, speedup_matched
+inline constexpr int results_format_version = 6;
 
 // The rows in the format named `format` (results_writer_named).
 void write_results(const std::vector<result_row>& rows, const std::string& format, std::ostream& out);

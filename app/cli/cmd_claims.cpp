@@ -24,13 +24,18 @@ action add_claims_command(CLI::App& app) {
   struct state {
     std::string claims;
     std::string db = default_db_path();
-    std::string run;
+    std::vector<std::string> runs;
     std::string format = "table";
   };
   auto s = std::make_shared<state>();
   cmd->add_option("claims", s->claims, "the claims.json kj import wrote")->required();
   cmd->add_option("--db", s->db, "SQLite file to read")->capture_default_str();
-  cmd->add_option("--run", s->run, "the run that judged the imported kernels, or latest (the default)");
+  cmd->add_option(
+         "--run", s->runs,
+         "the run that judged the imported kernels, or latest (the default); repeated, a later run's "
+         "evaluation of a kernel replaces an earlier run's (a rerun after a fix)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--format", s->format, "table, markdown (for docs/) or json")
       ->check(CLI::IsMember({"table", "markdown", "json"}))
       ->capture_default_str();
@@ -51,8 +56,14 @@ action add_claims_command(CLI::App& app) {
       return 2;
     }
     const db::store store = db::store::open_read_only(s->db);
-    const std::string run = run_or_latest(store, s->run, s->db);
-    const auto rows = reports::results(store, run);
+    std::string run;
+    std::vector<reports::result_row> rows; // a kernel's newest evaluation counts (reports/claims.cpp: match)
+    for (const std::string& named : s->runs.empty() ? std::vector<std::string>{""} : s->runs) {
+      const std::string uid = run_or_latest(store, named, s->db);
+      run += (run.empty() ? "" : "+") + uid;
+      for (auto& r : reports::results(store, uid))
+        rows.push_back(std::move(r));
+    }
     std::string device;
     if (!rows.empty())
       if (const auto stack = store.get_stack(rows.front().stack_id)) device = stack->device_name;

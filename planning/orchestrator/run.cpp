@@ -45,6 +45,29 @@ public:
   }
 };
 
+// The eager baselines `kj baselines --precision` cached at the other numerics a candidate may compute at
+// (tf32 on CUDA, bf16, fp16), linked so that a candidate found computing at one of them is also compared at
+// its own numerics (CUDA-Agent issue #16; reports/metrics.cpp). Looked up only: never measured by a run.
+std::vector<baselines::result> matched_numerics_baselines(db::store& store,
+                                                          const scheduler::scheduler& runner,
+                                                          const std::vector<baselines::problem_ref>& refs,
+                                                          const baselines::stack_ref& stack,
+                                                          baselines::options opts) {
+  std::vector<baselines::result> found;
+  const std::string run_precision = opts.precision;
+  opts.modes = {"eager"};
+  opts.measure_missing = false;
+  results::sink_set none({});
+  for (const char* precision : {"tf32", "bf16", "fp16"}) {
+    if (precision == run_precision || (precision == std::string("tf32") && opts.device != device_kind::cuda))
+      continue;
+    opts.precision = precision;
+    for (auto& r : baselines::ensure(store, runner, refs, stack, opts, none))
+      if (r.record.status == "ok") found.push_back(std::move(r));
+  }
+  return found;
+}
+
 // The cached (or, for a list of modes, freshly measured) compiled baselines of the problems that have
 // candidates, by problem index; eager is left out: the run times it paired with each candidate.
 std::map<std::size_t, std::vector<std::int64_t>>
@@ -58,13 +81,15 @@ run_baselines(db::store& store, const scheduler::scheduler& runner, const run_op
   const bool cached_only = options.baselines == "cached";
   opts.modes = cached_only ? baselines::all_modes : baselines::parse_modes(options.baselines);
   std::erase(opts.modes, "eager");
-  if (opts.modes.empty()) return linked;
-  opts.measure_missing = !cached_only;
   std::vector<baselines::problem_ref> refs;
   std::map<const kb::problem*, std::size_t> index_of;
   for (const auto& c : candidates)
     if (index_of.emplace(&problems[c.problem_index], c.problem_index).second)
       refs.push_back({&problems[c.problem_index], problem_ids[c.problem_index]});
+  for (const auto& r : matched_numerics_baselines(store, runner, refs, stack, opts))
+    linked[index_of[r.problem]].push_back(r.record.id);
+  if (opts.modes.empty()) return linked;
+  opts.measure_missing = !cached_only;
   if (!cached_only)
     fmt::print(stderr, "kj: baselines {} for {} problems (cached where measured before)...\n",
                fmt::join(opts.modes, ", "), refs.size());

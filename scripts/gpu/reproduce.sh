@@ -27,6 +27,10 @@ stage_cuda_l1() {
     log "cuda-l1: level $level: exit $rc after $(($(date +%s) - s)) s"
     ((rc == 124 || rc == 130)) && { log "cuda-l1: interrupted in level $level; carry kj.sqlite and call again"; break; }
   done
-  "$kj" claims "$dir/claims.json" --db "$OUT/kj.sqlite" --run cuda-l1 --format markdown >"$OUT/cuda-l1.md" 2>&1
+  # a kernel judged again (REPRO_RERUN, this call or an earlier one) counts with its newer evaluation
+  local reruns=()
+  "$kj" runs --db "$OUT/kj.sqlite" --format json 2>/dev/null | grep -q '"cuda-l1-rerun"' && reruns=(--run cuda-l1-rerun)
+  "$kj" claims "$dir/claims.json" --db "$OUT/kj.sqlite" --run cuda-l1 "${reruns[@]}" --format markdown \
+    >"$OUT/cuda-l1.md" 2>&1
   grep -E "^\| (all|L[0-9]) \|" "$OUT/cuda-l1.md" | head -4 | tee -a "$OUT/summary.txt"
 }

@@ -228,3 +228,51 @@ TEST_CASE("imported KernelBench timings are stored and shown beside our own") {
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("[H100_fixture 1.25 ms]") != std::string::npos);
 }
+
+TEST_CASE("a candidate computing in bf16 is also compared with the eager baseline cached at bf16") {
+  scratch_dir dir;
+  const std::string problems = (fixtures_dir() / "numerics").string();
+  const std::vector<std::string> where{"--device", "cpu", "--kernelbench", problems, "--kb-version",  "v0",
+                                       "--level",  "1",   "--ids",         "1",      "--max-time-ms", "200"};
+  const auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), where.begin(), where.end());
+    return kj_in(dir, args);
+  };
+  const auto baselines = with({"baselines", "--modes", "eager", "--precision", "bf16"});
+  INFO(baselines.err);
+  REQUIRE(baselines.exit_code == 0);
+  const auto run = with({"run", "--candidates", problems + "/candidates", "--no-strict", "--run-id", "bf16"});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const json rows = results_of(dir, "bf16");
+  REQUIRE(rows.size() == 1);
+  const json& row = rows[0];
+  INFO(row.dump());
+  CHECK(row["verdict"] == "correct"); // within v0's 1e-2
+  CHECK(row["findings"].get<std::string>().find("lower_precision") != std::string::npos);
+  CHECK(row["numerics"] == "bf16");
+  if (host_moved(row)) return;
+  REQUIRE(row["speedup_matched"].is_object());
+  CHECK(row["speedup_matched"]["baseline"] == "eager-bf16");
+  CHECK(
+      row["speedup_matched"]["speedup"].get<double>() ==
+      Approx(row["speedup_matched"]["baseline_ms"].get<double>() / row["candidate_median_ms"].get<double>()));
+  CHECK(row["speedups"].contains("eager")); // the run's fp32 speedup stays, and stays the one counted
+  CHECK_FALSE(row["speedups"].contains("eager-bf16"));
+  CHECK(row["best_baseline"] == "eager");
+  const auto verbose =
+      run_kj({"results", "--db", (dir / "kj.sqlite").string(), "--run", "bf16", "--verbose"});
+  CHECK(verbose.out.find("computed at bf16: ") != std::string::npos);
+}
+
+TEST_CASE("tf32 numerics exist on CUDA only: kj baselines and kj audit refuse them on the CPU") {
+  scratch_dir dir;
+  for (const char* command : {"baselines", "audit"}) {
+    const auto r =
+        kj_in(dir, {command, "--device", "cpu", "--precision", "tf32", "--ids", "1", "--level", "1"});
+    INFO(command << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--precision tf32: TF32 matmuls and convolutions exist on CUDA only") !=
+          std::string::npos);
+  }
+}

@@ -46,6 +46,24 @@ TEST_CASE("a CUDA-L1 release imported, judged as it is, and its claims put besid
   CHECK(rows[1]["verdict"] == "incorrect");
   CHECK(rows[1]["explanation"].get<std::string>().starts_with("not counted correct: incorrect"));
   CHECK(rows[2]["explanation"].get<std::string>().starts_with("no kernel in the release"));
+  // A rerun of one kernel in another run (after a fix in kj): named after the first, its evaluation replaces
+  // the first run's for that kernel only.
+  REQUIRE(run_kj({"run", "--device", "cpu", "--kernelbench", (dir / "l1" / "KernelBench").string(),
+                  "--candidates", (dir / "l1" / "candidates").string(), "--ids", "1", "--no-timing",
+                  "--no-strict", "--run-id", "cuda-l1-rerun", "--db", (dir / "kj.sqlite").string(),
+                  "--cache-dir", (dir / "cache").string()},
+                 dir.path())
+              .exit_code == 0);
+  const auto both =
+      run_kj({"claims", (dir / "l1" / "claims.json").string(), "--db", (dir / "kj.sqlite").string(), "--run",
+              "cuda-l1", "--run", "cuda-l1-rerun", "--format", "json"});
+  INFO(both.out << both.err);
+  REQUIRE(both.exit_code == 0);
+  const json merged = json::parse(both.out);
+  CHECK(merged["run"] == "cuda-l1+cuda-l1-rerun");
+  CHECK(merged["rows"][0]["verdict"] == "correct");
+  CHECK(merged["rows"][0]["measured"]["eager"].is_null()); // the rerun's, judged without timing
+  CHECK(merged["rows"][1]["verdict"] == "incorrect");      // the first run's
   const auto table =
       run_kj({"claims", (dir / "l1" / "claims.json").string(), "--db", (dir / "kj.sqlite").string()});
   CHECK(table.out.find("per level") != std::string::npos);

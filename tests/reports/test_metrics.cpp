@@ -145,3 +145,74 @@ TEST_CASE("trace shares come from the candidate timing's params") {
   CHECK(rows[0].library_share == 0.25);
   CHECK(rows[0].gpu_busy_share == Approx(0.75));
 }
+
+TEST_CASE("a candidate that computed at narrower numerics is also compared with the eager baseline at them") {
+  evaluation_fixture f;
+  auto [store, stack, problem, candidate, run] = std::tie(f.db, f.stack_id, f.problem, f.candidate, f.run_id);
+  baseline_record bf16 = make_baseline("kb", "eager", 1.0, problem, stack);
+  bf16.precision = "bf16";
+  baseline_record tf32 = make_baseline("kt", "eager", 1.6, problem, stack);
+  tf32.precision = "tf32";
+  const std::vector<std::int64_t> linked{store.insert_baseline(bf16), store.insert_baseline(tf32)};
+
+  SECTION("a bf16 forward (lower_precision): both speedups; the run's eager stays the one counted") {
+    auto e = make_evaluation(run, problem, candidate, stack);
+    e.timings = {make_timing("candidate", 0.5), make_timing("reference_eager", 2.0)};
+    e.findings = {
+        {"lower_precision", 0, "ModelNew.forward made bfloat16 tensors (_to_copy x2, mm x1) in an fp32 run"}};
+    e.baseline_ids = linked;
+    store.insert_evaluation(e);
+    const auto rows = kj::reports::results(store, "r-test-1");
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].numerics == "bf16");
+    REQUIRE(rows[0].matched.has_value());
+    CHECK(rows[0].matched->speedup == 2.0);
+    CHECK(rows[0].matched->baseline.row_id == linked[0]);
+    CHECK(rows[0].speedup_vs("eager") == 4.0);
+    CHECK(rows[0].best_baseline == "eager"); // an eager baseline at other numerics is never the run's best
+    CHECK(kj::reports::numerics_text(rows[0]) == "computed at bf16: 2.00x over eager at bf16");
+  }
+  SECTION("TF32 turned on: the time is not credited at fp32, but is compared with eager at tf32") {
+    auto e = make_evaluation(run, problem, candidate, stack);
+    auto timed = make_timing("candidate", 0.8);
+    timed.params_json =
+        R"({"trusted": false, "flags_changed": {"backends.cuda.matmul.allow_tf32": "False -> True"},
+      "untrusted_reason": "the candidate changed torch's numerics flags (torch.backends.cuda.matmul.allow_tf32: False -> True): its forward ran at another precision than the run's, so its time is not credited at the run's precision"})";
+    e.timings = {timed, make_timing("reference_eager", 2.0)};
+    e.findings = {{"global_flags", 0, "torch.backends.cuda.matmul.allow_tf32: False -> True"}};
+    e.baseline_ids = linked;
+    store.insert_evaluation(e);
+    const auto rows = kj::reports::results(store, "r-test-1");
+    REQUIRE(rows.size() == 1);
+    CHECK_FALSE(rows[0].untrusted.empty());
+    CHECK_FALSE(rows[0].speedup.has_value());
+    CHECK(rows[0].numerics == "tf32");
+    REQUIRE(rows[0].matched.has_value());
+    CHECK(rows[0].matched->speedup == Approx(2.0));
+  }
+  SECTION("no baseline cached at the candidate's numerics: named, no speedup made up") {
+    auto e = make_evaluation(run, problem, candidate, stack);
+    e.timings = {make_timing("candidate", 0.5), make_timing("reference_eager", 2.0)};
+    e.findings = {
+        {"lower_precision", 0, "ModelNew.forward made float16 tensors (_to_copy x1) in an fp32 run"}};
+    e.baseline_ids = linked;
+    store.insert_evaluation(e);
+    const auto rows = kj::reports::results(store, "r-test-1");
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].numerics == "fp16");
+    CHECK_FALSE(rows[0].matched.has_value());
+    CHECK(kj::reports::numerics_text(rows[0]) == "computed at fp16: no eager baseline at fp16 cached");
+  }
+}
+
+TEST_CASE("the numerics a candidate's findings name") {
+  using kj::reports::candidate_numerics;
+  CHECK(candidate_numerics("") == "");
+  CHECK(candidate_numerics("torch.backends.cudnn.benchmark: False -> True") == "");
+  CHECK(candidate_numerics("torch.float32_matmul_precision: highest -> high") == "tf32");
+  CHECK(candidate_numerics("torch.backends.cudnn.allow_tf32: False -> True") == "tf32");
+  CHECK(candidate_numerics("ModelNew.forward made float16 tensors (mm x1) in an fp32 run") == "fp16");
+  // the narrower dtype wins over TF32 flags
+  CHECK(candidate_numerics("torch.backends.cuda.matmul.allow_tf32: False -> True\n"
+                           "ModelNew.forward made bfloat16 tensors (mm x1) in an fp32 run") == "bf16");
+}

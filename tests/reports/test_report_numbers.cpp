@@ -184,7 +184,7 @@ TEST_CASE("kj results JSON and CSV carry a format version and, per timing, the s
   REQUIRE(rows.size() == 15);
   std::size_t timed = 0;
   for (const auto& row : rows) {
-    CHECK(row["format_version"] == 5);
+    CHECK(row["format_version"] == 6);
     CHECK(row["stack"] == "fixture-stack");
     CHECK(row["dtype"] == "fp32");
     if (!row["candidate_median_ms"].is_number()) continue;

@@ -110,7 +110,7 @@ TEST_CASE("a candidate without a file and the --set sizes are named in every for
   kj::reports::write_results(rows, "table", table);
   kj::reports::write_results(rows, "verbose", verbose);
   CHECK(csv.str().find(",(identity),identity,") != std::string::npos);
-  CHECK(csv.str().find(",batch_size=4 dim=16,5") != std::string::npos);
+  CHECK(csv.str().find(",batch_size=4 dim=16,6") != std::string::npos);
   CHECK(table.str().find("at batch_size=4 dim=16; shape mismatch") != std::string::npos);
   CHECK(verbose.str().find("sizes batch_size=4 dim=16 (--set)") != std::string::npos);
 }
