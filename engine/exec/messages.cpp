@@ -7,7 +7,7 @@ namespace kj::exec {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(evaluate_job, device, problem, candidate, overrides, protocol,
                                                 timing, strict, case_classes, timeout_s, limits,
-                                                import_on_device, extensions_dir)
+                                                import_on_device, extensions_dir, more_jobs)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(build_job, problem, candidate, overrides, device)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(baseline_job, device, items, overrides, protocol, timing,
                                                 compile_only)

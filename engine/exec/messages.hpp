@@ -127,6 +127,10 @@ struct evaluate_job {
   // The candidate's built extensions (a judge serving several jobs, `kj worker --serve`, is told per job);
   // empty: the worker's TORCH_EXTENSIONS_DIR.
   std::string extensions_dir;
+  // Whether the slot may get another evaluation after this one (the scheduler's view when it hands the job
+  // out): only then does the serving judge start the next runner ahead. The last one would be started, import
+  // torch beside the candidate's timing, and be killed unused.
+  bool more_jobs = true;
 };
 
 // Compile only: import the problem and the candidate so that torch.utils.cpp_extension builds the

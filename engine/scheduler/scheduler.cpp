@@ -180,9 +180,13 @@ bool scheduler::run(std::vector<task> tasks) const {
       while (wait_for_work(s, lock, may_start)) {
         const std::size_t index = *s.ready.begin();
         s.ready.erase(s.ready.begin());
+        // Another entry unfinished (ready, building, or on another slot) may still come to this slot.
+        const bool more_jobs = s.unfinished > 1;
         state::entry& e = *s.entries[index];
         lock.unlock();
         device_step& step = *e.device;
+        if (auto* evaluation = std::get_if<exec::evaluate_job>(&step.message))
+          evaluation->more_jobs = more_jobs;
         for (const auto& [key, value] : slot.environment)
           step.launch.environment[key] = value;
         device_done done{{}, "", slot.name};

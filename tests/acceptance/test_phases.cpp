@@ -1,11 +1,13 @@
 // Where an evaluation's time goes (issue: throughput): every evaluation records its phases, measured on both
 // sides of the worker, and they sum to its wall time; each candidate runs in a runner of its own, never
-// reused by another; one warm judge serves a slot's evaluations, and a runner it started ahead that died
-// before its candidate arrived is replaced, never blamed.
+// reused by another, and no runner is started for a job that never comes; one warm judge serves a slot's
+// evaluations, and a runner it started ahead that died before its candidate arrived is replaced, never
+// blamed.
 #include "db/store.hpp"
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -43,13 +45,22 @@ TEST_CASE("phases sum to each evaluation's wall time, and no runner is reused by
   for (int sample : {0, 1})
     write_file(dir / "candidates" / ("level_1_problem_2_sample_" + std::to_string(sample) + "_kernel.py"),
                flag_candidate);
-  const auto r = run_kj({"run", "--device", "cpu", "--builtin", "--level", "1", "--ids", "2", "--candidates",
-                         (dir / "candidates").string(), "--min-samples", "3", "--max-time-ms", "50", "--db",
-                         (dir / "kj.sqlite").string(), "--cache-dir", (dir / "cache").string()},
-                        dir.path());
+  const auto r =
+      run_kj({"run", "--device", "cpu", "--builtin", "--level", "1", "--ids", "2", "--candidates",
+              (dir / "candidates").string(), "--min-samples", "3", "--max-time-ms", "50", "--keep-scratch",
+              "--db", (dir / "kj.sqlite").string(), "--cache-dir", (dir / "cache").string()},
+             dir.path());
   INFO(r.err << r.out);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("where the time went:") != std::string::npos);
+  // One runner per candidate: none started ahead for a job that never came (each costs a Python with torch,
+  // and on a small machine it would import beside the last candidate's timing). Runners are numbered from 0.
+  int runners = 0;
+  for (const auto& judge : fs::directory_iterator(dir / "cache" / "scratch"))
+    if (fs::is_directory(judge.path() / "runners"))
+      for (const auto& runner : fs::directory_iterator(judge.path() / "runners"))
+        runners = std::max(runners, 1 + std::stoi(runner.path().filename().string().substr(7)));
+  CHECK(runners == 2);
 
   auto store = kj::db::store::open_read_only(dir / "kj.sqlite");
   const auto rows = store.evaluation_rows({});
