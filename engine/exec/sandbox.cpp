@@ -135,7 +135,11 @@ sandbox_plan plan_sandbox(const sandbox_policy& policy) {
     else if (fs::exists(file))
       add(v, {"--ro-bind", "/dev/null", file});
   }
-  add(v, {"--ro-bind", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
+  // /tmp is the job's own, and writable by it as a host's /tmp is (sticky, world-writable): a tmpfs is made
+  // 0755 for bubblewrap's user, so a candidate running under an identity of its own could not write there,
+  // and released kernels that write their sources to /tmp/... failed to load under kj only (CUDA-L1's L3 43).
+  add(v, {"--ro-bind", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs",
+          "/tmp"});
   if (policy.gpu)
     for (const auto& entry : fs::directory_iterator("/dev"))
       if (entry.path().filename().string().starts_with("nvidia"))

@@ -1,5 +1,6 @@
-// The results DB beside kj's own executable is out of a candidate's reach: the sandbox exposes kj's
-// executable, never its folder (a candidate once read other candidates' sources and verdicts from there).
+// The sandbox's file system through the real kj: the results DB beside kj's own executable is out of a
+// candidate's reach (the sandbox exposes kj's executable, never its folder: a candidate once read other
+// candidates' sources and verdicts from there), and /tmp is writable as on any host, and the job's own.
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
@@ -63,4 +64,51 @@ TEST_CASE("a candidate cannot open the results DB that lies in kj's own folder")
   INFO(rows.dump(2));
   CHECK(rows[0].value("verdict", "") == "correct");
   CHECK(results.out.find("LEAKED") == std::string::npos);
+}
+
+namespace {
+
+// Writes its sources under /tmp at import, as released kernels do (CUDA-L1's L3 43), and fails if it sees
+// another job's file there.
+constexpr const char* k_tmp_writer = R"py(import os
+
+import torch.nn as nn
+import torch.nn.functional as F
+
+if os.path.exists("/tmp/cuda_extensions/other_job.txt"):
+    raise RuntimeError("SAW another job's /tmp")
+os.makedirs("/tmp/cuda_extensions", exist_ok=True)
+with open("/tmp/cuda_extensions/other_job.txt", "w") as f:
+    f.write("written by one candidate\n")
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        with open("/tmp/cuda_extensions/other_job.txt") as f:
+            assert f.read().startswith("written")
+        return F.gelu(x)
+)py";
+
+} // namespace
+
+TEST_CASE("a candidate writes /tmp as on any host, and its /tmp is its job's own") {
+  scratch_dir dir;
+  const fs::path candidates = dir / "candidates";
+  fs::create_directories(candidates);
+  for (int sample : {0, 1}) // the second must not see the first's file
+    write_file(candidates / ("level_1_problem_2_sample_" + std::to_string(sample) + "_kernel.py"),
+               k_tmp_writer);
+  const auto r = run_kj({"run", "--device", "cpu", "--builtin", "--level", "1", "--ids", "2", "--candidates",
+                         candidates.string(), "--db", (dir / "kj.sqlite").string(), "--cache-dir",
+                         (dir / "cache").string(), "--no-timing", "--run-id", "tmp"},
+                        dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto results =
+      run_kj({"results", "--db", (dir / "kj.sqlite").string(), "--run", "tmp", "--format", "json"});
+  const auto rows = nlohmann::json::parse(results.out);
+  REQUIRE(rows.size() == 2);
+  INFO(rows.dump(2));
+  for (const auto& row : rows)
+    CHECK(row.value("verdict", "") == "correct"); // before: load_error, Permission denied: '/tmp/...'
 }
