@@ -19,7 +19,7 @@ stage_compare_aa() {
         { log "compare-aa: $1 stopped (out of time?); copy kj.sqlite to .gpu-carry and call again"; return 1; }
     done
   }
-  cmp_run cmp-a identity && cmp_run cmp-b identity || exit 0
+  cmp_run cmp-a identity && cmp_run cmp-b identity || return 0 # the DB still comes back
   rm -rf /tmp/kj-slow /tmp/kj-slow.slowed.json /tmp/kj-problems*.json
   k=0
   for item in $sel; do
@@ -32,7 +32,7 @@ stage_compare_aa() {
   python3 scripts/make_slow_candidates.py --problems /tmp/kj-problems.json --results /tmp/kj-cmp-a.json \
     --out /tmp/kj-slow | tee -a "$OUT/summary.txt"
   cp /tmp/kj-slow.slowed.json "$W/cmp-slowed.json"
-  cmp_run cmp-slow /tmp/kj-slow || exit 0
+  cmp_run cmp-slow /tmp/kj-slow || return 0
   "$kj" compare cmp-a cmp-b --db "$OUT/kj.sqlite" --markdown "$OUT/compare-aa.md" --json "$W/compare-aa.json" \
     --html "$W/compare-aa.html" >"$W/compare-aa.txt"
   echo "A/A (cmp-a vs cmp-b): exit $? (0: no regression); $(tail -2 "$W/compare-aa.txt" | head -1)" | tee -a "$OUT/summary.txt"
