@@ -14,8 +14,7 @@ import torch
 
 from kj_common import (EMPTY_MODEL, KjError, Problem, SizedProblems, apply_overrides, backend_flags,
                        capture_graph, enter_precision, first_line, flat_chunks, format_exception, is_build_failure,
-                       is_out_of_memory,
-                       load_module, precision_dtype, set_seed, tensor_bytes, to_device)
+                       is_out_of_memory, load_module, precision_dtype, set_seed, tensor_bytes, to_device)
 from kj_recipes import draw
 
 LARGE = 256 << 20  # bytes from which a runner returns its cached device memory after a forward
