@@ -96,8 +96,8 @@ std::optional<ncu_report> judge::nsight(const kb::problem& problem, const adapte
   ncu_report out;
   try {
     const auto result = run(problem, candidate, options);
-    if (result.record.verdict != "correct" && result.record.verdict != "incorrect")
-      out.error = fmt::format("the run under ncu ended {}: {}", result.record.verdict,
+    if (result.record.verdict != verdict::correct && result.record.verdict != verdict::incorrect)
+      out.error = fmt::format("the run under ncu ended {}: {}", name_of(result.record.verdict),
                               result.record.error.substr(0, 600));
     else
       out.kernels = parse_ncu_csv(import_ncu_report(m_settings.ncu, report));

@@ -90,9 +90,10 @@ std::string compile_text(const std::optional<exec::build_record>& build, const s
 }
 
 std::string verdict_summary(const db::evaluation_record& r) {
-  std::string s = "compatible " + r.verdict;
-  if (!r.strict_verdict.empty())
-    s += ", strict " + r.strict_verdict + (r.strict_failed.empty() ? "" : " (" + r.strict_failed + ")");
+  std::string s = "compatible " + name_of(r.verdict);
+  if (r.strict_verdict != strict_verdict::none)
+    s += ", strict " + name_of(r.strict_verdict) +
+         (r.strict_failed.empty() ? "" : " (" + r.strict_failed + ")");
   return s;
 }
 
@@ -101,7 +102,7 @@ std::string correctness_text(const db::evaluation_record& r) {
   int passed = 0;
   for (const auto& t : r.trials)
     passed += t.passed ? 1 : 0;
-  out += fmt::format("compatible verdict: {}{} ({} of {} trials passed; protocol {})\n", r.verdict,
+  out += fmt::format("compatible verdict: {}{} ({} of {} trials passed; protocol {})\n", name_of(r.verdict),
                      r.reason.empty() ? "" : " (" + r.reason + ")", passed, r.trials.size(), r.protocol);
   for (const auto& t : r.trials) {
     if (t.passed) continue;
@@ -113,8 +114,8 @@ std::string correctness_text(const db::evaluation_record& r) {
     break;
   }
   if (!r.error.empty()) out += "error:\n" + clip(r.error, 4000) + "\n";
-  if (r.strict_verdict.empty()) return out;
-  out += fmt::format("strict verdict: {}{}\n", r.strict_verdict,
+  if (r.strict_verdict == strict_verdict::none) return out;
+  out += fmt::format("strict verdict: {}{}\n", name_of(r.strict_verdict),
                      r.strict_failed.empty() ? "" : "; failing case classes: " + r.strict_failed);
   std::map<std::string, int> passes;
   int listed = 0;

@@ -186,7 +186,7 @@ tool_outcome toolbox::profile(int turn) {
   const judged& done = remember("profile", turn, current->first, m_judge.profile(m_problem, c));
   facts.record = &done.record;
   facts.hash = done.source_hash.substr(0, 8);
-  if (done.record.verdict == "correct" || done.record.verdict == "incorrect")
+  if (done.record.verdict == verdict::correct || done.record.verdict == verdict::incorrect)
     facts.ncu = m_judge.nsight(m_problem, c);
   out.text = profile_text(facts);
   out.candidate_id = done.candidate_id;

@@ -86,7 +86,7 @@ struct llm_cost_row {
   double latency_ms = 0;             // [ms] summed over calls (all attempts)
   std::int64_t problems = 0;         // problems with a candidate of this model in the run
   std::int64_t solved = 0;           // ... with at least one compatible verdict `correct`
-  std::int64_t solved_strict = 0;    // ... correct and strict `pass`
+  std::int64_t solved_strict = 0;    // ... counted correct (kj::counted_correct: strict did not fail)
   std::int64_t replayed_calls = 0;   // exchanges recorded by another run (no money spent by this one)
   std::int64_t batch_calls = 0;      // answered through a provider's batch API (priced at the batch tier)
 };

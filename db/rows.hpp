@@ -3,6 +3,8 @@
 // computed in reports/metrics.hpp, not here.
 #pragma once
 
+#include "core/verdict.hpp"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -73,9 +75,9 @@ struct evaluation_row {
   std::string stack_hash;
   std::string device;
   std::string protocol;
-  std::string verdict;
+  kj::verdict verdict = kj::verdict::harness_error;
   std::string error;
-  std::string strict_verdict;
+  kj::strict_verdict strict_verdict = kj::strict_verdict::none;
   std::string strict_failed;
   std::string degenerate;
   std::string reason;                  // schema v8: of the verdict (out_of_memory, tolerance, ...)

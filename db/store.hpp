@@ -140,15 +140,15 @@ struct evaluation_record {
   std::string device;
   std::string overrides_json; // module-constant overrides applied, e.g. {"batch_size": 4}
   std::string protocol;       // e.g. "kernelbench-main"
-  std::string verdict;        // see core/verdict.hpp
-  std::string error;          // message or traceback, "" when none
+  kj::verdict verdict = kj::verdict::harness_error; // named only in SQL (core/verdict.hpp)
+  std::string error;                                // message or traceback, "" when none
   std::string started_at, finished_at;
   double duration_s = 0;
   std::vector<trial_record> trials;
   std::vector<timing_record> timings;
-  // Schema v2: the strict verdict ("pass", "fail", or "" when it did not run), its failing classes
-  // (comma-separated), a label when the problem looks degenerate, its cases and the static findings.
-  std::string strict_verdict;
+  // Schema v2: the strict verdict (none when it did not run), its failing classes (comma-separated), a label
+  // when the problem looks degenerate, its cases and the static findings.
+  kj::strict_verdict strict_verdict = kj::strict_verdict::none;
   std::string strict_failed;
   std::string degenerate;
   double compatible_s = 0; // [s] wall time of the compatible trials

@@ -124,9 +124,9 @@ std::int64_t store::insert_evaluation(const evaluation_record& evaluation) {
         "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         what)
       .bind_all(evaluation.run_id, problem_id, evaluation.candidate_id, stack_id, evaluation.device,
-                evaluation.overrides_json, evaluation.protocol, evaluation.verdict, evaluation.error,
+                evaluation.overrides_json, evaluation.protocol, name_of(evaluation.verdict), evaluation.error,
                 evaluation.started_at, evaluation.finished_at, evaluation.duration_s,
-                evaluation.strict_verdict, evaluation.strict_failed, evaluation.degenerate,
+                name_of(evaluation.strict_verdict), evaluation.strict_failed, evaluation.degenerate,
                 evaluation.compatible_s, evaluation.strict_s, evaluation.build_key, evaluation.purpose,
                 evaluation.reason)
       .run();
@@ -194,12 +194,12 @@ std::optional<evaluation_record> store::get_evaluation(std::int64_t evaluation_i
                       .device = row.column_text(4),
                       .overrides_json = row.column_text(5),
                       .protocol = row.column_text(6),
-                      .verdict = row.column_text(7),
+                      .verdict = verdict_column(db, row.column_text(7), what),
                       .error = row.column_text(8),
                       .started_at = row.column_text(9),
                       .finished_at = row.column_text(10),
                       .duration_s = row.column_double(11)};
-  e.strict_verdict = row.column_text(12);
+  e.strict_verdict = strict_verdict_column(db, row.column_text(12), what);
   e.strict_failed = row.column_text(13);
   e.degenerate = row.column_text(14);
   e.compatible_s = row.column_double(15);

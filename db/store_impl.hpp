@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace kj::db {
@@ -20,6 +21,29 @@ struct store::impl {
 // Optional foreign keys are 0 in the records and NULL in the tables.
 inline std::optional<std::int64_t> id_or_null(std::int64_t id) {
   return id == 0 ? std::nullopt : std::optional<std::int64_t>(id);
+}
+
+// The verdict columns, read at the edge (the schema's CHECK constraints admit only core/verdict.hpp's names).
+inline kj::verdict verdict_column(const sqlite::connection& db, const std::string& name,
+                                  const std::string& what) {
+  if (const auto v = kj::parse_verdict(name)) return *v;
+  db.fail(what, "unknown verdict '" + name + "' in evaluations.verdict");
+}
+inline kj::strict_verdict strict_verdict_column(const sqlite::connection& db, const std::string& name,
+                                                const std::string& what) {
+  if (const auto v = kj::parse_strict_verdict(name)) return *v;
+  db.fail(what, "unknown strict verdict '" + name + "' in evaluations.strict_verdict");
+}
+
+// The one rule for "correct" (kj::counted_correct) as an SQL predicate over the evaluations aliased `alias`
+// ("" for none), built from the enums' names.
+inline std::string counted_correct_sql(const std::string& alias) {
+  const std::string p = alias.empty() ? "" : alias + ".";
+  return "(" + p + "verdict = '" + kj::name_of(kj::verdict::correct) + "' AND " + p + "strict_verdict <> '" +
+         kj::name_of(kj::strict_verdict::fail) + "')";
+}
+inline std::string verdict_is_sql(const std::string& alias, kj::verdict v) {
+  return "(" + (alias.empty() ? "" : alias + ".") + "verdict = '" + kj::name_of(v) + "')";
 }
 
 // Schema v8's children of an evaluation (db/store_resources.cpp).

@@ -188,8 +188,8 @@ std::vector<llm_cost_row> store::llm_costs(const std::string& run_uid) const {
   auto rows = m_impl->m_db.prepare(fmt::format(R"sql(
 WITH {}, solved AS (
   SELECT o.adapter, o.model, c.problem_id,
-         max(e.verdict = 'correct') AS correct,
-         max(e.verdict = 'correct' AND e.strict_verdict = 'pass') AS strict_pass
+         max({}) AS correct,
+         max({}) AS strict_pass
   FROM candidate_origins o
   JOIN runs r ON r.id = o.run_id
   JOIN candidates c ON c.id = o.candidate_id
@@ -207,7 +207,8 @@ SELECT u.provider, u.model, count(*), sum(u.ok = 0), sum(u.cost_usd IS NULL AND 
        sum(u.purpose LIKE '% (batch)')
 FROM used u GROUP BY u.provider, u.model ORDER BY u.provider, u.model
 )sql",
-                                               used_exchanges),
+                                               used_exchanges, verdict_is_sql("e", kj::verdict::correct),
+                                               counted_correct_sql("e")),
                                    fmt::format("sum the LLM costs of run '{}'", run_uid));
   rows.bind_all(run_uid);
   std::vector<llm_cost_row> out;

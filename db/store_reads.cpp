@@ -52,7 +52,7 @@ std::vector<std::string> split_commas(const std::string& text) {
   return items;
 }
 
-evaluation_row read_evaluation_row(const statement& row) {
+evaluation_row read_evaluation_row(const connection& db, const statement& row) {
   evaluation_row e;
   e.evaluation_id = row.column_int64(0);
   e.run_id = row.column_int64(1);
@@ -76,9 +76,11 @@ evaluation_row read_evaluation_row(const statement& row) {
   e.stack_hash = row.column_text(19);
   e.device = row.column_text(20);
   e.protocol = row.column_text(21);
-  e.verdict = row.column_text(22);
+  // kj wrote every name the DB holds: another is the DB's damage, said as such
+  const std::string what = fmt::format("read evaluation {}", e.evaluation_id);
+  e.verdict = verdict_column(db, row.column_text(22), what);
   e.error = row.column_text(23);
-  e.strict_verdict = row.column_text(24);
+  e.strict_verdict = strict_verdict_column(db, row.column_text(24), what);
   e.strict_failed = row.column_text(25);
   e.degenerate = row.column_text(26);
   e.finished_at = row.column_text(27);
@@ -176,7 +178,7 @@ std::vector<evaluation_row> store::evaluation_rows(const evaluation_filter& filt
                 optional_int(filter.number), filter.problem);
   std::vector<evaluation_row> out;
   while (rows.step())
-    out.push_back(read_evaluation_row(rows));
+    out.push_back(read_evaluation_row(db, rows));
   read_children(db, out, filter.samples);
   add_llm_usage(db, out);
   return out;

@@ -48,8 +48,8 @@ namespace {
 // The candidates whose result evaluation in the run counts as correct (`passed`), or does not.
 std::vector<std::int64_t> candidates_by_outcome(connection& db, std::int64_t run_id, bool passed) {
   auto rows =
-      db.prepare("SELECT candidate_id FROM evaluations WHERE run_id = ? AND purpose = 'result' AND "
-                 "(verdict = 'correct' AND strict_verdict <> 'fail') = ? ORDER BY candidate_id",
+      db.prepare("SELECT candidate_id FROM evaluations WHERE run_id = ? AND purpose = 'result' AND " +
+                     counted_correct_sql("") + " = ? ORDER BY candidate_id",
                  fmt::format("list the {} candidates of run {}", passed ? "passed" : "failed", run_id));
   rows.bind_all(run_id, passed ? 1 : 0);
   std::vector<std::int64_t> ids;

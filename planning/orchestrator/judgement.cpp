@@ -146,10 +146,10 @@ bool forbidden(const std::string& library, const std::string& policy) {
 // whole evaluation (harness_error), and the problem's (problem_error), give no strict verdict.
 void judge_strict(db::evaluation_record& record) {
   // kj's own failure, or the problem's (its file raised): nothing to say of the candidate.
-  if (record.verdict == "harness_error" || record.verdict == "problem_error") return;
+  if (record.verdict == verdict::harness_error || record.verdict == verdict::problem_error) return;
   std::vector<std::string> failed;
-  const bool tolerance_only = record.verdict == "incorrect" && record.reason == "tolerance";
-  if (record.verdict != "correct" && !tolerance_only) failed.push_back("compatible");
+  const bool tolerance_only = record.verdict == verdict::incorrect && record.reason == "tolerance";
+  if (record.verdict != verdict::correct && !tolerance_only) failed.push_back("compatible");
   bool random_informative = false, any_random = false, undecided = false;
   for (const auto& c : record.cases) {
     if (c.status == "fail" && std::find(failed.begin(), failed.end(), c.case_class) == failed.end())
@@ -161,7 +161,9 @@ void judge_strict(db::evaluation_record& record) {
     failed.push_back("compatible"); // nothing else judged it
   if (any_random && !random_informative)
     record.degenerate = "the reference output is constant or non-finite on every random input";
-  record.strict_verdict = !failed.empty() ? "fail" : undecided ? "harness_error" : "pass";
+  record.strict_verdict = !failed.empty() ? strict_verdict::fail
+                          : undecided     ? strict_verdict::harness_error
+                                          : strict_verdict::pass;
   for (const auto& f : failed)
     record.strict_failed += (record.strict_failed.empty() ? "" : ",") + f;
 }
@@ -229,13 +231,13 @@ db::timing_record timing_from_event(const json& e) {
 void fill_evaluation(const exec::worker_outcome& outcome, const std::string& log_tail,
                      db::evaluation_record& record, const trace_policy& policy) {
   std::string last_phase = "start";
-  const json* verdict = nullptr;
+  const json* reported = nullptr;
   for (const auto& e : outcome.events) {
     const std::string type = e.value("type", "");
     if (type == "trial") record.trials.push_back(to_trial(e));
     if (type == "timing") record.timings.push_back(timing_from_event(e));
     if (type == "phase") last_phase = e.value("phase", last_phase);
-    if (type == "verdict") verdict = &e;
+    if (type == "verdict") reported = &e;
     if (type == "case") add_case(record, to_case(e));
     if (type == "finding") // found while running (static ones are added by the orchestrator)
       record.findings.push_back({e.value("kind", ""), 0, e.value("excerpt", "")});
@@ -246,18 +248,17 @@ void fill_evaluation(const exec::worker_outcome& outcome, const std::string& log
   distrust_wrong_timed_calls(record);
   record.duration_s = outcome.wall_s;
   account_phases(record, outcome);
-  if (verdict && !outcome.timed_out) {
-    record.verdict = verdict->value("verdict", "crashed");
-    record.error = verdict->value("error", "");
-    record.reason = verdict->value("reason", "");
-    if (!kj::parse_verdict(record.verdict)) { // the report pipe is not trusted to name only known verdicts
-      record.error = fmt::format("worker reported an unknown verdict '{}': {}", record.verdict, record.error);
-      record.verdict = std::string(kj::to_string(kj::verdict::crashed));
-    }
+  if (reported && !outcome.timed_out) {
+    const std::string name = reported->value("verdict", "crashed");
+    record.error = reported->value("error", "");
+    record.reason = reported->value("reason", "");
+    record.verdict = kj::parse_verdict(name).value_or(verdict::crashed);
+    if (!kj::parse_verdict(name)) // the report pipe is not trusted to name only known verdicts
+      record.error = fmt::format("worker reported an unknown verdict '{}': {}", name, record.error);
     judge_strict(record);
     return;
   }
-  record.verdict = outcome.timed_out ? "timeout" : "crashed";
+  record.verdict = outcome.timed_out ? verdict::timeout : verdict::crashed;
   record.error = fmt::format("worker {} during {} without reporting a verdict", exec::describe_exit(outcome),
                              last_phase);
   if (outcome.timed_out && outcome.clock.reported) {
@@ -265,7 +266,7 @@ void fill_evaluation(const exec::worker_outcome& outcome, const std::string& log
                                 outcome.clock.candidate_s, outcome.clock.own_s);
     if (outcome.own_overrun ||
         !outcome.clock.waiting) { // the judge was at its own work: never the candidate's
-      record.verdict = "harness_error";
+      record.verdict = verdict::harness_error;
       record.error =
           fmt::format("kj's own work (the judge, outside the candidate's process) {} during {}: "
                       "kj's failure, not the candidate's (the candidate's process had used {:.1f} s, "
@@ -275,7 +276,7 @@ void fill_evaluation(const exec::worker_outcome& outcome, const std::string& log
     }
   }
   if (last_phase == "start") { // no candidate code had run: kj's own start did not fit (or kj failed)
-    record.verdict = "harness_error";
+    record.verdict = verdict::harness_error;
     record.error = fmt::format("kj's own worker {} while starting Python and torch, before the candidate's "
                                "code ran (a --timeout or --memory-limit too small for kj itself?)",
                                exec::describe_exit(outcome));
@@ -285,7 +286,9 @@ void fill_evaluation(const exec::worker_outcome& outcome, const std::string& log
 }
 
 void fill_from_build(db::evaluation_record& record, const exec::build_record& build) {
-  record.verdict = build.status == "ok" ? "crashed" : build.status;
+  // a build's status is a verdict's name (exec::build_record), else the build crashed
+  record.verdict =
+      build.status == "ok" ? verdict::crashed : kj::parse_verdict(build.status).value_or(verdict::crashed);
   record.error =
       fmt::format("the candidate's build ended {}{}:\n{}", build.status,
                   build.cached ? " (cached: this source failed the same way before)" : "", build.log);
@@ -294,7 +297,7 @@ void fill_from_build(db::evaluation_record& record, const exec::build_record& bu
 }
 
 void without_strict(db::evaluation_record& record) {
-  record.strict_verdict.clear();
+  record.strict_verdict = strict_verdict::none;
   record.strict_failed.clear();
 }
 

@@ -28,7 +28,7 @@ results::evaluation_result no_code_result(const plan_inputs& in, const adapters:
   r.record = {in.run_id,   in.problem_ids[c.problem_index], candidate_id,
               in.stack_id, to_string(in.ctx.device),        "{}",
               ""};
-  r.record.verdict = std::string(to_string(verdict::no_code));
+  r.record.verdict = verdict::no_code;
   r.record.error = c.no_code;
   r.record.started_at = r.record.finished_at = core::now_iso8601();
   return r;

@@ -50,7 +50,7 @@ void heartbeat::evaluation(evaluation_result& result) {
   {
     std::lock_guard lock(m_mutex);
     ++m_done;
-    ++m_tally[result.record.verdict];
+    ++m_tally[name_of(result.record.verdict)];
   }
   touch();
 }

@@ -65,8 +65,9 @@ std::string clock_text(double seconds) {
 }
 
 std::string progress_line(const evaluation_result& r, const progress_counts& c) {
-  std::string verdict = r.record.verdict;
-  if (!r.record.strict_verdict.empty()) verdict += ", strict " + r.record.strict_verdict;
+  std::string verdict = name_of(r.record.verdict);
+  if (r.record.strict_verdict != strict_verdict::none)
+    verdict += ", strict " + name_of(r.record.strict_verdict);
   if (!r.record.strict_failed.empty()) verdict += " [" + r.record.strict_failed + "]";
   if (!r.record.degenerate.empty()) verdict += ", degenerate problem";
   // Throughput over the whole run so far (all slots, builds included): what the ETA needs.
@@ -87,7 +88,7 @@ void progress_sink::begin(std::size_t planned, std::size_t skipped) {
 
 void progress_sink::evaluation(evaluation_result& r) {
   ++m_counts.done;
-  ++m_counts.tally[r.record.verdict];
+  ++m_counts.tally[name_of(r.record.verdict)];
   if (m_quiet) return;
   m_counts.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
   fmt::print(stderr, "{}\n", progress_line(r, m_counts));

@@ -66,7 +66,7 @@ TEST_CASE("phases sum to each evaluation's wall time, and no runner is reused by
   const auto rows = store.evaluation_rows({});
   REQUIRE(rows.size() == 2);
   for (const auto& row : rows) {
-    CHECK(row.verdict == "correct"); // each imported its candidate in a fresh process
+    CHECK(row.verdict == kj::verdict::correct); // each imported its candidate in a fresh process
     const auto e = store.get_evaluation(row.evaluation_id);
     REQUIRE(e);
     std::map<std::string, double> phases;
@@ -104,7 +104,7 @@ TEST_CASE(
   const auto rows = store.evaluation_rows({});
   REQUIRE(rows.size() == 3);
   for (const auto& row : rows)
-    CHECK(row.verdict == "correct"); // a fresh runner each, the killed spares kj's own business
+    CHECK(row.verdict == kj::verdict::correct); // a fresh runner each, the killed spares kj's own business
   int judges = 0, jobs = 0;
   for (const auto& entry : fs::directory_iterator(dir / "cache" / "scratch"))
     if (entry.path().filename().string().starts_with("judge-")) {

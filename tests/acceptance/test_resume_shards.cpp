@@ -55,7 +55,7 @@ std::map<std::string, std::string> verdicts(const fs::path& db, const std::strin
   for (const auto& row : store.evaluation_rows(filter)) {
     const std::string key = fmt::format("L{}/{} {} s{}", row.level, row.number, row.producer, row.sample);
     INFO(key);
-    CHECK(out.emplace(key, row.verdict).second);
+    CHECK(out.emplace(key, kj::name_of(row.verdict)).second);
   }
   return out;
 }

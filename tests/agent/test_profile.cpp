@@ -26,8 +26,8 @@ db::timing_record timing(const std::string& subject, double ms, const json& para
 db::evaluation_record evaluation(const std::string& verdict, const std::string& strict, double cand_ms,
                                  double eager_ms) {
   db::evaluation_record r;
-  r.verdict = verdict;
-  r.strict_verdict = strict;
+  r.verdict = kj::parse_verdict(verdict).value();
+  r.strict_verdict = kj::parse_strict_verdict(strict).value();
   r.protocol = "kernelbench-main";
   r.timings = {timing("candidate", cand_ms), timing("reference_eager", eager_ms)};
   return r;

@@ -39,13 +39,13 @@ void check_gelu(const db::store& store, const db::trajectory_transcript& t) {
   // Strict fails on NaN inputs (the clamp), while the compatible verdict passes: KernelBench would accept it.
   const auto clamped = store.get_evaluation(nth_call(t, "verify", 0).evaluation_id);
   REQUIRE(clamped);
-  CHECK(clamped->verdict == "correct");
-  CHECK(clamped->strict_verdict == "fail");
+  CHECK(clamped->verdict == kj::verdict::correct);
+  CHECK(clamped->strict_verdict == kj::strict_verdict::fail);
   CHECK(clamped->strict_failed.find("nan") != std::string::npos);
   CHECK(nth_call(t, "verify", 0).result.find("expected nan") != std::string::npos); // the first mismatch
   const auto fixed = store.get_evaluation(nth_call(t, "verify", 1).evaluation_id);
   REQUIRE(fixed);
-  CHECK((fixed->verdict == "correct" && fixed->strict_verdict == "pass"));
+  CHECK((fixed->verdict == kj::verdict::correct && fixed->strict_verdict == kj::strict_verdict::pass));
   // Selected: the profiled, strictly correct version (also the final one); its fresh re-measurement is the
   // trajectory's result, a different evaluation of the same candidate.
   const auto& profiled = nth_call(t, "profile", 1);
@@ -57,7 +57,7 @@ void check_gelu(const db::store& store, const db::trajectory_transcript& t) {
   const auto result = store.get_evaluation(t.trajectory.result_evaluation_id);
   REQUIRE(result);
   CHECK(result->candidate_id == t.trajectory.selected_candidate_id);
-  CHECK((result->verdict == "correct" && result->strict_verdict == "pass"));
+  CHECK((result->verdict == kj::verdict::correct && result->strict_verdict == kj::strict_verdict::pass));
   REQUIRE(t.trajectory.inloop_speedup);
   REQUIRE(t.trajectory.remeasured_speedup);
   CHECK(*t.trajectory.inflation() == Approx(*t.trajectory.inloop_speedup / *t.trajectory.remeasured_speedup));
@@ -86,7 +86,7 @@ void check_matmul(const db::store& store, const db::trajectory_transcript& t) {
   CHECK(t.trajectory.selected_candidate_id != 0);
   CHECK_FALSE(t.trajectory.inloop_speedup); // verified, never profiled: no in-loop speed to inflate
   REQUIRE(t.trajectory.result_evaluation_id != 0);
-  CHECK(store.get_evaluation(t.trajectory.result_evaluation_id)->strict_verdict == "pass");
+  CHECK(store.get_evaluation(t.trajectory.result_evaluation_id)->strict_verdict == kj::strict_verdict::pass);
 }
 
 } // namespace

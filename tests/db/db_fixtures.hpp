@@ -76,7 +76,7 @@ inline kj::db::evaluation_record make_evaluation(std::int64_t run_id, std::int64
   e.device = "cuda";
   e.overrides_json = "{}";
   e.protocol = "kernelbench-main";
-  e.verdict = "correct";
+  e.verdict = kj::verdict::correct;
   e.started_at = "2026-01-01T00:00:00.000Z";
   e.finished_at = "2026-01-01T00:00:02.500Z";
   e.duration_s = 2.5;

@@ -139,7 +139,7 @@ inline std::vector<evaluation_content> evaluations_of(const fs::path& path, cons
                          "",
                          {},
                          *s.get_evaluation(ids.column_int64(0))};
-    e.verdict = e.record.verdict, e.build_key = e.record.build_key;
+    e.verdict = kj::name_of(e.record.verdict), e.build_key = e.record.build_key;
     for (const auto id : e.record.baseline_ids) {
       auto key = raw.prepare("SELECT cache_key FROM baselines WHERE id = ?", "baseline key");
       key.bind_all(id);

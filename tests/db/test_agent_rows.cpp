@@ -172,7 +172,8 @@ INSERT INTO timing_samples VALUES (1, 0, 1.0);
   CHECK(s.user_version() == kdb::schema_version);
   const auto e = s.get_evaluation(7);
   REQUIRE(e);
-  CHECK((e->verdict == "correct" && e->strict_verdict == "pass" && e->build_key == "bk"));
+  CHECK((e->verdict == kj::verdict::correct && e->strict_verdict == kj::strict_verdict::pass &&
+         e->build_key == "bk"));
   CHECK(e->purpose == "result");
   CHECK(e->trials.size() == 1); // not cascaded away with the old table
   REQUIRE(e->timings.size() == 1);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 
 using kj::db::store;
 using namespace kj::test::db;
@@ -38,7 +39,7 @@ TEST_CASE("insert_evaluation round-trips trials, timings and raw samples") {
   CHECK(back->device == "cuda");
   CHECK(back->overrides_json == R"({"batch_size":4})");
   CHECK(back->protocol == "kernelbench-main");
-  CHECK(back->verdict == "correct");
+  CHECK(back->verdict == kj::verdict::correct);
   CHECK(back->error.empty());
   CHECK(back->started_at == e.started_at);
   CHECK(back->finished_at == e.finished_at);
@@ -109,11 +110,11 @@ TEST_CASE("a second evaluation of the same candidate in the same run is rejected
   const auto id = s.db.insert_evaluation(first);
 
   auto second = first;
-  second.verdict = "incorrect";
+  second.verdict = kj::verdict::incorrect;
   const std::string message = db_error_of([&] { s.db.insert_evaluation(second); });
   CHECK(contains(message, s.path.string()));
   CHECK(contains(message, "already holds an evaluation"));
-  CHECK(s.db.get_evaluation(id)->verdict == "correct");
+  CHECK(s.db.get_evaluation(id)->verdict == kj::verdict::correct);
   CHECK(s.db.info().evaluations == 1);
   CHECK(count_rows(s.path, "trials") == 2);
   CHECK(s.db.info().timing_samples == 3);
@@ -169,7 +170,7 @@ TEST_CASE(
   timed.timings = {make_timing("reference_eager", 3.0), make_timing("candidate", 1.5)};
   s.db.insert_evaluation(timed);
   auto failed = make_evaluation(s.run_id, p1b, c1b, s.stack_id); // no candidate timing
-  failed.verdict = "incorrect";
+  failed.verdict = kj::verdict::incorrect;
   failed.error = "output mismatch";
   failed.timings = {make_timing("reference_eager", 2.0)};
   s.db.insert_evaluation(failed);
@@ -203,7 +204,7 @@ TEST_CASE(
   CHECK(t.candidate_path == "/candidates/0.py");
   CHECK(t.producer == "directory");
   CHECK(t.device == "cuda");
-  CHECK(t.verdict == "correct");
+  CHECK(t.verdict == kj::verdict::correct);
   CHECK(t.protocol == "kernelbench-main");
   CHECK(t.stack_hash == "stack-a");
   CHECK(t.duration_s == 2.5);
@@ -215,7 +216,7 @@ TEST_CASE(
   CHECK(t.timings[1].method == "host-median");
   CHECK(t.timings[1].samples_ms == std::vector<double>{1.5 * 1.1, 1.5, 1.5 * 0.9});
 
-  CHECK(rows[2].verdict == "incorrect");
+  CHECK(rows[2].verdict == kj::verdict::incorrect);
   CHECK(rows[2].error == "output mismatch");
   REQUIRE(rows[2].timings.size() == 1);
   CHECK(rows[1].timings[0].method == "robust");
@@ -245,4 +246,29 @@ TEST_CASE(
   CHECK(info.candidates == 4);
   CHECK(info.evaluations == 5);
   CHECK(info.timing_samples == 5 * 3);
+}
+
+TEST_CASE("a verdict name kj never writes is refused where it is read, naming the evaluation and the name") {
+  populated_store s;
+  const auto problem = s.db.upsert_problem(make_problem(1, 1));
+  const auto candidate = s.db.upsert_candidate(make_candidate(problem, 0));
+  const auto id = s.db.insert_evaluation(make_evaluation(s.run_id, problem, candidate, s.stack_id));
+  {
+    auto raw =
+        kj::db::sqlite::connection::open(s.path, kj::db::sqlite::connection::open_mode::read_write_create);
+    raw.exec("UPDATE evaluations SET verdict = 'passed'", "a DB another tool wrote into");
+  }
+  const auto message = [&](const auto& read) {
+    try {
+      read();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string rows = message([&] { (void)s.db.evaluation_rows({}); });
+  CHECK(rows.find("read evaluation " + std::to_string(id)) != std::string::npos);
+  CHECK(rows.find("unknown verdict 'passed'") != std::string::npos);
+  CHECK(message([&] { (void)s.db.get_evaluation(id); }).find("unknown verdict 'passed'") !=
+        std::string::npos);
 }

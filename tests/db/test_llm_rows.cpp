@@ -77,11 +77,11 @@ TEST_CASE(
                                      "code", ""});
   // Problem 1 solved (c2 correct and strict pass), problem 2 not (c3 incorrect).
   auto e1 = make_evaluation(live, p1, c1, stack);
-  e1.verdict = "incorrect";
+  e1.verdict = kj::verdict::incorrect;
   auto e2 = make_evaluation(live, p1, c2, stack);
-  e2.verdict = "correct", e2.strict_verdict = "pass";
+  e2.verdict = kj::verdict::correct, e2.strict_verdict = kj::strict_verdict::pass;
   auto e3 = make_evaluation(live, p2, c3, stack);
-  e3.verdict = "incorrect";
+  e3.verdict = kj::verdict::incorrect;
   for (const auto& e : {e1, e2, e3})
     store.insert_evaluation(e);
 

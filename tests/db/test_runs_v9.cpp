@@ -47,7 +47,7 @@ TEST_CASE("a run has a producer, a detail and its verdict counts, and remove_run
   for (int sample : {0, 1, 2}) {
     const auto candidate = store.upsert_candidate(make_candidate(problem, sample));
     auto e = make_evaluation(run, problem, candidate, stack);
-    e.verdict = sample == 2 ? "incorrect" : "correct";
+    e.verdict = sample == 2 ? kj::verdict::incorrect : kj::verdict::correct;
     e.timings.push_back(make_timing("candidate", 1.0));
     e.findings.push_back({"encoding", 2, "not UTF-8"});
     store.insert_evaluation(e);

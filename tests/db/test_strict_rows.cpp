@@ -9,7 +9,7 @@ TEST_CASE("strict cases and findings are written with the evaluation and read ba
   const auto problem = s.db.upsert_problem(make_problem(1, 19));
   const auto candidate = s.db.upsert_candidate(make_candidate(problem, 0));
   auto e = make_evaluation(s.run_id, problem, candidate, s.stack_id);
-  e.strict_verdict = "fail";
+  e.strict_verdict = kj::strict_verdict::fail;
   e.strict_failed = "nan,inputs";
   e.cases = {{"random", 0, 11, "pass", "fp32", 1e-7, 1e-8, 0, 0, -1, ""},
              {"nan", 0, 12, "fail", "fp32", 0.5, 0.1, 0, 3, 17, "3 NaN/Inf positions differ"},
@@ -24,7 +24,7 @@ TEST_CASE("strict cases and findings are written with the evaluation and read ba
   // get_evaluation reads all of it back
   const auto back = s.db.get_evaluation(id);
   REQUIRE(back.has_value());
-  CHECK(back->strict_verdict == "fail");
+  CHECK(back->strict_verdict == kj::strict_verdict::fail);
   CHECK(back->strict_failed == "nan,inputs");
   CHECK(back->compatible_s == 1.25);
   CHECK(back->strict_s == 4.5);
@@ -51,7 +51,7 @@ TEST_CASE("strict cases and findings are written with the evaluation and read ba
   filter.run_uid = "r-test-1";
   const auto rows = s.db.evaluation_rows(filter);
   REQUIRE(rows.size() == 1);
-  CHECK(rows[0].strict_verdict == "fail");
+  CHECK(rows[0].strict_verdict == kj::strict_verdict::fail);
   CHECK(rows[0].strict_failed == "nan,inputs");
   CHECK(rows[0].finding_kinds == std::vector<std::string>{"precision", "threads"}); // distinct, sorted
   CHECK(rows[0].degenerate.empty());

@@ -121,7 +121,7 @@ TEST_CASE("the kernel trace becomes strict cases: side_stream always, library un
     const json params = json::parse(record.timings[0].params_json);
     CHECK_FALSE(params.value("trusted", true));
     CHECK(params.value("untrusted_reason", "") == "GPU busy 2 ms per call against 1 ms");
-    CHECK(record.strict_verdict == "fail");
+    CHECK(record.strict_verdict == kj::strict_verdict::fail);
   }
   SECTION("no trace, or a failed one, gives no case") {
     CHECK(kj::orchestrator::trace_cases(nullptr, {}).empty());
@@ -152,12 +152,12 @@ TEST_CASE("a worker that dies or times out while starting, before any candidate 
   outcome.wall_s = 0.5;
   kj::db::evaluation_record starting;
   kj::orchestrator::fill_evaluation(outcome, "", starting);
-  CHECK(starting.verdict == "harness_error");
+  CHECK(starting.verdict == kj::verdict::harness_error);
   CHECK(starting.error.find("before the candidate's code ran") != std::string::npos);
-  CHECK(starting.strict_verdict.empty());
+  CHECK(starting.strict_verdict == kj::strict_verdict::none);
   // Once it reported a later phase, the same end is the candidate's (its code may have run).
   outcome.events = {{{"type", "phase"}, {"phase", "compatible"}}};
   kj::db::evaluation_record judging;
   kj::orchestrator::fill_evaluation(outcome, "", judging);
-  CHECK(judging.verdict == "timeout");
+  CHECK(judging.verdict == kj::verdict::timeout);
 }

@@ -20,8 +20,8 @@ kj::results::evaluation_result judged(const std::string& verdict, const std::str
   kj::results::evaluation_result r;
   r.problem = {1, 19, "ReLU", "19_ReLU.py"};
   r.candidate = {"identity", 0, ""};
-  r.record.verdict = verdict;
-  r.record.strict_verdict = verdict == "correct" ? "pass" : "fail";
+  r.record.verdict = kj::parse_verdict(verdict).value();
+  r.record.strict_verdict = verdict == "correct" ? kj::strict_verdict::pass : kj::strict_verdict::fail;
   r.record.strict_failed = verdict == "correct" ? "" : "nan,inf";
   r.record.duration_s = 2.14;
   r.slot = slot;

@@ -91,8 +91,8 @@ inline void build_report_db(const std::filesystem::path& path) {
     candidate.producer = d.producer;
     const auto candidate_id = store.upsert_candidate(candidate);
     auto e = make_evaluation(run, problem, candidate_id, stack);
-    e.verdict = d.verdict;
-    e.strict_verdict = d.strict;
+    e.verdict = kj::parse_verdict(d.verdict).value();
+    e.strict_verdict = kj::parse_strict_verdict(d.strict).value();
     e.strict_failed = d.strict == "fail" ? (d.verdict == "correct" ? "nan" : "compatible") : "";
     if (d.strict == "pass") // a passing case has no message: its page's cell must still say why
       e.cases.push_back({.case_class = "random", .index = 0, .seed = 7, .status = "pass"});
@@ -117,9 +117,9 @@ inline void build_report_db(const std::filesystem::path& path) {
   candidate.path = "/candidates/" + payload + ".py";
   const auto candidate_id = store.upsert_candidate(candidate);
   auto e = make_evaluation(run, problem, candidate_id, stack);
-  e.verdict = "runtime_error";
+  e.verdict = kj::verdict::runtime_error;
   e.error = "Traceback: " + payload;
-  e.strict_verdict = "fail";
+  e.strict_verdict = kj::strict_verdict::fail;
   e.strict_failed = "compatible";
   e.findings = {{"torch_fallback", 1, payload}};
   store.insert_evaluation(e);

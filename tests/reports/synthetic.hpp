@@ -76,8 +76,8 @@ inline std::vector<kj::db::evaluation_row> synthetic_rows(int problems, std::uin
     e.stack_hash = stack;
     e.device = "cuda";
     e.protocol = "kernelbench-main";
-    e.verdict = "correct";
-    e.strict_verdict = "pass";
+    e.verdict = kj::verdict::correct;
+    e.strict_verdict = kj::strict_verdict::pass;
     const auto timing = [&](std::int64_t id, const std::string& name, double factor,
                             const std::string& params) {
       kj::db::timing_row t;

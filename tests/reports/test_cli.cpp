@@ -172,8 +172,8 @@ TEST_CASE("kj report: a group no evaluation of which was judged says why each ce
     auto store = kj::db::store::open(db);
     auto rows = synthetic_rows(2, 21, "broken", "stack-a");
     for (auto& r : rows) { // the problems failed alone: nothing of the candidates was judged or timed
-      r.verdict = "problem_error";
-      r.strict_verdict = "";
+      r.verdict = kj::verdict::problem_error;
+      r.strict_verdict = kj::strict_verdict::none;
       r.timings.clear();
     }
     store_synthetic(store, rows, "broken");
@@ -196,8 +196,8 @@ TEST_CASE("kj export of a run that judged an edited file again exports its newes
     for (auto& r : rows)
       r.level = 1;
     auto fixed = rows[0]; // the resume judged problem 1's sample 0 again: the file was edited
-    rows[0].verdict = "incorrect";
-    rows[0].strict_verdict = "";
+    rows[0].verdict = kj::verdict::incorrect;
+    rows[0].strict_verdict = kj::strict_verdict::none;
     rows[0].timings.clear();
     fixed.candidate_hash += "-edited";
     rows.push_back(fixed);

@@ -87,8 +87,8 @@ TEST_CASE("across stacks a host-bound slowdown is too noisy to call, a GPU-bound
 TEST_CASE("verdict changes are broken or fixed, and unmatched problems are listed") {
   auto base_rows = synthetic_rows(6, 1, "a", "s");
   auto head_rows = synthetic_rows(5, 2, "b", "s");
-  head_rows[1].verdict = "incorrect";
-  base_rows[2].strict_verdict = "fail";
+  head_rows[1].verdict = kj::verdict::incorrect;
+  base_rows[2].strict_verdict = kj::strict_verdict::fail;
   const auto c = kj::reports::compare(derive_all(base_rows), derive_all(head_rows), {});
   CHECK(c.rows.size() == 5);
   CHECK(c.only_base.size() == 1);
@@ -135,9 +135,9 @@ TEST_CASE("kj's own failure on a side is never the kernel's: not broken, no regr
   auto head_rows = synthetic_rows(4, 2, "b", "s");
   for (auto* rows : {&base_rows, &head_rows})
     for (auto& r : *rows)
-      r.level = 1;                        // one level, as an export holds
-  head_rows[1].verdict = "harness_error"; // kj's runner failed to start
-  head_rows[2].verdict = "problem_error"; // the reference failed
+      r.level = 1;                                   // one level, as an export holds
+  head_rows[1].verdict = kj::verdict::harness_error; // kj's runner failed to start
+  head_rows[2].verdict = kj::verdict::problem_error; // the reference failed
   const auto base = derive_all(base_rows), head = derive_all(head_rows);
   const auto c = kj::reports::compare(base, head, {});
   for (const auto& row : c.rows)

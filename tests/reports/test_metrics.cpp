@@ -78,7 +78,7 @@ TEST_CASE("a speedup needs both timings, measured with the same method and clock
   mixed.timings = {make_timing("candidate", 1.0, "robust"), make_timing("reference_eager", 2.0)};
   s.db.insert_evaluation(mixed);
   auto failed = make_evaluation(s.run_id, p, c1, s.stack_id);
-  failed.verdict = "incorrect";
+  failed.verdict = kj::verdict::incorrect;
   failed.timings = {make_timing("reference_eager", 2.0)};
   s.db.insert_evaluation(failed);
   auto both = make_evaluation(s.run_id, p, c2, s.stack_id); // a same-way reference is preferred
@@ -110,7 +110,7 @@ TEST_CASE("intervals: the median's order-statistic interval, and a bootstrap int
     ref.samples_ms.push_back(1.8 + 0.01 * i);
   }
   e.timings = {cand, ref};
-  e.strict_verdict = "fail";
+  e.strict_verdict = kj::strict_verdict::fail;
   f.db.insert_evaluation(e);
   const auto rows = kj::reports::results(f.db, "r-test-1");
   REQUIRE(rows.size() == 1);
