@@ -85,9 +85,8 @@ struct evaluation_row {
   std::string phases_json;             // schema v8: {"phase": seconds, ...}; "" when none were recorded
   std::string finished_at;
   std::optional<double> duration_s;
-  std::vector<std::string> finding_kinds; // distinct, sorted
-  std::string numerics_findings;   // the lower_precision and global_flags findings' excerpts, a line each
-  std::vector<timing_row> timings; // by id
+  std::vector<std::string> finding_kinds;     // distinct, sorted
+  std::vector<timing_row> timings;            // by id
   std::vector<linked_baseline_row> baselines; // by id
   // Schema v4: the tokens (four buckets) and cost of the LLM exchange that generated the candidate in this
   // run; none when no LLM adapter produced it (cost none also when the model has no price).

@@ -24,9 +24,7 @@ SELECT e.id, e.run_id, r.run_uid, r.created_at, COALESCE(json_extract(r.config_j
        e.reason, m.evaluation_id, m.device_peak_bytes, m.judge_device_bytes, m.runner_device_bytes,
        m.judge_rss_bytes, m.runner_rss_bytes, m.budget_bytes,
        (SELECT json_group_object(phase, seconds) FROM evaluation_phases ph WHERE ph.evaluation_id = e.id),
-       e.overrides_json,
-       (SELECT group_concat(excerpt, char(10)) FROM static_findings f
-        WHERE f.evaluation_id = e.id AND f.kind IN ('lower_precision', 'global_flags'))
+       e.overrides_json
 FROM evaluations e
 LEFT JOIN evaluation_memory m ON m.evaluation_id = e.id
 JOIN runs r ON r.id = e.run_id
@@ -94,7 +92,6 @@ evaluation_row read_evaluation_row(const connection& db, const statement& row) {
     e.memory = memory_record{bytes(32), bytes(33), bytes(34), bytes(35), bytes(36), bytes(37)};
   if (!row.is_null(38) && row.column_text(38) != "{}") e.phases_json = row.column_text(38);
   if (!row.is_null(39) && row.column_text(39) != "{}") e.overrides_json = row.column_text(39);
-  if (!row.is_null(40)) e.numerics_findings = row.column_text(40);
   return e;
 }
 

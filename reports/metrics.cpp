@@ -217,16 +217,6 @@ void copy_identity(const db::evaluation_row& e, result_row& r) {
 
 } // namespace
 
-std::string candidate_numerics(const std::string& findings) {
-  if (findings.find("made bfloat16") != std::string::npos || findings.find("; bfloat16") != std::string::npos)
-    return "bf16";
-  if (findings.find("made float16") != std::string::npos || findings.find("; float16") != std::string::npos)
-    return "fp16";
-  for (const char* tf32 : {"allow_tf32: False -> True", "float32_matmul_precision: highest -> high"})
-    if (findings.find(tf32) != std::string::npos) return "tf32";
-  return "";
-}
-
 std::string numerics_text(const result_row& r) {
   if (r.numerics.empty()) return "";
   if (!r.matched && !r.untrusted.empty()) return "computed at " + r.numerics; // no time to compare
@@ -250,10 +240,12 @@ result_row derive(const db::evaluation_row& e, const metric_options& options) {
   if (candidate) r.candidate = from_timing(*candidate, options);
   if (reference) r.reference = from_timing(*reference, options);
   if (r.candidate) r.candidate_median_ms = r.candidate->ms;
-  if (const std::string n = candidate_numerics(e.numerics_findings); n != r.dtype) r.numerics = n;
   if (r.reference) r.reference_median_ms = r.reference->ms;
   if (candidate) {
     const auto params = nlohmann::json::parse(candidate->params_json, nullptr, false);
+    // the judge recorded the numerics the candidate computed at, when narrower than the run's
+    if (params.is_object()) r.numerics = params.value("numerics", std::string());
+    if (r.numerics == r.dtype) r.numerics.clear();
     if (params.is_object() && !params.value("trusted", true)) {
       r.untrusted = params.value("untrusted_reason", std::string("the timer missed work the trace saw"));
       if (untrusted_for_numerics(params)) add_matched(e, r, options);

@@ -103,9 +103,9 @@ struct result_row {
   // Why the candidate's time is not trusted (its kernel trace saw work the timer missed): no speedup is
   // derived.
   std::string untrusted;
-  // The numerics the candidate computed at when narrower than the run's (tf32, bf16, fp16: its findings), and
-  // its speedup over the eager baseline cached at those numerics (`kj baselines --precision`), shown beside
-  // the run's (CUDA-Agent issue #16); never counted in the run's speedups.
+  // The numerics the candidate computed at when narrower than the run's (tf32, bf16, fp16: the judge's
+  // record), and its speedup over the eager baseline cached at those numerics (`kj baselines --precision`),
+  // shown beside the run's (CUDA-Agent issue #16); never counted in the run's speedups.
   std::string numerics;
   std::optional<baseline_speedup> matched;
   // Why the speedup may be noise ("" when not): its interval includes 1, or the host's speed moved by more
@@ -204,11 +204,6 @@ std::vector<result_row> results(const db::store& store, const std::string& run_u
                                 const metric_options& options = {});
 
 // The dtype of a run: its precision, else the protocol's suffix (-fp16, -bf16), else fp32.
-// The numerics a candidate's findings say it computed at, when narrower than fp32: "bf16" or "fp16" for a
-// lower_precision finding (dtypes its forward made), else "tf32" for TF32 or a float32 matmul precision of
-// "high" turned on (global_flags), else "". `findings` holds their excerpts, a line each.
-std::string candidate_numerics(const std::string& findings);
-
 // "computed at tf32: 1.23x over eager at tf32" (or "...: no eager baseline at tf32 cached", or "computed at
 // tf32" when its time is not trusted for another reason); "" when it computed at the run's numerics.
 std::string numerics_text(const result_row& r);

@@ -102,12 +102,31 @@ std::string lower_precision(const json& dtypes, const std::string& precision) {
   return out.empty() ? "" : fmt::format("ModelNew.forward made {} in an {} run", out, precision);
 }
 
+// The numerics the candidate computed at when narrower than the run's, as the judge saw them: the narrowest
+// floating type its forward made ("bf16" before "fp16"), else "tf32" when it turned TF32 (or a float32 matmul
+// precision of "high") on in an fp32 run; "" when it computed at the run's own. Recorded in its timing
+// (`numerics`), where the reports compare it with an eager baseline at the same numerics.
+std::string candidate_numerics(const json& dtypes, const json& flags, const std::string& precision) {
+  const int run = float_bytes(precision);
+  for (const auto& [dtype, name] : {std::pair{"bfloat16", "bf16"}, std::pair{"float16", "fp16"}})
+    if (dtypes.contains(dtype) && float_bytes(dtype) < run) return name;
+  if (precision != "fp32") return "";
+  for (const auto& [flag, change] : flags.items()) {
+    const std::string to = change.is_string() ? change.get<std::string>() : "";
+    if ((flag.ends_with("allow_tf32") && to == "False -> True") ||
+        (flag.ends_with("float32_matmul_precision") && to == "highest -> high"))
+      return "tf32";
+  }
+  return "";
+}
+
 // Findings the runner can see: backend flags the candidate flipped (TF32, reduced-precision reductions, cuDNN
 // modes) and PyTorch ops that compute inside ModelNew.forward (a torch fallback, on every device).
-void report_findings(const exec::evaluate_job& job, runner_link& runner, result_channel& channel) {
+// Returns the candidate's numerics (candidate_numerics).
+std::string report_findings(const exec::evaluate_job& job, runner_link& runner, result_channel& channel) {
   const json reply =
       runner.request({{"op", "findings"}, {"recipe", {{"kind", "case"}, {"seed", job.protocol.seed}}}});
-  if (!reply.value("ok", false)) return;
+  if (!reply.value("ok", false)) return "";
   const json flags = reply.value("flags", json::object());
   const json torch_ops = reply.value("torch_ops", json::object());
   for (const auto& [name, change] : flags.items())
@@ -125,6 +144,7 @@ void report_findings(const exec::evaluate_job& job, runner_link& runner, result_
   if (const std::string low = lower_precision(reply.value("dtypes", json::object()), job.protocol.precision);
       !low.empty())
     channel.emit({{"type", "finding"}, {"kind", "lower_precision"}, {"excerpt", low}});
+  return candidate_numerics(reply.value("dtypes", json::object()), flags, job.protocol.precision);
 }
 
 runner_spec spec_of(const exec::evaluate_job& job, std::shared_ptr<judge_clock> clock) {
@@ -329,7 +349,7 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     }
     phase.enter("findings");
     if (!runner.alive()) runner.restart();
-    report_findings(job, runner, channel);
+    const std::string numerics = report_findings(job, runner, channel);
     // Rejected only by KernelBench's fixed tolerance while the strict verdict passes: still timed, since the
     // strict verdict calls it correct (the compatible verdict stays incorrect, reason tolerance).
     const bool timed = all_passed || (tolerance_only && strict_clean);
@@ -343,7 +363,7 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
         // on CUDA a spare still importing Python and torch goes on and starts its device after; the rest
         // waits.
         const runner_pool::frozen spare(pool);
-        time_subjects(job, session, runner, channel, phase);
+        time_subjects(job, session, runner, channel, phase, numerics);
       }
       watch.pause(false);
     }

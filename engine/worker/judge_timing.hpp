@@ -14,8 +14,9 @@ namespace kj::worker {
 // Emits "timing" events (candidate, reference_eager, empty_forward, graphs), "case" events (timed_outputs)
 // and the candidate's "trace". Throws std::runtime_error naming the runner's failure when it cannot be timed.
 // Its time is split over the phases `timing` (both subjects' rounds), `timed_checks` (the snapshots checked),
-// `floor` and `trace`, entered on `phase`.
+// `floor` and `trace`, entered on `phase`. `numerics` (the candidate's, when narrower than the run's: bf16,
+// fp16, tf32) goes into the candidate's timing.
 void time_subjects(const exec::evaluate_job& job, pybind11::object& session, runner_link& runner,
-                   result_channel& channel, phase_clock& phase);
+                   result_channel& channel, phase_clock& phase, const std::string& numerics);
 
 } // namespace kj::worker

@@ -155,9 +155,11 @@ TEST_CASE("a candidate that computed at narrower numerics is also compared with 
   tf32.precision = "tf32";
   const std::vector<std::int64_t> linked{store.insert_baseline(bf16), store.insert_baseline(tf32)};
 
-  SECTION("a bf16 forward (lower_precision): both speedups; the run's eager stays the one counted") {
+  SECTION("a bf16 forward (the judge's numerics): both speedups; the run's eager stays the one counted") {
     auto e = make_evaluation(run, problem, candidate, stack);
-    e.timings = {make_timing("candidate", 0.5), make_timing("reference_eager", 2.0)};
+    auto timed = make_timing("candidate", 0.5);
+    timed.params_json = R"({"numerics": "bf16"})"; // what the judge records (engine/worker)
+    e.timings = {timed, make_timing("reference_eager", 2.0)};
     e.findings = {
         {"lower_precision", 0, "ModelNew.forward made bfloat16 tensors (_to_copy x2, mm x1) in an fp32 run"}};
     e.baseline_ids = linked;
@@ -176,7 +178,7 @@ TEST_CASE("a candidate that computed at narrower numerics is also compared with 
     auto e = make_evaluation(run, problem, candidate, stack);
     auto timed = make_timing("candidate", 0.8);
     timed.params_json =
-        R"({"trusted": false, "flags_changed": {"backends.cuda.matmul.allow_tf32": "False -> True"},
+        R"({"trusted": false, "numerics": "tf32", "flags_changed": {"backends.cuda.matmul.allow_tf32": "False -> True"},
       "untrusted_reason": "the candidate changed torch's numerics flags (torch.backends.cuda.matmul.allow_tf32: False -> True): its forward ran at another precision than the run's, so its time is not credited at the run's precision"})";
     e.timings = {timed, make_timing("reference_eager", 2.0)};
     e.findings = {{"global_flags", 0, "torch.backends.cuda.matmul.allow_tf32: False -> True"}};
@@ -192,7 +194,9 @@ TEST_CASE("a candidate that computed at narrower numerics is also compared with 
   }
   SECTION("no baseline cached at the candidate's numerics: named, no speedup made up") {
     auto e = make_evaluation(run, problem, candidate, stack);
-    e.timings = {make_timing("candidate", 0.5), make_timing("reference_eager", 2.0)};
+    auto timed = make_timing("candidate", 0.5);
+    timed.params_json = R"({"numerics": "fp16"})";
+    e.timings = {timed, make_timing("reference_eager", 2.0)};
     e.findings = {
         {"lower_precision", 0, "ModelNew.forward made float16 tensors (_to_copy x1) in an fp32 run"}};
     e.baseline_ids = linked;
@@ -205,14 +209,16 @@ TEST_CASE("a candidate that computed at narrower numerics is also compared with 
   }
 }
 
-TEST_CASE("the numerics a candidate's findings name") {
-  using kj::reports::candidate_numerics;
-  CHECK(candidate_numerics("") == "");
-  CHECK(candidate_numerics("torch.backends.cudnn.benchmark: False -> True") == "");
-  CHECK(candidate_numerics("torch.float32_matmul_precision: highest -> high") == "tf32");
-  CHECK(candidate_numerics("torch.backends.cudnn.allow_tf32: False -> True") == "tf32");
-  CHECK(candidate_numerics("ModelNew.forward made float16 tensors (mm x1) in an fp32 run") == "fp16");
-  // the narrower dtype wins over TF32 flags
-  CHECK(candidate_numerics("torch.backends.cuda.matmul.allow_tf32: False -> True\n"
-                           "ModelNew.forward made bfloat16 tensors (mm x1) in an fp32 run") == "bf16");
+TEST_CASE("the numerics are the judge's record, not read from the findings' text") {
+  evaluation_fixture f;
+  auto e = make_evaluation(f.run_id, f.problem, f.candidate, f.stack_id);
+  e.timings = {make_timing("candidate", 0.5), make_timing("reference_eager", 2.0)};
+  // findings that name bf16 and TF32, but the judge recorded no numerics in the timing: the run's own
+  e.findings = {{"lower_precision", 0, "ModelNew.forward made bfloat16 tensors (mm x1) in an fp32 run"},
+                {"global_flags", 0, "torch.backends.cuda.matmul.allow_tf32: False -> True"}};
+  f.db.insert_evaluation(e);
+  const auto rows = kj::reports::results(f.db, "r-test-1");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].numerics.empty());
+  CHECK(kj::reports::numerics_text(rows[0]).empty());
 }
