@@ -1,6 +1,7 @@
 // The baselines planner: cache lookup, then one scheduler task per batch of problems (compile steps on the
 // build pool, one timing job on a device slot), the rows handed to the sinks.
 #include "core/hashing.hpp"
+#include "core/verdict.hpp"
 #include "planning/baselines/baselines.hpp"
 #include "planning/orchestrator/judgement.hpp"
 
@@ -146,8 +147,9 @@ db::baseline_record record_of(const target& t, const context& c, const exec::wor
 // Statuses of the compile step that the timing job would only repeat (an oom or a crash may come from running
 // in parallel, and is tried again alone).
 bool final_in_compile_pass(const std::string& status) {
-  return status == "compile_error" || status == "problem_error" || status == "needs_weights" ||
-         status == "runtime_error" || status == "timeout";
+  const auto v = kj::parse_verdict(status); // a baseline's status is a verdict's name, or ok / not_run
+  return v == verdict::compile_error || v == verdict::problem_error || v == verdict::needs_weights ||
+         v == verdict::runtime_error || v == verdict::timeout;
 }
 
 void emit(const context& c, const target& t, db::baseline_record r, bool cached) {
@@ -207,7 +209,8 @@ scheduler::task batch_task(std::shared_ptr<std::vector<target>> batch, const con
         again->push_back(t);
         continue;
       }
-      if (r.status == "timeout" || r.status == "crashed") first_missing = false;
+      if (const auto v = kj::parse_verdict(r.status); v == verdict::timeout || v == verdict::crashed)
+        first_missing = false;
       emit(c, t, std::move(r), false);
     }
     if (again->empty()) return {};

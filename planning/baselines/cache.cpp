@@ -1,5 +1,6 @@
 // Baseline modes and the cache key.
 #include "core/hashing.hpp"
+#include "core/verdict.hpp"
 #include "planning/baselines/baselines.hpp"
 
 #include <algorithm>
@@ -51,10 +52,10 @@ std::string cache_key(const json& key_json) {
 
 bool usable(const db::baseline_record& cached, double timeout_s) {
   // "incorrect" was written by kj before the compiled-vs-eager check became a note: measured again
-  if (cached.status == "crashed" || cached.status == "harness_error" || cached.status == "not_run" ||
-      cached.status == "incorrect")
-    return false;
-  if (cached.status == "timeout") return json::parse(cached.params_json).value("timeout_s", 0.0) >= timeout_s;
+  if (cached.status == "not_run") return false;
+  const auto v = kj::parse_verdict(cached.status); // else a verdict's name, or ok
+  if (v == verdict::crashed || v == verdict::harness_error || v == verdict::incorrect) return false;
+  if (v == verdict::timeout) return json::parse(cached.params_json).value("timeout_s", 0.0) >= timeout_s;
   return true;
 }
 

@@ -2,6 +2,7 @@
 #include "planning/orchestrator/evaluation_task.hpp"
 
 #include "core/hashing.hpp"
+#include "core/verdict.hpp"
 
 #include <cstdlib>
 #include <fmt/core.h>
@@ -134,10 +135,11 @@ namespace {
 // Whether the runner could not load a build (an extension missing or unloadable): a cached build then gets
 // one fresh build before the verdict is the candidate's.
 bool load_failed(const exec::worker_outcome& outcome) {
-  const json* verdict = exec::find_event(outcome, "verdict");
-  if (!verdict) return false;
-  const std::string v = verdict->value("verdict", "");
-  return v == "load_error" || (v == "compile_error" && verdict->value("phase", "") == "load_candidate");
+  const json* event = exec::find_event(outcome, "verdict");
+  if (!event) return false;
+  const auto v = kj::parse_verdict(event->value("verdict", "")); // the worker's name, typed where it enters
+  return v == verdict::load_error ||
+         (v == verdict::compile_error && event->value("phase", "") == "load_candidate");
 }
 
 } // namespace

@@ -1,0 +1,59 @@
+// The record is typed (issue 43): a verdict or a strict verdict is compared as kj::verdict /
+// kj::strict_verdict (core/verdict.hpp), never as its name, outside the two edges where names live: the
+// worker's JSON (engine/worker/, whose Python and C++ speak names to each other) and SQL (db/). Names kj's
+// other statuses share with the verdicts (a build's status, a baseline's) are parsed where they are compared.
+#include "tests/support/catch_compat.hpp"
+#include "tests/support/paths.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Every line of a C++ source outside the edges and the tests that compares something with a verdict's or a
+// strict verdict's name, as "file:line: text".
+std::vector<std::string> name_comparisons() {
+  static const std::regex compared(
+      R"re((==|!=)\s*"(correct|incorrect|compile_error|load_error|runtime_error|)re"
+      R"re(timeout|crashed|problem_error|harness_error|oom|needs_weights|no_code)")re");
+  static const std::vector<std::string> outside{"tests",    "build",   "db",   "docs",
+                                                "examples", "scripts", "cmake"};
+  std::vector<std::string> out;
+  const fs::path root = kj::test::source_dir();
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    const fs::path rel = fs::relative(entry.path(), root);
+    const std::string top = rel.begin()->string();
+    const auto ext = entry.path().extension();
+    if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp") || top.starts_with(".") ||
+        top.starts_with("build") || std::find(outside.begin(), outside.end(), top) != outside.end() ||
+        rel.string().starts_with("engine/worker/"))
+      continue;
+    std::ifstream in(entry.path());
+    int n = 0;
+    for (std::string line; std::getline(in, line);)
+      if (++n; std::regex_search(line, compared))
+        out.push_back(rel.string() + ":" + std::to_string(n) + ": " + line);
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("no verdict is compared by its name outside the worker's JSON and SQL") {
+  const auto found = name_comparisons();
+  std::ostringstream list;
+  for (const auto& f : found)
+    list << f << "\n";
+  INFO(list.str());
+  // Two left, each of another status that shares a verdict's name: a build's (engine/exec/build_cache.cpp:
+  // ok, deferred, compile_error, load_error) and a strict case's (planning/orchestrator/judgement.cpp: pass,
+  // fail, uninformative, harness_error), until those carry typed statuses too. The count only goes down.
+  CHECK(found.size() <= 2);
+}
