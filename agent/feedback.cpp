@@ -120,7 +120,7 @@ std::string correctness_text(const db::evaluation_record& r) {
   std::map<std::string, int> passes;
   int listed = 0;
   for (const auto& c : r.cases) {
-    if (c.status != "fail") {
+    if (c.status != case_status::fail) {
       ++passes[c.case_class];
       continue;
     }

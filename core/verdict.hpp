@@ -63,6 +63,24 @@ inline std::optional<strict_verdict> parse_strict_verdict(std::string_view name)
   return std::nullopt;
 }
 
+// One strict case's status (schema v2, harness_error since v10): it passed, failed, told nothing (the
+// reference's output constant or non-finite on that input), or kj itself could not judge it (never the
+// candidate's failure).
+enum class case_status { pass, fail, uninformative, harness_error };
+
+inline constexpr std::array<std::string_view, 4> case_status_names{"pass", "fail", "uninformative",
+                                                                   "harness_error"};
+
+inline std::string name_of(case_status s) {
+  return std::string(case_status_names[static_cast<std::size_t>(s)]);
+}
+
+inline std::optional<case_status> parse_case_status(std::string_view name) {
+  for (std::size_t i = 0; i < case_status_names.size(); ++i)
+    if (case_status_names[i] == name) return static_cast<case_status>(i);
+  return std::nullopt;
+}
+
 // The one rule every count of correct candidates uses (results, reports, the paper table, a run's exit code,
 // the agent's feedback): the compatible verdict is correct and the strict verdict did not fail. A strict
 // verdict kj could not decide, or that did not run, does not take a candidate's correctness away.

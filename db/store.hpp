@@ -109,7 +109,7 @@ struct case_record {
       case_class; // random, distribution, nan, inf, denormal, extreme, negzero, shape, determinism, ...
   int index = 0;
   std::uint64_t seed = 0;
-  std::string status;         // "pass", "fail" or "uninformative"
+  kj::case_status status = kj::case_status::fail;
   std::string judged_against; // "fp32" or "fp64" reference, "" when not a value comparison
   double max_abs_err = 0;
   double max_rel_err = 0; // relative to the RMS of the reference's finite values

@@ -72,7 +72,7 @@ void insert_children(connection& db, std::int64_t evaluation_id, const evaluatio
                  what + ": insert verification case");
   for (const case_record& c : evaluation.cases)
     vcase
-        .bind_all(evaluation_id, c.case_class, c.index, static_cast<std::int64_t>(c.seed), c.status,
+        .bind_all(evaluation_id, c.case_class, c.index, static_cast<std::int64_t>(c.seed), name_of(c.status),
                   c.judged_against, c.max_abs_err, c.max_rel_err, c.mismatches, c.nonfinite_mismatches,
                   c.first_index, c.message)
         .run();
@@ -153,7 +153,7 @@ void read_strict_children(const connection& db, std::int64_t evaluation_id, cons
     e.cases.push_back({.case_class = cases.column_text(0),
                        .index = cases.column_int(1),
                        .seed = static_cast<std::uint64_t>(cases.column_int64(2)),
-                       .status = cases.column_text(3),
+                       .status = case_status_column(db, cases.column_text(3), what),
                        .judged_against = cases.column_text(4),
                        .max_abs_err = cases.column_double(5),
                        .max_rel_err = cases.column_double(6),

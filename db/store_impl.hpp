@@ -35,6 +35,12 @@ inline kj::strict_verdict strict_verdict_column(const sqlite::connection& db, co
   db.fail(what, "unknown strict verdict '" + name + "' in evaluations.strict_verdict");
 }
 
+inline kj::case_status case_status_column(const sqlite::connection& db, const std::string& name,
+                                          const std::string& what) {
+  if (const auto s = kj::parse_case_status(name)) return *s;
+  db.fail(what, "unknown case status '" + name + "' in verification_cases.status");
+}
+
 // The one rule for "correct" (kj::counted_correct) as an SQL predicate over the evaluations aliased `alias`
 // ("" for none), built from the enums' names.
 inline std::string counted_correct_sql(const std::string& alias) {

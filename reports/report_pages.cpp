@@ -183,12 +183,12 @@ std::string cases(const page_context& c) {
     out += fmt::format(
         "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td class=\"l {}\">{}</td><td>{:.3g}</td>"
         "<td>{:.3g}</td><td>{}</td><td class=\"l\">{}</td></tr>\n",
-        html::escape(k.case_class), k.index, k.seed, k.status == "fail" ? "bad" : "", html::escape(k.status),
-        k.max_abs_err, k.max_rel_err, k.mismatches,
+        html::escape(k.case_class), k.index, k.seed, k.status == case_status::fail ? "bad" : "",
+        name_of(k.status), k.max_abs_err, k.max_rel_err, k.mismatches,
         !k.message.empty()
             ? html::escape(k.message)
             : fmt::format("<span title=\"{}\">{}</span>",
-                          k.status == "pass" ? "passed: nothing to report" : "no message recorded",
+                          k.status == case_status::pass ? "passed: nothing to report" : "no message recorded",
                           html::missing));
   return out + "</table>\n";
 }

@@ -48,7 +48,7 @@ db::case_record to_case(const json& e) {
   c.case_class = e.value("class", "");
   c.index = e.value("index", 0);
   c.seed = e.value("seed", std::uint64_t{0});
-  c.status = e.value("status", "fail");
+  c.status = kj::parse_case_status(e.value("status", "fail")).value_or(case_status::fail); // unknown: failed
   c.judged_against = e.value("judged_against", "");
   c.max_abs_err = e.value("max_abs_err", 0.0);
   c.max_rel_err = e.value("max_rel_err", 0.0);
@@ -68,7 +68,7 @@ void attach_trace(db::evaluation_record& record, const json& e, const trace_poli
     params["trace"] = e.value("trace", json());
     if (t.subject == "candidate")
       for (auto& c : trace_cases(e.value("trace", json()), policy)) {
-        if (c.case_class == "side_stream" && c.status == "fail") {
+        if (c.case_class == "side_stream" && c.status == case_status::fail) {
           // The headline time missed work the trace saw: it says so, and no speedup is derived from it.
           params["trusted"] = false;
           params["untrusted_reason"] = c.message;
@@ -83,7 +83,7 @@ void attach_trace(db::evaluation_record& record, const json& e, const trace_poli
 // calls': its time is not the candidate's correct work, and no speedup is derived from it.
 void distrust_wrong_timed_calls(db::evaluation_record& record) {
   const auto wrong = std::find_if(record.cases.begin(), record.cases.end(), [](const db::case_record& c) {
-    return c.case_class == "timed_outputs" && c.status == "fail";
+    return c.case_class == "timed_outputs" && c.status == case_status::fail;
   });
   if (wrong == record.cases.end()) return;
   for (auto& t : record.timings) {
@@ -152,10 +152,12 @@ void judge_strict(db::evaluation_record& record) {
   if (record.verdict != verdict::correct && !tolerance_only) failed.push_back("compatible");
   bool random_informative = false, any_random = false, undecided = false;
   for (const auto& c : record.cases) {
-    if (c.status == "fail" && std::find(failed.begin(), failed.end(), c.case_class) == failed.end())
+    if (c.status == case_status::fail &&
+        std::find(failed.begin(), failed.end(), c.case_class) == failed.end())
       failed.push_back(c.case_class);
-    undecided = undecided || c.status == "harness_error";
-    if (c.case_class == "random") any_random = true, random_informative |= c.status != "uninformative";
+    undecided = undecided || c.status == case_status::harness_error;
+    if (c.case_class == "random")
+      any_random = true, random_informative |= c.status != case_status::uninformative;
   }
   if (tolerance_only && !any_random && failed.empty())
     failed.push_back("compatible"); // nothing else judged it
@@ -180,7 +182,7 @@ std::vector<db::case_record> trace_cases(const json& trace, const trace_policy& 
   // streams fail.
   const bool other_streams = trace.value("other_streams", trace.value("side_stream", false));
   const bool busy_exceeds = trace.value("busy_exceeds_events", trace.value("side_stream", false));
-  side.status = busy_exceeds || other_streams ? "fail" : "pass";
+  side.status = busy_exceeds || other_streams ? case_status::fail : case_status::pass;
   side.message = trace.value("side_stream_reason", "");
   if (side.message.empty())
     side.message = fmt::format("{} stream(s), {:.4g} ms busy per call", trace.value("streams", 0),
@@ -198,7 +200,7 @@ std::vector<db::case_record> trace_cases(const json& trace, const trace_policy& 
   }
   db::case_record library;
   library.case_class = "library";
-  library.status = share > policy.max_library_share ? "fail" : "pass";
+  library.status = share > policy.max_library_share ? case_status::fail : case_status::pass;
   library.max_rel_err = share;
   library.message =
       fmt::format("share of kernel time in kernels that {} covers: {:.0f}%{}{}{} (limit {:.0f}%)",

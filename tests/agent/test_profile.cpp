@@ -178,10 +178,10 @@ TEST_CASE(
   db::evaluation_record r = evaluation("correct", "fail", 0, 0);
   r.strict_failed = "nan,extreme";
   r.cases.push_back({.case_class = "nan",
-                     .status = "fail",
+                     .status = kj::case_status::fail,
                      .first_index = 17,
                      .message = "3 values outside tolerance ... at flat index 17 (expected nan, got 8.0)"});
-  r.cases.push_back({.case_class = "random", .status = "pass"});
+  r.cases.push_back({.case_class = "random", .status = kj::case_status::pass});
   r.findings.push_back({"torch_fallback", 12, "torch.matmul(a, b)"});
   const std::string text = agent::verify_text(r, "3f2a9c1e");
   INFO(text);

@@ -88,8 +88,8 @@ inline void fill_shard(const fs::path& path, const std::string& shard, const std
     b.created_at = run.created_at;
     auto e = make_evaluation(run_id, problem, candidate, stack);
     e.timings = {make_timing("candidate", 1.0 * n), make_timing("reference_eager", 2.0 * n)};
-    e.cases = {{"nan", 0, 7, "pass", "fp32", 0, 0, 0, 0, -1, ""},
-               {"inf", 0, 8, "fail", "fp32", 1, 1, 3, 2, 5, "m"}};
+    e.cases = {{"nan", 0, 7, kj::case_status::pass, "fp32", 0, 0, 0, 0, -1, ""},
+               {"inf", 0, 8, kj::case_status::fail, "fp32", 1, 1, 3, 2, 5, "m"}};
     e.findings = {{"torch_fallback", n, "torch.matmul"}};
     e.baseline_ids = {s.insert_baseline(b)};
     e.build_key = "build-" + std::to_string(n);

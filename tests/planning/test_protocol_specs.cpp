@@ -67,25 +67,25 @@ TEST_CASE("the kernel trace becomes strict cases: side_stream always, library un
     const auto cases = kj::orchestrator::trace_cases(trace, {});
     REQUIRE(cases.size() == 1);
     CHECK(cases[0].case_class == "side_stream");
-    CHECK(cases[0].status == "pass");
+    CHECK(cases[0].status == kj::case_status::pass);
   }
   SECTION("forbid-torch does not count cuBLAS; forbid-all does") {
     auto torch = kj::orchestrator::trace_cases(trace, {"forbid-torch", 0.5});
     REQUIRE(torch.size() == 2);
     CHECK(torch[1].case_class == "library");
-    CHECK(torch[1].status == "pass");
+    CHECK(torch[1].status == kj::case_status::pass);
     auto all = kj::orchestrator::trace_cases(trace, {"forbid-all", 0.5});
     REQUIRE(all.size() == 2);
-    CHECK(all[1].status == "fail");
+    CHECK(all[1].status == kj::case_status::fail);
     CHECK(all[1].message.find("cublas 80%") != std::string::npos);
-    CHECK(kj::orchestrator::trace_cases(trace, {"forbid-all", 0.9})[1].status == "pass");
+    CHECK(kj::orchestrator::trace_cases(trace, {"forbid-all", 0.9})[1].status == kj::case_status::pass);
   }
   SECTION("a flagged side stream fails") {
     json flagged = trace;
     flagged["side_stream"] = true;
     flagged["side_stream_reason"] = "kernels ran on 2 streams";
     const auto cases = kj::orchestrator::trace_cases(flagged, {});
-    CHECK(cases[0].status == "fail");
+    CHECK(cases[0].status == kj::case_status::fail);
     CHECK(cases[0].message == "kernels ran on 2 streams");
   }
   SECTION("other streams fail under every timer: the output is not ready when forward returns") {
@@ -94,13 +94,13 @@ TEST_CASE("the kernel trace becomes strict cases: side_stream always, library un
     streams["other_streams"] = true;
     streams["busy_exceeds_events"] =
         false; // robust's device-wide sync timed the side stream: no time escaped
-    CHECK(kj::orchestrator::trace_cases(streams, {})[0].status == "fail");
+    CHECK(kj::orchestrator::trace_cases(streams, {})[0].status == kj::case_status::fail);
     streams["other_streams"] = false;
     streams["busy_exceeds_events"] = true; // the headline missed work: the time is not trusted either
-    CHECK(kj::orchestrator::trace_cases(streams, {})[0].status == "fail");
+    CHECK(kj::orchestrator::trace_cases(streams, {})[0].status == kj::case_status::fail);
     streams["busy_exceeds_events"] = false;
     streams["side_stream"] = false;
-    CHECK(kj::orchestrator::trace_cases(streams, {})[0].status == "pass");
+    CHECK(kj::orchestrator::trace_cases(streams, {})[0].status == kj::case_status::pass);
   }
   SECTION("an untrusted candidate time is marked in its timing row") {
     kj::exec::worker_outcome outcome;
