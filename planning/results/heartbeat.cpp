@@ -74,6 +74,7 @@ void heartbeat::finished(bool build, const std::string& label, const std::string
 void heartbeat::expect_builds(std::size_t planned) {
   std::lock_guard lock(m_mutex);
   m_builds_planned = planned;
+  m_builds_done = 0; // a new phase: the candidates' builds, after the baselines' on the same scheduler
 }
 
 void heartbeat::touch() {
@@ -111,7 +112,10 @@ std::string heartbeat::line() const {
   }
   std::string text;
   if (!builds.empty()) {
-    text = fmt::format("compiling: {} of {} done; running", m_builds_done, m_builds_planned);
+    // builds no plan announced (the baselines', a cached build rebuilt after it failed to load): a count only
+    text = m_builds_planned >= m_builds_done && m_builds_planned > 0
+               ? fmt::format("compiling: {} of {} done; running", m_builds_done, m_builds_planned)
+               : fmt::format("compiling: {} done; running", m_builds_done);
     for (std::size_t i = 0; i < builds.size(); ++i)
       text += (i ? ", " : " ") + builds[i];
   }
