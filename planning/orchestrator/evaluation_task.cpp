@@ -4,6 +4,7 @@
 #include "core/hashing.hpp"
 #include "core/verdict.hpp"
 
+#include <charconv>
 #include <cstdlib>
 #include <fmt/core.h>
 
@@ -90,10 +91,21 @@ std::optional<exec::precompiled_header> precompiled_header_for(const json& env, 
                                   core::sha256_hex(key.dump()).substr(0, 16));
 }
 
+std::size_t pch_min_builds(const std::string& setting) {
+  constexpr std::size_t fallback = 6;
+  if (setting.empty()) return fallback;
+  std::size_t value = 0;
+  const char* end = setting.data() + setting.size();
+  const auto [at, error] = std::from_chars(setting.data(), end, value); // digits only: no sign, no space
+  if (error == std::errc() && at == end && value >= 1) return value;
+  fmt::print(stderr, "kj: KJ_PCH_MIN_BUILDS=\"{}\" is not a whole number of builds of at least 1; using {}\n",
+             setting, fallback);
+  return fallback;
+}
+
 void prepare_precompiled_header(const exec::precompiled_header& pch, const exec::job_runner& runner,
                                 std::size_t compiles) {
-  constexpr std::size_t worth_it = 6; // below this many builds the header costs more than it saves
-  if (compiles < worth_it || pch.ready()) return;
+  if (compiles == 0 || compiles < pch_min_builds(env_value("KJ_PCH_MIN_BUILDS")) || pch.ready()) return;
   fmt::print(stderr, "kj: precompiling torch/extension.h for this stack's CPU builds, once ({})...\n",
              pch.folder().string());
   std::string why;

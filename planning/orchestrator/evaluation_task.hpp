@@ -39,8 +39,13 @@ std::optional<exec::precompiled_header> precompiled_header_for(const nlohmann::j
 // A build's launch gets the precompiled header when it is made (CPATH, and its folder read-only).
 void offer_precompiled_header(const std::optional<exec::precompiled_header>& pch, exec::launch_spec& launch);
 
+// How many CPU builds a run must have to make the header: `setting` is $KJ_PCH_MIN_BUILDS (empty: 6, where it
+// starts to pay; scripts/test sets 1, its many small runs share one header). Not a whole number of at least
+// 1: says so on stderr and keeps 6.
+std::size_t pch_min_builds(const std::string& setting);
+
 // Makes `pch` before a run's `compiles` CPU builds when that many pay for it (about 45 s of the compiler,
-// once per stack; each build is then about 14 s shorter); says so, and why not when it fails.
+// once per stack; each build is then about 14 s shorter; pch_min_builds); says so, and why not when it fails.
 void prepare_precompiled_header(const exec::precompiled_header& pch, const exec::job_runner& runner,
                                 std::size_t compiles);
 
