@@ -53,9 +53,10 @@ double measure_copy_bandwidth_gbs(std::size_t bytes) {
   return 2.0 * static_cast<double>(bytes) / best / 1e9;
 }
 
-peaks device_peaks(const json& env, const std::string& device, const std::string& precision,
+peaks device_peaks(const json& env, const std::string& device, kj::precision at,
                    const peak_settings& settings) {
   peaks out;
+  const std::string precision = kj::name_of(at); // the table's key
   if (device == "cuda") {
     const std::string where = settings.table_text.empty() ? "agent/hardware.json" : settings.table_name;
     const json table = json::parse(

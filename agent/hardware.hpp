@@ -2,6 +2,8 @@
 // table for GPUs (agent/hardware.json), measured (the CPU's copy bandwidth), or configured by the user.
 #pragma once
 
+#include "core/precision.hpp"
+
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -23,9 +25,9 @@ struct peak_settings {
 };
 
 // The peaks of the resolved device: cuda looks the GPU's name (env "device_name") up in the table, at the
-// precision ("fp32", "fp16", "bf16"); cpu measures the copy bandwidth here and knows no FLOP peak unless one
-// is configured. Throws std::runtime_error naming the table and field when the table is malformed.
-peaks device_peaks(const nlohmann::json& env, const std::string& device, const std::string& precision,
+// precision `at` (the table keys it by name); cpu measures the copy bandwidth here and knows no FLOP peak
+// unless one is configured. Throws std::runtime_error naming the table and field when the table is malformed.
+peaks device_peaks(const nlohmann::json& env, const std::string& device, kj::precision at,
                    const peak_settings& settings);
 
 // [GB/s] (bytes read + bytes written) / time of the fastest of a few memcpy calls of `bytes`, one thread.

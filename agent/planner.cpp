@@ -176,7 +176,7 @@ std::string settings_json(const agent_options& o, const std::string& device, con
       {"provider_context_editing", o.context.provider_editing},
       {"timing", o.judging.timing},
       {"protocol", o.judging.protocol},
-      {"precision", o.judging.precision},
+      {"precision", kj::name_of(o.judging.precision)},
       {"ncu", engine.settings().ncu},
       {"prompt_version", agent_prompt_version}};
   if (!o.generation.openai_api.empty()) settings["openai_api"] = o.generation.openai_api; // only when given

@@ -40,7 +40,7 @@ agent_prompt make_prompt(const task_facts& f, const std::string& skill) {
       "- Speedups are judged against {}; correctness by both verdicts (see the skill document).\n"
       "- Budget: {}. The workspace holds model.py and an empty kernels/ folder.\n\n"
       "model.py:\n```python\n{}{}```\n",
-      p.level, p.number, p.file_name, f.device, f.device_name, f.precision, extension,
+      p.level, p.number, p.file_name, f.device, f.device_name, kj::name_of(f.precision), extension,
       sizes.empty() ? "the file's own" : sizes, inputs.empty() ? "(unknown)" : inputs, f.baseline, f.budget,
       p.source, p.source.ends_with('\n') ? "" : "\n");
   out.hash = core::sha256_hex(out.system + "\n\x1f\n" + out.task);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "agent/agent_judge.hpp"
+#include "core/precision.hpp"
 #include "kernelbench/problems.hpp"
 
 #include <cstdint>
@@ -18,7 +19,7 @@ struct task_facts {
   const kb::problem* problem = nullptr;
   std::string device;      // cpu or cuda
   std::string device_name; // the GPU or CPU
-  std::string precision = "fp32";
+  kj::precision precision = kj::precision::fp32;
   std::map<std::string, std::int64_t> sizes; // module constants in effect
   std::vector<std::string> inputs;           // forward's arguments
   std::string baseline;                      // what speedups are measured against, e.g. compile-default

@@ -3,6 +3,7 @@
 // computed in reports/metrics.hpp, not here.
 #pragma once
 
+#include "core/precision.hpp"
 #include "core/verdict.hpp"
 
 #include <cstdint>
@@ -44,7 +45,7 @@ struct linked_baseline_row {
   std::string clock;
   std::string params_json;
   std::string hardware;
-  std::string precision;     // fp32, tf32, fp16, bf16
+  kj::precision precision = kj::precision::fp32;
   std::int64_t stack_id = 0; // 0: none (imported)
   std::optional<double> median_ms, mean_ms, min_ms, max_ms, stdev_ms;
   std::vector<double> samples_ms; // baseline_samples; empty for imported rows or unless asked for
@@ -56,7 +57,9 @@ struct evaluation_row {
   std::int64_t run_id = 0;
   std::string run_uid;
   std::string run_created_at;
-  std::string precision; // the run's config_json.precision ("" when absent)
+  // The run's precision: its config_json.precision; for runs that predate it, the suffix of the protocol's
+  // name (kernelbench-main-bf16), else fp32.
+  kj::precision precision = kj::precision::fp32;
   std::int64_t problem_id = 0;
   std::string suite;
   std::string kb_version;

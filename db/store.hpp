@@ -1,6 +1,7 @@
 // The data-access layer: the only code in kerneljudge that writes SQL. One writer per database file.
 #pragma once
 
+#include "core/precision.hpp"
 #include "db/agent_records.hpp"
 #include "db/audit_records.hpp"
 #include "db/llm_records.hpp"
@@ -189,9 +190,9 @@ struct baseline_record {
   std::int64_t stack_id = 0;       // 0: none (imported)
   int level = 0;
   std::string file_name;
-  std::string mode;      // eager, compile-default, max-autotune, max-autotune-no-cudagraphs, reduce-overhead
-  std::string device;    // cpu, cuda
-  std::string precision; // fp32, fp16, bf16
+  std::string mode;   // eager, compile-default, max-autotune, max-autotune-no-cudagraphs, reduce-overhead
+  std::string device; // cpu, cuda
+  kj::precision precision = kj::precision::fp32;
   std::string overrides_json = "{}";
   std::string status =
       "ok"; // ok, compile_error, runtime_error, problem_error, oom, needs_weights, timeout, ...

@@ -32,7 +32,7 @@ std::optional<std::int64_t> optional_int(const sqlite::statement& row, std::stri
   return row.null(column) ? std::nullopt : std::optional<std::int64_t>(row.int64(column));
 }
 
-baseline_record read_baseline(const sqlite::statement& row) {
+baseline_record read_baseline(const sqlite::connection& db, const sqlite::statement& row) {
   baseline_record b;
   b.id = row.int64("id");
   b.cache_key = row.text("cache_key");
@@ -44,7 +44,7 @@ baseline_record read_baseline(const sqlite::statement& row) {
   b.file_name = row.text("file_name");
   b.mode = row.text("mode");
   b.device = row.text("device");
-  b.precision = row.text("precision");
+  b.precision = precision_column(db, row.text("precision"), "baseline " + std::to_string(b.id));
   b.overrides_json = row.text("overrides_json");
   b.status = row.text("status");
   b.error = row.text("error");
@@ -78,9 +78,9 @@ std::int64_t store::insert_baseline(const baseline_record& b) {
                     baseline_columns),
         what)
       .bind_all(b.cache_key, b.key_json, b.origin, id_or_null(b.problem_id), id_or_null(b.stack_id), b.level,
-                b.file_name, b.mode, b.device, b.precision, b.overrides_json, b.status, b.error, b.compile_s,
-                b.warm_compile_s, b.method, b.clock, b.params_json, b.median_ms, b.mean_ms, b.min_ms,
-                b.max_ms, b.stdev_ms, b.hardware, b.imported_from,
+                b.file_name, b.mode, b.device, name_of(b.precision), b.overrides_json, b.status, b.error,
+                b.compile_s, b.warm_compile_s, b.method, b.clock, b.params_json, b.median_ms, b.mean_ms,
+                b.min_ms, b.max_ms, b.stdev_ms, b.hardware, b.imported_from,
                 b.created_at.empty() ? core::now_iso8601() : b.created_at)
       .run();
   const std::int64_t id = db.last_insert_rowid();
@@ -99,7 +99,7 @@ std::optional<baseline_record> store::find_baseline(const std::string& cache_key
       "look up a cached baseline");
   row.bind_all(cache_key);
   if (!row.step()) return std::nullopt;
-  return read_baseline(row);
+  return read_baseline(m_impl->m_db, row);
 }
 
 std::vector<baseline_record> store::baselines(std::int64_t stack_id) const {
@@ -111,7 +111,7 @@ std::vector<baseline_record> store::baselines(std::int64_t stack_id) const {
   rows.bind_all(stack_id, stack_id);
   std::vector<baseline_record> out;
   while (rows.step())
-    out.push_back(read_baseline(rows));
+    out.push_back(read_baseline(m_impl->m_db, rows));
   return out;
 }
 

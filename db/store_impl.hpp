@@ -35,6 +35,12 @@ inline kj::strict_verdict strict_verdict_column(const sqlite::connection& db, co
   db.fail(what, "unknown strict verdict '" + name + "' in evaluations.strict_verdict");
 }
 
+inline kj::precision precision_column(const sqlite::connection& db, const std::string& name,
+                                      const std::string& what) {
+  if (const auto p = kj::parse_precision(name)) return *p;
+  db.fail(what, "unknown precision '" + name + "' (expected fp32, tf32, fp16 or bf16)");
+}
+
 inline kj::case_status case_status_column(const sqlite::connection& db, const std::string& name,
                                           const std::string& what) {
   if (const auto s = kj::parse_case_status(name)) return *s;

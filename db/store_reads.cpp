@@ -50,13 +50,22 @@ std::vector<std::string> split_commas(const std::string& text) {
   return items;
 }
 
+// The run's precision: config_json's; a run that predates it computed at its protocol's
+// (kernelbench-main-bf16), else fp32.
+kj::precision run_precision(const connection& db, const std::string& stored, const std::string& protocol,
+                            std::int64_t evaluation_id) {
+  if (!stored.empty()) return precision_column(db, stored, "evaluation " + std::to_string(evaluation_id));
+  for (const kj::precision p : {kj::precision::fp16, kj::precision::bf16, kj::precision::tf32})
+    if (protocol.ends_with("-" + kj::name_of(p))) return p;
+  return kj::precision::fp32;
+}
+
 evaluation_row read_evaluation_row(const connection& db, const statement& row) {
   evaluation_row e;
   e.evaluation_id = row.column_int64(0);
   e.run_id = row.column_int64(1);
   e.run_uid = row.column_text(2);
   e.run_created_at = row.column_text(3);
-  e.precision = row.column_text(4);
   e.problem_id = row.column_int64(5);
   e.suite = row.column_text(6);
   e.kb_version = row.column_text(7);
@@ -74,6 +83,7 @@ evaluation_row read_evaluation_row(const connection& db, const statement& row) {
   e.stack_hash = row.column_text(19);
   e.device = row.column_text(20);
   e.protocol = row.column_text(21);
+  e.precision = run_precision(db, row.column_text(4), e.protocol, e.evaluation_id);
   // kj wrote every name the DB holds: another is the DB's damage, said as such
   const std::string what = fmt::format("read evaluation {}", e.evaluation_id);
   e.verdict = verdict_column(db, row.column_text(22), what);
@@ -154,7 +164,7 @@ void read_children(const connection& db, std::vector<evaluation_row>& rows, bool
       b.min_ms = baselines.column_optional_double(11);
       b.max_ms = baselines.column_optional_double(12);
       b.stdev_ms = baselines.column_optional_double(13);
-      b.precision = baselines.column_text(14);
+      b.precision = precision_column(db, baselines.column_text(14), "baseline " + std::to_string(b.id));
       if (with_samples) b.samples_ms = read_samples(baseline_samples, b.id);
       e.baselines.push_back(std::move(b));
     }

@@ -1,6 +1,7 @@
 // Problem discovery: a KernelBench checkout, single problem files, and kerneljudge's built-in suite.
 #pragma once
 
+#include "core/precision.hpp"
 #include "kernelbench/id_set.hpp"
 
 #include <cstdint>
@@ -53,7 +54,7 @@ struct source_options {
   // "all": every selected problem. Applied by orchestrator::load_all_problems.
   std::string problem_set = "all";
   std::filesystem::path verified_file; // empty: kb::default_verified_file()
-  std::string precision = "fp32";
+  kj::precision precision = kj::precision::fp32;
 };
 
 // Loads every selected problem but those of ops6k_path, sorted by suite, level, number. Throws source_error

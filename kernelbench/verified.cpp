@@ -93,7 +93,8 @@ verified_problem problem_of(const json& p, const fs::path& file, std::size_t ind
 } // namespace
 
 verified_status verified_set::status_of(int level, int number, const std::string& name,
-                                        const std::string& sha256, const std::string& precision) const {
+                                        const std::string& sha256, kj::precision at) const {
+  const std::string precision = kj::name_of(at); // the file's key
   for (const auto& p : problems) {
     if (p.level != level || p.number != number || p.name != name) continue;
     if (p.sha256 != sha256) return {"changed", "its source differs from the one audited", ""};
@@ -106,7 +107,7 @@ verified_status verified_set::status_of(int level, int number, const std::string
 }
 
 bool is_verified_precision(const std::string& precision) {
-  return precision == "fp32" || precision == "tf32" || precision == "bf16" || precision == "fp16";
+  return kj::parse_precision(precision).has_value();
 }
 
 verified_set load_verified_set(const fs::path& file) {

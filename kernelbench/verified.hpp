@@ -3,6 +3,8 @@
 // was made). `--problems verified` keeps the problems it calls sound; results and reports mark the others.
 #pragma once
 
+#include "core/precision.hpp"
+
 #include <filesystem>
 #include <map>
 #include <string>
@@ -46,10 +48,10 @@ struct verified_set {
   // has no audit of at that precision is unaudited (never another precision's standing: bf16's tolerance is
   // 100x looser than fp32's).
   verified_status status_of(int level, int number, const std::string& name, const std::string& sha256,
-                            const std::string& precision) const;
+                            kj::precision at) const;
 };
 
-// fp32, bf16 or fp16: the precisions a set holds audits at.
+// Whether `name` names a precision a set holds audits at (fp32, tf32, bf16, fp16: kj::precision's names).
 bool is_verified_precision(const std::string& precision);
 
 // Reads a verified-set file; throws source_error naming the file and the field that is missing or malformed.

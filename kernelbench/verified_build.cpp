@@ -90,7 +90,8 @@ void check_audit_entries(const json& audits, const std::string& label, const std
         fmt::format("{}: the precision '{}' is not fp32, tf32, bf16 or fp16", label, precision));
   if (!audits.is_array())
     throw source_error(fmt::format("{}: not a JSON array of audits (kj audit --json)", label));
-  const std::string protocol = "kernelbench-main" + (precision == "fp32" ? "" : "-" + precision);
+  const bool fp32 = kj::parse_precision(precision) == kj::precision::fp32;
+  const std::string protocol = "kernelbench-main" + (fp32 ? "" : "-" + precision);
   for (std::size_t i = 0; i < audits.size(); ++i) {
     const std::string where = fmt::format("[{}]", i);
     const json& a = audits[i];

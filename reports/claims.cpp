@@ -99,7 +99,7 @@ std::string explain(const claim_row& c, const result_row* r, const std::string& 
                        r->strict_failed.empty() ? "-" : r->strict_failed, strict_meaning(r->strict_failed),
                        r->findings.empty() ? "" : " (findings: " + r->findings + ")", r->evaluation_id);
   if (!r->untrusted.empty())
-    return "time not trusted: " + r->untrusted + (r->numerics.empty() ? "" : " (" + numerics_text(*r) + ")");
+    return "time not trusted: " + r->untrusted + (!r->numerics ? "" : " (" + numerics_text(*r) + ")");
   if (!c.measured_eager) return "not timed";
   if (!c.claimed_eager) return "no claim over eager";
   const bool elsewhere =

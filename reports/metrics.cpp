@@ -145,12 +145,13 @@ void add_baselines(const db::evaluation_row& e, result_row& r, const metric_opti
 // The candidate's speedup over the eager baseline linked at the numerics it computed at (tf32, bf16, fp16),
 // measured its way; none when it computed at the run's numerics or no such baseline is cached.
 void add_matched(const db::evaluation_row& e, result_row& r, const metric_options& options) {
-  if (r.numerics.empty() || !r.candidate || r.candidate->ms <= 0) return;
+  if (!r.numerics || !r.candidate || r.candidate->ms <= 0) return;
   for (const auto& b : e.baselines)
-    if (b.status == "ok" && b.mode == "eager" && b.precision == r.numerics &&
+    if (b.status == "ok" && b.mode == "eager" && b.precision == *r.numerics &&
         b.method == r.candidate->method && b.clock == r.candidate->clock)
       if (auto m = from_baseline(b, options)) {
-        r.matched = speedup_against("eager-" + r.numerics, *m, *r.candidate, e.evaluation_id, options);
+        r.matched =
+            speedup_against("eager-" + kj::name_of(*r.numerics), *m, *r.candidate, e.evaluation_id, options);
         return;
       }
 }
@@ -193,7 +194,7 @@ void copy_identity(const db::evaluation_row& e, result_row& r) {
   r.sample = e.sample;
   r.device = e.device;
   r.protocol = e.protocol;
-  r.dtype = dtype_of(e.precision, e.protocol);
+  r.dtype = e.precision;
   r.stack_id = e.stack_id;
   r.stack_hash = e.stack_hash;
   r.verdict = e.verdict;
@@ -218,18 +219,11 @@ void copy_identity(const db::evaluation_row& e, result_row& r) {
 } // namespace
 
 std::string numerics_text(const result_row& r) {
-  if (r.numerics.empty()) return "";
-  if (!r.matched && !r.untrusted.empty()) return "computed at " + r.numerics; // no time to compare
-  if (!r.matched)
-    return fmt::format("computed at {}: no eager baseline at {} cached", r.numerics, r.numerics);
-  return fmt::format("computed at {}: {:.2f}x over eager at {}", r.numerics, r.matched->speedup, r.numerics);
-}
-
-std::string dtype_of(const std::string& precision, const std::string& protocol) {
-  if (!precision.empty()) return precision;
-  for (const char* dtype : {"fp16", "bf16"})
-    if (protocol.ends_with(std::string("-") + dtype)) return dtype;
-  return "fp32";
+  if (!r.numerics) return "";
+  const std::string at = kj::name_of(*r.numerics);
+  if (!r.matched && !r.untrusted.empty()) return "computed at " + at; // no time to compare
+  if (!r.matched) return fmt::format("computed at {}: no eager baseline at {} cached", at, at);
+  return fmt::format("computed at {}: {:.2f}x over eager at {}", at, r.matched->speedup, at);
 }
 
 result_row derive(const db::evaluation_row& e, const metric_options& options) {
@@ -244,8 +238,8 @@ result_row derive(const db::evaluation_row& e, const metric_options& options) {
   if (candidate) {
     const auto params = nlohmann::json::parse(candidate->params_json, nullptr, false);
     // the judge recorded the numerics the candidate computed at, when narrower than the run's
-    if (params.is_object()) r.numerics = params.value("numerics", std::string());
-    if (r.numerics == r.dtype) r.numerics.clear();
+    if (params.is_object()) r.numerics = kj::parse_precision(params.value("numerics", std::string()));
+    if (r.numerics == r.dtype) r.numerics.reset();
     if (params.is_object() && !params.value("trusted", true)) {
       r.untrusted = params.value("untrusted_reason", std::string("the timer missed work the trace saw"));
       if (untrusted_for_numerics(params)) add_matched(e, r, options);

@@ -3,6 +3,7 @@
 // place `kj results`, `kj report`, `kj compare` and `kj history` take these numbers from.
 #pragma once
 
+#include "core/precision.hpp"
 #include "core/verdict.hpp"
 #include "db/rows.hpp"
 #include "db/store.hpp"
@@ -66,7 +67,7 @@ struct result_row {
   int sample = 0;
   std::string device;
   std::string protocol;
-  std::string dtype; // the run's precision (fp32, fp16, bf16)
+  kj::precision dtype = kj::precision::fp32; // the run's precision
   std::int64_t stack_id = 0;
   std::string stack_hash;
   kj::verdict verdict = kj::verdict::harness_error; // read from the DB's name (row_verdicts)
@@ -106,7 +107,7 @@ struct result_row {
   // The numerics the candidate computed at when narrower than the run's (tf32, bf16, fp16: the judge's
   // record), and its speedup over the eager baseline cached at those numerics (`kj baselines --precision`),
   // shown beside the run's (CUDA-Agent issue #16); never counted in the run's speedups.
-  std::string numerics;
+  std::optional<kj::precision> numerics;
   std::optional<baseline_speedup> matched;
   // Why the speedup may be noise ("" when not): its interval includes 1, or the host's speed moved by more
   // than k_host_moved while it was timed, or kj's input draw was charged to its calls (slower in the
@@ -203,11 +204,8 @@ std::vector<result_row> newest_per_key(std::vector<result_row> rows);
 std::vector<result_row> results(const db::store& store, const std::string& run_uid,
                                 const metric_options& options = {});
 
-// The dtype of a run: its precision, else the protocol's suffix (-fp16, -bf16), else fp32.
 // "computed at tf32: 1.23x over eager at tf32" (or "...: no eager baseline at tf32 cached", or "computed at
 // tf32" when its time is not trusted for another reason); "" when it computed at the run's numerics.
 std::string numerics_text(const result_row& r);
-
-std::string dtype_of(const std::string& precision, const std::string& protocol);
 
 } // namespace kj::reports

@@ -132,7 +132,7 @@ std::string provenance_text(const std::vector<const result_row*>& rows) {
       timers.insert(r->candidate->method + "/" + r->candidate->clock);
       statistics.insert(stats::statistic_name(r->candidate->statistic));
     }
-    dtypes.insert(r->dtype);
+    dtypes.insert(kj::name_of(r->dtype));
     protocols.insert(r->protocol);
     stacks.insert(r->stack_hash);
     runs.insert(r->run_uid);

@@ -104,7 +104,8 @@ std::string summary(const page_context& c) {
       html::escape(name_of(r.strict_verdict)), html::escape(r.strict_failed),
       r.findings.empty() ? "none: kj's scan of the source matched no pattern" : html::escape(r.findings),
       memory_row(r), html::escape(r.run_uid), html::escape(r.stack_hash), html::escape(r.protocol),
-      html::escape(r.dtype), html::escape(r.device), r.error.empty() ? "" : "<h3>error</h3>" + pre(r.error));
+      html::escape(kj::name_of(r.dtype)), html::escape(r.device),
+      r.error.empty() ? "" : "<h3>error</h3>" + pre(r.error));
 }
 
 std::string measured_row(const std::string& label, const measured& m) {
@@ -126,18 +127,19 @@ std::string timing_params(const page_context& c) {
 
 // A candidate that computed at narrower numerics than the run's: its speedup at them, beside the run's.
 std::string matched_note(const result_row& r) {
-  if (r.numerics.empty()) return "";
+  if (!r.numerics) return "";
+  const std::string at = kj::name_of(*r.numerics);
   if (!r.matched && !r.untrusted.empty())
-    return fmt::format("<p>The candidate computed at {} (its findings).</p>\n", r.numerics);
+    return fmt::format("<p>The candidate computed at {} (its findings).</p>\n", at);
   if (!r.matched)
     return fmt::format("<p>The candidate computed at {} (its findings); no eager baseline at {} is cached to "
                        "compare it with at its own numerics (<code>kj baselines --precision {} --modes "
                        "eager</code>, then judge again).</p>\n",
-                       r.numerics, r.numerics, r.numerics);
+                       at, at, at);
   return fmt::format(
       "<p>The candidate computed at {} (its findings): <b>{} over eager at {}</b> (95% interval "
       "{}), beside its speedup at the run's {} above; only the run's counts.</p>\n",
-      r.numerics, html::ratio(r.matched->speedup), r.numerics, html::interval(r.matched->ci), r.dtype);
+      at, html::ratio(r.matched->speedup), at, html::interval(r.matched->ci), kj::name_of(r.dtype));
 }
 
 std::string timings(const page_context& c) {
@@ -156,7 +158,8 @@ std::string timings(const page_context& c) {
     out += measured_row(b.mode == "eager" ? "reference (eager, same run)" : "baseline " + b.mode, b.baseline);
   if (c.row.baselines.empty() && c.row.reference) // timed, but no speedup credited (below)
     out += measured_row("reference (eager, same run)", *c.row.reference);
-  if (c.row.matched) out += measured_row("baseline eager at " + c.row.numerics, c.row.matched->baseline);
+  if (c.row.matched)
+    out += measured_row("baseline eager at " + kj::name_of(*c.row.numerics), c.row.matched->baseline);
   out += "</table>\n";
   out += matched_note(c.row);
   if (c.row.baselines.empty() && !c.row.untrusted.empty())

@@ -27,9 +27,9 @@ std::string speedup(const result_row& r) {
 
 std::string note(const result_row& r) {
   if (!r.untrusted.empty())
-    return "time not trusted: " + r.untrusted + (r.numerics.empty() ? "" : " (" + numerics_text(r) + ")");
+    return "time not trusted: " + r.untrusted + (!r.numerics ? "" : " (" + numerics_text(r) + ")");
   if (!r.error.empty()) return telling_line(r.error);
-  if (!r.numerics.empty()) return numerics_text(r);
+  if (r.numerics) return numerics_text(r);
   if (!r.noise.empty()) return "may be noise: " + r.noise;
   if (host_bound(r))
     return fmt::format("host-bound: the GPU busy {:.0f}% of the candidate's window", 100 * *r.gpu_busy_share);

@@ -230,7 +230,7 @@ void write_verbose(const std::vector<result_row>& rows, std::ostream& out) {
     if (!r.noise.empty()) out << fmt::format("   speedup may be noise: {}\n", r.noise);
     if (!r.findings.empty()) out << fmt::format("   findings {}\n", r.findings);
     if (!r.untrusted.empty()) out << fmt::format("   time not trusted: {}\n", r.untrusted);
-    if (!r.numerics.empty()) out << fmt::format("   {}\n", numerics_text(r));
+    if (r.numerics) out << fmt::format("   {}\n", numerics_text(r));
     if (!r.error.empty()) {
       out << "   error:\n";
       std::size_t start = 0;
@@ -274,19 +274,20 @@ void write_csv(const std::vector<result_row>& rows, std::ostream& out) {
     for (const char* mode : compiled_modes)
       out << "," << number(r.speedup_vs(mode));
     const auto count = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : ""; };
-    const auto mem = [&](std::optional<std::int64_t> db::memory_record::* field) {
+    const auto mem = [&](std::optional<std::int64_t> db::memory_record::*field) {
       return r.memory ? count((*r.memory).*field) : std::string();
     };
     out << fmt::format(
         ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
         measured_csv(r.candidate), measured_csv(r.reference), bound(r.speedup_ci, false),
         bound(r.speedup_ci, true), bound(r.speedup_best_ci, false), bound(r.speedup_best_ci, true),
-        number(r.gpu_busy_share), r.stack_hash, csv_field(r.protocol), r.dtype, count(r.input_tokens),
-        count(r.cache_read_tokens), count(r.cache_write_tokens), count(r.output_tokens), number(r.cost_usd),
-        r.reason, mem(&db::memory_record::device_peak_bytes), mem(&db::memory_record::judge_device_bytes),
-        mem(&db::memory_record::runner_device_bytes), mem(&db::memory_record::judge_rss_bytes),
-        mem(&db::memory_record::runner_rss_bytes), r.speedup ? (may_be_noise(r) ? "true" : "false") : "",
-        csv_field(r.noise), csv_field(r.sizes.empty() ? "" : sizes_text(r.sizes)), results_format_version);
+        number(r.gpu_busy_share), r.stack_hash, csv_field(r.protocol), kj::name_of(r.dtype),
+        count(r.input_tokens), count(r.cache_read_tokens), count(r.cache_write_tokens),
+        count(r.output_tokens), number(r.cost_usd), r.reason, mem(&db::memory_record::device_peak_bytes),
+        mem(&db::memory_record::judge_device_bytes), mem(&db::memory_record::runner_device_bytes),
+        mem(&db::memory_record::judge_rss_bytes), mem(&db::memory_record::runner_rss_bytes),
+        r.speedup ? (may_be_noise(r) ? "true" : "false") : "", csv_field(r.noise),
+        csv_field(r.sizes.empty() ? "" : sizes_text(r.sizes)), results_format_version);
   }
 }
 

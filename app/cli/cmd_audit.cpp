@@ -121,14 +121,13 @@ action add_audit_command(CLI::App& app) {
          "the compatible rule the null candidates meet: kernelbench (per --kb-version) or cuda-agent")
       ->check(CLI::IsMember({"kernelbench", "cuda-agent"}))
       ->capture_default_str();
-  cmd->add_option(
-         "--precision", s->options.precision,
-         "models and floating inputs are cast to this dtype, as kj run --precision does (KernelBench's "
-         "tolerance is 1e-2 for fp16 and bf16); tf32: fp32 with the reference's TF32 matmuls and "
-         "convolutions on "
-         "(CUDA only; fp32's tolerance), the audit with TF32 on beside fp32's with it off")
-      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}))
-      ->capture_default_str();
+  add_precision_option(
+      *cmd, s->options.precision,
+      "models and floating inputs are cast to this dtype, as kj run --precision does "
+      "(KernelBench's tolerance is 1e-2 for fp16 and bf16); tf32: fp32 with the reference's "
+      "TF32 matmuls and convolutions on (CUDA only; fp32's tolerance), the audit with TF32 on "
+      "beside fp32's with it off",
+      {"fp32", "tf32", "fp16", "bf16"});
   cmd->add_option("--cache-dir", s->cache_dir,
                   "scratch folder (default: $KJ_CACHE_DIR or ~/.cache/kerneljudge)");
   cmd->add_option("--format", s->format, "table or json")

@@ -205,12 +205,12 @@ action add_baselines_command(CLI::App& app) {
                   "(eval mode); part of the cache key")
       ->check(CLI::IsMember({"kernelbench", "cuda-agent"}))
       ->capture_default_str();
-  cmd->add_option(
-         "--precision", s->options.precision,
-         "models and floating inputs are cast to this dtype; tf32: fp32 with TF32 matmuls and "
-         "convolutions (CUDA only), the baseline kj run compares a candidate that turns TF32 on with")
-      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}))
-      ->capture_default_str();
+  add_precision_option(
+      *cmd, s->options.precision,
+      "models and floating inputs are cast to this dtype; tf32: fp32 with TF32 matmuls and "
+      "convolutions (CUDA only), the baseline kj run compares a candidate that turns TF32 on "
+      "with",
+      {"fp32", "tf32", "fp16", "bf16"});
   add_timing_options(*cmd, s->options.timing);
   cmd->add_option("--cache-dir", s->cache_dir,
                   "build cache, Inductor cache and scratch folder (default: $KJ_CACHE_DIR or "

@@ -138,6 +138,15 @@ CLI::Validator above(double bound) {
       fmt::format("NUM>{}", bound));
 }
 
+CLI::Option* add_precision_option(CLI::App& cmd, kj::precision& target, const std::string& help,
+                                  const std::vector<std::string>& names) {
+  return cmd
+      .add_option_function<std::string>(
+          "--precision", [&target](const std::string& name) { target = *kj::parse_precision(name); }, help)
+      ->check(CLI::IsMember(names))
+      ->default_str(kj::name_of(target));
+}
+
 CLI::Validator seconds() {
   return CLI::Validator(
       [](std::string& text) -> std::string {

@@ -50,6 +50,12 @@ CLI::Validator seconds();                                    // a duration in se
 CLI::Validator run_id(); // a run's name: letters, digits, '-', '_', '.'; never 'latest'
 CLI::Validator within(double low, double high, bool whole = false);
 
+// --precision into a typed precision: `names` are the ones this command takes (kj run: fp32, fp16, bf16; kj
+// baselines and kj audit: tf32 too); another name is refused, listing them. kj.toml's value goes the same
+// way.
+CLI::Option* add_precision_option(CLI::App& cmd, kj::precision& target, const std::string& help,
+                                  const std::vector<std::string>& names);
+
 // Fails with exit code 2 when KJ_PYTHON names no executable file (before any worker tries to start it).
 void check_python_override();
 

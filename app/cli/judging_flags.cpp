@@ -59,11 +59,10 @@ void add_judging_options(CLI::App& cmd, orchestrator::judging_settings& judging,
                  "1e-2, torch.nn.functional forbidden in ModelNew.forward)")
       ->check(CLI::IsMember({"kernelbench", "cuda-agent"}))
       ->capture_default_str();
-  cmd.add_option("--precision", judging.precision,
-                 "models and floating inputs are cast to this dtype (KernelBench's precision option; "
-                 "tolerance 1e-2 for fp16 and bf16)")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
-      ->capture_default_str();
+  add_precision_option(cmd, judging.precision,
+                       "models and floating inputs are cast to this dtype (KernelBench's precision option; "
+                       "tolerance 1e-2 for fp16 and bf16)",
+                       {"fp32", "fp16", "bf16"});
   cmd.add_option("--library-policy", judging.trace.library_policy,
                  "GPU: what library kernels in the candidate's kernel trace mean for the strict verdict: "
                  "report (share recorded only), forbid-torch (fail above --max-library-share of kernel time "

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/device_kind.hpp"
+#include "core/precision.hpp"
 
 #include <cstdint>
 #include <map>
@@ -23,6 +24,16 @@ inline void from_json(const nlohmann::json& j, device_kind& d) {
   d = *parsed;
 }
 
+// A precision on the wire is its name, likewise.
+inline void to_json(nlohmann::json& j, precision p) {
+  j = name_of(p);
+}
+inline void from_json(const nlohmann::json& j, precision& p) {
+  const auto parsed = j.is_string() ? parse_precision(j.get<std::string>()) : std::nullopt;
+  if (!parsed) throw std::invalid_argument("precision: expected fp32, tf32, fp16 or bf16, got " + j.dump());
+  p = *parsed;
+}
+
 } // namespace kj
 
 namespace kj::exec {
@@ -35,7 +46,7 @@ struct protocol_spec {
   double atol = 1e-4;
   double rtol = 1e-4;
   std::uint64_t seed = 42;
-  std::string precision = "fp32"; // fp32, tf32 (fp32, TF32 on), fp16, bf16: inputs cast to it
+  kj::precision precision = kj::precision::fp32; // inputs cast to it (tf32: fp32 with TF32 on)
   std::string weights = "seed";   // "seed": both models built after manual_seed; "state_dict": copied, strict
   bool eval_mode = false;         // .eval() both models (KernelBench leaves them in train mode)
   bool clone_inputs = false;      // each model gets its own clone of the trial's inputs
@@ -49,17 +60,17 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(protocol_spec, name, trials, ato
                                                 weights, eval_mode, clone_inputs, forbid_functional,
                                                 comparison, input_rng)
 
-// Returns the protocol for a KernelBench version ("main", "v0.1", "v0") at a precision ("fp32", "tf32",
-// "fp16", "bf16"); throws std::invalid_argument otherwise.
-protocol_spec kernelbench_protocol(const std::string& kb_version, const std::string& precision = "fp32");
+// Returns the protocol for a KernelBench version ("main", "v0.1", "v0") at a precision; throws
+// std::invalid_argument for another version.
+protocol_spec kernelbench_protocol(const std::string& kb_version, precision at = precision::fp32);
 
 // CUDA Agent's released verification: weights copied with a strict load_state_dict, .eval(), cloned inputs,
 // 5 checks, assert_close(atol=rtol=1e-2), torch.nn.functional forbidden in ModelNew.forward.
-protocol_spec cuda_agent_protocol(const std::string& precision = "fp32");
+protocol_spec cuda_agent_protocol(precision at = precision::fp32);
 
 // "kernelbench" (rules of `kb_version`) or "cuda-agent"; throws std::invalid_argument for another name.
 protocol_spec make_protocol(const std::string& name, const std::string& kb_version,
-                            const std::string& precision = "fp32");
+                            precision at = precision::fp32);
 
 // How subjects are timed (docs/methodology.md). Every field is stored with each timing row.
 struct timing_spec {

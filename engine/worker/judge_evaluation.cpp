@@ -3,6 +3,7 @@
 #include "engine/worker/judge_evaluation.hpp"
 
 #include "engine/exec/sandbox.hpp"
+#include "engine/worker/candidate_numerics.hpp"
 #include "engine/worker/judge_timing.hpp"
 #include "engine/worker/memory_watch.hpp"
 #include "engine/worker/problem_alone.hpp"
@@ -75,58 +76,14 @@ bool run_case_classes(const exec::evaluate_job& job, py::module_& runtime, py::o
   return clean;
 }
 
-// Bytes per value of a floating dtype as torch names it (0: not one kj compares).
-int float_bytes(const std::string& dtype) {
-  if (dtype == "float64") return 8;
-  if (dtype == "float32" || dtype == "fp32" || dtype == "tf32") return 4;
-  if (dtype == "float16" || dtype == "bfloat16" || dtype == "fp16" || dtype == "bf16") return 2;
-  if (dtype.starts_with("float8")) return 1;
-  return 0;
-}
-
-// What ModelNew.forward computed in a floating type narrower than the run's precision (CUDA-Agent issue #16:
-// a candidate in a lower precision against a full-precision baseline gets the difference as speedup), e.g.
-// "ModelNew.forward made bfloat16 tensors (_to_copy x2, mm x1) in an fp32 run"; '' when none.
-std::string lower_precision(const json& dtypes, const std::string& precision) {
-  const int run = float_bytes(precision);
-  std::string out;
-  for (const auto& [dtype, ops] : dtypes.items()) {
-    const int bytes = float_bytes(dtype);
-    if (bytes == 0 || bytes >= run) continue;
-    std::string list;
-    for (const auto& [op, count] : ops.items())
-      if (count.is_number_integer())
-        list += fmt::format("{}{} x{}", list.empty() ? "" : ", ", op.substr(0, 40), count.get<long>());
-    out += fmt::format("{}{} tensors ({})", out.empty() ? "" : "; ", dtype, list.substr(0, 200));
-  }
-  return out.empty() ? "" : fmt::format("ModelNew.forward made {} in an {} run", out, precision);
-}
-
-// The numerics the candidate computed at when narrower than the run's, as the judge saw them: the narrowest
-// floating type its forward made ("bf16" before "fp16"), else "tf32" when it turned TF32 (or a float32 matmul
-// precision of "high") on in an fp32 run; "" when it computed at the run's own. Recorded in its timing
-// (`numerics`), where the reports compare it with an eager baseline at the same numerics.
-std::string candidate_numerics(const json& dtypes, const json& flags, const std::string& precision) {
-  const int run = float_bytes(precision);
-  for (const auto& [dtype, name] : {std::pair{"bfloat16", "bf16"}, std::pair{"float16", "fp16"}})
-    if (dtypes.contains(dtype) && float_bytes(dtype) < run) return name;
-  if (precision != "fp32") return "";
-  for (const auto& [flag, change] : flags.items()) {
-    const std::string to = change.is_string() ? change.get<std::string>() : "";
-    if ((flag.ends_with("allow_tf32") && to == "False -> True") ||
-        (flag.ends_with("float32_matmul_precision") && to == "highest -> high"))
-      return "tf32";
-  }
-  return "";
-}
-
 // Findings the runner can see: backend flags the candidate flipped (TF32, reduced-precision reductions, cuDNN
 // modes) and PyTorch ops that compute inside ModelNew.forward (a torch fallback, on every device).
 // Returns the candidate's numerics (candidate_numerics).
-std::string report_findings(const exec::evaluate_job& job, runner_link& runner, result_channel& channel) {
+std::optional<precision> report_findings(const exec::evaluate_job& job, runner_link& runner,
+                                         result_channel& channel) {
   const json reply =
       runner.request({{"op", "findings"}, {"recipe", {{"kind", "case"}, {"seed", job.protocol.seed}}}});
-  if (!reply.value("ok", false)) return "";
+  if (!reply.value("ok", false)) return std::nullopt;
   const json flags = reply.value("flags", json::object());
   const json torch_ops = reply.value("torch_ops", json::object());
   for (const auto& [name, change] : flags.items())
@@ -349,7 +306,7 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     }
     phase.enter("findings");
     if (!runner.alive()) runner.restart();
-    const std::string numerics = report_findings(job, runner, channel);
+    const std::optional<precision> numerics = report_findings(job, runner, channel);
     // Rejected only by KernelBench's fixed tolerance while the strict verdict passes: still timed, since the
     // strict verdict calls it correct (the compatible verdict stays incorrect, reason tolerance).
     const bool timed = all_passed || (tolerance_only && strict_clean);

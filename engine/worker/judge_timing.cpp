@@ -247,14 +247,14 @@ timed_pair time_pair_steadily(const exec::evaluate_job& job, py::object& session
 } // namespace
 
 void time_subjects(const exec::evaluate_job& job, py::object& session, runner_link& runner,
-                   result_channel& channel, phase_clock& phase, const std::string& numerics) {
+                   result_channel& channel, phase_clock& phase, std::optional<precision> numerics) {
   const exec::timing_spec& spec = job.timing;
   const device_context device = session_device(job.device, session);
   auto [candidate, reference] = time_pair_steadily(job, session, runner, channel, device, phase);
   candidate.params["fresh_inputs"] = reference.params["fresh_inputs"] =
       exec::timing_method_named(spec.method).fresh_inputs;
   candidate.params["process"] = "runner";
-  if (!numerics.empty()) candidate.params["numerics"] = numerics;
+  if (numerics) candidate.params["numerics"] = name_of(*numerics);
   if (!runner.isolation_note().empty()) candidate.params["runner_isolation"] = runner.isolation_note();
   std::string plugin_error;
   if (const cuda::plugin* plugin = device.cuda ? shared_cuda_plugin(plugin_error) : nullptr;

@@ -17,6 +17,6 @@ namespace kj::worker {
 // `floor` and `trace`, entered on `phase`. `numerics` (the candidate's, when narrower than the run's: bf16,
 // fp16, tf32) goes into the candidate's timing.
 void time_subjects(const exec::evaluate_job& job, pybind11::object& session, runner_link& runner,
-                   result_channel& channel, phase_clock& phase, const std::string& numerics);
+                   result_channel& channel, phase_clock& phase, std::optional<precision> numerics);
 
 } // namespace kj::worker

@@ -2,6 +2,7 @@
 // method on the same inputs, cached in the DB per key (problem, sizes, precision, mode, timing, stack).
 #pragma once
 
+#include "core/precision.hpp"
 #include "db/store.hpp"
 #include "engine/exec/messages.hpp"
 #include "engine/scheduler/scheduler.hpp"
@@ -31,7 +32,7 @@ std::vector<std::string> parse_modes(const std::string& list);
 struct key_fields {
   std::string problem_source_hash;
   std::map<std::string, std::int64_t> overrides; // the module-constant overrides the job gets
-  std::string precision;
+  kj::precision precision = kj::precision::fp32;
   std::string mode;
   std::string device;
   std::uint64_t seed = 42;
@@ -51,7 +52,7 @@ struct options {
   std::vector<std::string> modes = default_modes;
   device_kind device = device_kind::cpu;
   std::string protocol = "kernelbench";
-  std::string precision = "fp32";
+  kj::precision precision = kj::precision::fp32;
   exec::timing_spec timing;
   std::map<std::string, std::int64_t> overrides; // the user's --set
   bool refresh = false;                          // measure again even when a cached row matches

@@ -37,7 +37,7 @@ json key_json(const key_fields& key) {
     timing.erase(field);
   return {{"problem_source_hash", key.problem_source_hash},
           {"overrides", key.overrides},
-          {"precision", key.precision},
+          {"precision", kj::name_of(key.precision)},
           {"mode", key.mode},
           {"device", key.device},
           {"seed", key.seed},

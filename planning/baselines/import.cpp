@@ -90,7 +90,7 @@ import_summary import_kernelbench_json(db::store& store, const fs::path& path, c
         r.file_name = file_name;
         r.mode = mode;
         r.device = "cuda";
-        r.precision = "fp32";
+        r.precision = kj::precision::fp32;
         r.hardware = label.empty() ? folder : label;
         r.imported_from = fs::absolute(file).lexically_normal().string();
         r.method = "kernelbench";

@@ -2,6 +2,7 @@
 // "candidate" here is kj's own null output) audits the problems in order; each audit is stored (schema v10).
 #pragma once
 
+#include "core/precision.hpp"
 #include "db/audit_records.hpp"
 #include "kernelbench/problems.hpp"
 
@@ -19,7 +20,7 @@ struct audit_options {
   std::map<std::string, std::int64_t> overrides; // --set, on top of the built-in suite's CPU sizes
   std::string device = "auto";
   std::string protocol = "kernelbench"; // the compatible rule: kernelbench (per --kb-version) or cuda-agent
-  std::string precision = "fp32";
+  kj::precision precision = kj::precision::fp32;
   std::filesystem::path db_path = "kj.sqlite";
   std::filesystem::path cache_dir;
   double timeout_s = 3600; // the whole audit's worker

@@ -3,6 +3,7 @@
 // what a run resolves (the device, the probed environment, the build cache).
 #pragma once
 
+#include "core/precision.hpp"
 #include "engine/exec/messages.hpp"
 #include "planning/orchestrator/judgement.hpp"
 
@@ -16,7 +17,7 @@ struct judging_settings {
   // The compatible verdict's rules: "kernelbench" (those of the problem's KernelBench version) or
   // "cuda-agent".
   std::string protocol = "kernelbench";
-  std::string precision = "fp32";   // fp32, fp16 or bf16
+  kj::precision precision = kj::precision::fp32;
   std::string input_rng = "device"; // where the compatible trials draw: device or host (exec::protocol_spec)
   int trials = 0;                   // compatible trials; 0: the protocol's own count (5)
   exec::timing_spec timing;

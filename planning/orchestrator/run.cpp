@@ -54,14 +54,13 @@ std::vector<baselines::result> matched_numerics_baselines(db::store& store,
                                                           const baselines::stack_ref& stack,
                                                           baselines::options opts) {
   std::vector<baselines::result> found;
-  const std::string run_precision = opts.precision;
+  const kj::precision run_precision = opts.precision;
   opts.modes = {"eager"};
   opts.measure_missing = false;
   results::sink_set none({});
-  for (const char* precision : {"tf32", "bf16", "fp16"}) {
-    if (precision == run_precision || (precision == std::string("tf32") && opts.device != device_kind::cuda))
-      continue;
-    opts.precision = precision;
+  for (const kj::precision at : {kj::precision::tf32, kj::precision::bf16, kj::precision::fp16}) {
+    if (at == run_precision || (at == kj::precision::tf32 && opts.device != device_kind::cuda)) continue;
+    opts.precision = at;
     for (auto& r : baselines::ensure(store, runner, refs, stack, opts, none))
       if (r.record.status == "ok") found.push_back(std::move(r));
   }

@@ -153,7 +153,7 @@ json judging_config(const judging_settings& judging) {
           {"trials", judging.trials},
           {"library_policy", judging.trace.library_policy},
           {"max_library_share", judging.trace.max_library_share},
-          {"precision", judging.precision},
+          {"precision", kj::name_of(judging.precision)},
           {"input_rng", judging.input_rng},
           {"sandbox", exec::sandbox_kind()},
           {"pid_namespace", exec::sandbox_pid_namespace()},

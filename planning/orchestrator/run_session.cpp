@@ -109,8 +109,8 @@ device_kind resolve_device(const std::string& requested, const json& env) {
   return *device;
 }
 
-void check_precision_device(const std::string& precision, device_kind device) {
-  if (precision == "tf32" && device != device_kind::cuda)
+void check_precision_device(precision at, device_kind device) {
+  if (at == precision::tf32 && device != device_kind::cuda)
     throw kb::source_error(
         "--precision tf32: TF32 matmuls and convolutions exist on CUDA only (this run is on "
         "the " +

@@ -49,7 +49,7 @@ device_kind resolve_device(const std::string& requested, const nlohmann::json& e
 
 // tf32 (TF32 matmuls and convolutions) exists on CUDA only: on the CPU it is a source_error naming
 // --precision.
-void check_precision_device(const std::string& precision, device_kind device);
+void check_precision_device(precision at, device_kind device);
 
 // The GPUs to use: `requested` when given (each must be visible), else every GPU the probe saw.
 std::vector<int> resolve_gpus(const std::vector<int>& requested, const nlohmann::json& env);

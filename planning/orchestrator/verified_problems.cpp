@@ -42,8 +42,8 @@ std::vector<kb::problem> keep_verified(std::vector<kb::problem> problems, const 
                     "verified set {} ({}): {}",
                     problems.size(), set.version, file.string(), why));
   fmt::print(stderr, "kj: --problems verified: {} of {} problems (verified set {} at {}){}{}\n", kept.size(),
-             problems.size(), set.version, options.precision, why.empty() ? "" : "; left out: " + why,
-             why.empty() ? "" : " (kj verified show says why)");
+             problems.size(), set.version, kj::name_of(options.precision),
+             why.empty() ? "" : "; left out: " + why, why.empty() ? "" : " (kj verified show says why)");
   return kept;
 }
 

@@ -53,24 +53,26 @@ TEST_CASE("speed of light: bytes over bandwidth and FLOPs over peak, the larger 
 
 TEST_CASE("GPU peaks come from the table by name and precision, configured values win, the CPU measures") {
   const json env{{"device_name", "NVIDIA H100 80GB HBM3"}};
-  auto p = agent::device_peaks(env, "cuda", "bf16", {});
+  auto p = agent::device_peaks(env, "cuda", kj::precision::bf16, {});
   CHECK(*p.bandwidth_gbs == Approx(3350));
   CHECK(*p.tflops == Approx(989.4));
   CHECK(p.bandwidth_source.find("H100") != std::string::npos);
-  CHECK(*agent::device_peaks({{"device_name", "NVIDIA H100 PCIe"}}, "cuda", "fp32", {}).bandwidth_gbs ==
-        Approx(2000)); // the first matching entry wins
-  const auto unknown = agent::device_peaks({{"device_name", "Mystery GPU"}}, "cuda", "fp32", {});
+  CHECK(*agent::device_peaks({{"device_name", "NVIDIA H100 PCIe"}}, "cuda", kj::precision::fp32, {})
+             .bandwidth_gbs == Approx(2000)); // the first matching entry wins
+  const auto unknown = agent::device_peaks({{"device_name", "Mystery GPU"}}, "cuda", kj::precision::fp32, {});
   CHECK_FALSE(unknown.bandwidth_gbs);
   CHECK(unknown.bandwidth_source.find("--peak-bandwidth-gbs") != std::string::npos);
-  const auto configured = agent::device_peaks(env, "cuda", "fp32", {.bandwidth_gbs = 123, .tflops = 4.5});
+  const auto configured =
+      agent::device_peaks(env, "cuda", kj::precision::fp32, {.bandwidth_gbs = 123, .tflops = 4.5});
   CHECK((*configured.bandwidth_gbs == 123 && *configured.tflops == 4.5));
   try {
-    agent::device_peaks(env, "cuda", "fp32", {.table_text = "{\"gpus\": 3}", .table_name = "t.json"});
+    agent::device_peaks(env, "cuda", kj::precision::fp32,
+                        {.table_text = "{\"gpus\": 3}", .table_name = "t.json"});
     FAIL("a malformed table was accepted");
   } catch (const std::runtime_error& e) {
     CHECK(std::string(e.what()).find("t.json") != std::string::npos);
   }
-  const auto cpu = agent::device_peaks(json::object(), "cpu", "fp32", {});
+  const auto cpu = agent::device_peaks(json::object(), "cpu", kj::precision::fp32, {});
   REQUIRE(cpu.bandwidth_gbs);
   CHECK(*cpu.bandwidth_gbs > 0.1);
   CHECK(cpu.bandwidth_source.find("measured") != std::string::npos);

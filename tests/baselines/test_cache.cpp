@@ -12,7 +12,7 @@ key_fields sample_key() {
   key_fields k;
   k.problem_source_hash = "abc";
   k.overrides = {{"batch_size", 4}};
-  k.precision = "fp32";
+  k.precision = kj::precision::fp32;
   k.mode = "compile-default";
   k.device = "cuda";
   k.stack_hash = "stack-1";
@@ -45,7 +45,7 @@ TEST_CASE("the cache key changes with every field a baseline depends on") {
   };
   CHECK(changed([](key_fields& k) { k.problem_source_hash = "abd"; }));
   CHECK(changed([](key_fields& k) { k.overrides["batch_size"] = 8; }));
-  CHECK(changed([](key_fields& k) { k.precision = "bf16"; }));
+  CHECK(changed([](key_fields& k) { k.precision = kj::precision::bf16; }));
   CHECK(changed([](key_fields& k) { k.mode = "max-autotune"; }));
   CHECK(changed([](key_fields& k) { k.device = "cpu"; }));
   CHECK(changed([](key_fields& k) { k.seed = 7; }));

@@ -97,7 +97,7 @@ inline kj::db::baseline_record make_baseline(const std::string& key, const std::
   b.file_name = "1_Problem_1.py";
   b.mode = mode;
   b.device = "cuda";
-  b.precision = "fp32";
+  b.precision = kj::precision::fp32;
   b.method = "host-median";
   b.clock = "host";
   b.params_json = R"({"headline":"median"})";

@@ -131,3 +131,37 @@ TEST_CASE("find_problem returns the newest problem with that level and file name
   CHECK(store.find_problem(1, "1_Problem_1.py") == newer);
   CHECK_FALSE(store.find_problem(2, "1_Problem_1.py").has_value());
 }
+
+TEST_CASE("a precision name kj never writes is refused where it is read, naming the row and the name") {
+  evaluation_fixture f;
+  const auto id = f.db.insert_baseline(make_baseline("kp", "eager", 1.0, f.problem, f.stack_id));
+  const auto evaluation =
+      f.db.insert_evaluation(make_evaluation(f.run_id, f.problem, f.candidate, f.stack_id));
+  {
+    auto raw =
+        kj::db::sqlite::connection::open(f.path, kj::db::sqlite::connection::open_mode::read_write_create);
+    raw.exec("UPDATE baselines SET precision = 'fp8'", "a DB another tool wrote into");
+    raw.exec("UPDATE runs SET config_json = json_set(config_json, '$.precision', 'fp4')", "likewise");
+  }
+  const std::string baselines = db_error_of([&] { (void)f.db.baselines(); });
+  CHECK(contains(baselines, "baseline " + std::to_string(id)));
+  CHECK(contains(baselines, "unknown precision 'fp8'"));
+  const std::string rows = db_error_of([&] { (void)f.db.evaluation_rows({}); });
+  CHECK(contains(rows, "evaluation " + std::to_string(evaluation)));
+  CHECK(contains(rows, "unknown precision 'fp4'"));
+}
+
+TEST_CASE("a run that predates the precision in its options computed at its protocol's") {
+  evaluation_fixture f;
+  auto e = make_evaluation(f.run_id, f.problem, f.candidate, f.stack_id);
+  e.protocol = "kernelbench-main-bf16";
+  f.db.insert_evaluation(e);
+  {
+    auto raw =
+        kj::db::sqlite::connection::open(f.path, kj::db::sqlite::connection::open_mode::read_write_create);
+    raw.exec("UPDATE runs SET config_json = json_remove(config_json, '$.precision')", "an older kj's run");
+  }
+  const auto rows = f.db.evaluation_rows({});
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].precision == kj::precision::bf16);
+}

@@ -70,18 +70,19 @@ TEST_CASE("a built set gives each problem its standing per precision, with the p
   scratch_dir dir;
   const verified_set set = write_and_load(dir, doc);
   CHECK(set.version == "t.1");
-  CHECK(set.status_of(1, 1, "A", "aa", "fp32").status == "sound");
-  CHECK(set.status_of(1, 1, "A", "aa", "bf16").status == "weak");
-  CHECK(set.status_of(1, 2, "B", "bb", "fp32").status == "weak");
-  CHECK(set.status_of(2, 3, "C", "cc", "fp32").status == "unsound");
-  CHECK(set.status_of(2, 3, "C", "cc", "fp32").why.find("constant reference") != std::string::npos);
-  CHECK(set.status_of(2, 4, "D", "dd", "fp32").status == "error");
+  CHECK(set.status_of(1, 1, "A", "aa", kj::precision::fp32).status == "sound");
+  CHECK(set.status_of(1, 1, "A", "aa", kj::precision::bf16).status == "weak");
+  CHECK(set.status_of(1, 2, "B", "bb", kj::precision::fp32).status == "weak");
+  CHECK(set.status_of(2, 3, "C", "cc", kj::precision::fp32).status == "unsound");
+  CHECK(set.status_of(2, 3, "C", "cc", kj::precision::fp32).why.find("constant reference") !=
+        std::string::npos);
+  CHECK(set.status_of(2, 4, "D", "dd", kj::precision::fp32).status == "error");
   // fp16 was not audited: not verified there (never fp32's standing)
-  CHECK(set.status_of(2, 3, "C", "cc", "fp16").status == "unaudited");
-  CHECK(set.status_of(2, 3, "C", "cc", "fp16").why == "no fp16 audit of it in the set");
+  CHECK(set.status_of(2, 3, "C", "cc", kj::precision::fp16).status == "unaudited");
+  CHECK(set.status_of(2, 3, "C", "cc", kj::precision::fp16).why == "no fp16 audit of it in the set");
   // another source, or a problem not in the set
-  CHECK(set.status_of(1, 1, "A", "edited", "fp32").status == "changed");
-  CHECK(set.status_of(3, 9, "Z", "zz", "fp32").status == "absent");
+  CHECK(set.status_of(1, 1, "A", "edited", kj::precision::fp32).status == "changed");
+  CHECK(set.status_of(3, 9, "Z", "zz", kj::precision::fp32).status == "absent");
   // the public reports: PR #1 agrees on C (unsound) and not on A (sound at fp32); issue #2 agrees at bf16
   const auto& a = set.problems[0];
   REQUIRE(a.public_reports.size() == 2);
@@ -139,10 +140,10 @@ TEST_CASE("an audit that ran out of memory is kj's failure: unaudited, never the
              "RuntimeError: mat1 and mat2 must have the same dtype")});
   scratch_dir dir;
   const verified_set set = write_and_load(dir, build_verified_set(in));
-  const auto oom = set.status_of(1, 34, "InstanceNorm", "ii", "fp32");
+  const auto oom = set.status_of(1, 34, "InstanceNorm", "ii", kj::precision::fp32);
   CHECK(oom.status == "unaudited");
   CHECK(has(oom.why, "kj's own limit, not the problem's"));
-  CHECK(set.status_of(3, 33, "VanillaRNN", "vv", "fp32").status == "error");
+  CHECK(set.status_of(3, 33, "VanillaRNN", "vv", kj::precision::fp32).status == "error");
 }
 
 TEST_CASE("a KernelBench copy inside another repository is not at that repository's commit") {

@@ -20,9 +20,10 @@ TEST_CASE("KernelBench protocols: tolerance by version and precision, seeded wei
   CHECK(main.comparison == "allclose");
   CHECK(kj::exec::make_protocol("kernelbench", "v0.1").atol == 1e-2);
   CHECK(kj::exec::make_protocol("kernelbench", "v0").rtol == 1e-2);
-  const auto half = kj::exec::make_protocol("kernelbench", "main", "bf16");
+  const auto half = kj::exec::make_protocol("kernelbench", "main", kj::precision::bf16);
   CHECK(half.atol == 1e-2);
-  CHECK(half.precision == "bf16");
+  CHECK(half.precision == kj::precision::bf16);
+  CHECK(kj::exec::make_protocol("kernelbench", "main", kj::precision::tf32).atol == 1e-4); // fp32 tensors
   CHECK(half.name == "kernelbench-main-bf16");
 }
 
@@ -42,18 +43,29 @@ TEST_CASE("CUDA Agent's protocol: state_dict weights, eval mode, cloned inputs, 
 }
 
 TEST_CASE("unknown protocols, versions and precisions are rejected by name") {
-  const auto error_of = [](const std::string& name, const std::string& version,
-                           const std::string& precision) {
+  const auto error_of = [](const std::string& name, const std::string& version) {
     try {
-      kj::exec::make_protocol(name, version, precision);
+      kj::exec::make_protocol(name, version);
     } catch (const std::invalid_argument& e) {
       return std::string(e.what());
     }
     return std::string();
   };
-  CHECK(error_of("kernelbox", "main", "fp32").find("kernelbox") != std::string::npos);
-  CHECK(error_of("kernelbench", "v9", "fp32").find("v9") != std::string::npos);
-  CHECK(error_of("cuda-agent", "main", "fp8").find("fp8") != std::string::npos);
+  CHECK(error_of("kernelbox", "main").find("kernelbox") != std::string::npos);
+  CHECK(error_of("kernelbench", "v9").find("v9") != std::string::npos);
+  // a precision is typed past the edges: a job's JSON with another name is refused, naming it
+  json spec = kj::exec::make_protocol("cuda-agent", "main");
+  spec["precision"] = "fp8";
+  try {
+    (void)spec.get<kj::exec::protocol_spec>();
+    FAIL("fp8 was taken as a precision");
+  } catch (const std::exception& e) {
+    CHECK(std::string(e.what()).find("fp8") != std::string::npos);
+  }
+  for (const kj::precision p :
+       {kj::precision::fp32, kj::precision::tf32, kj::precision::fp16, kj::precision::bf16})
+    CHECK(json(kj::exec::make_protocol("cuda-agent", "main", p)).get<kj::exec::protocol_spec>().precision ==
+          p);
 }
 
 TEST_CASE("the kernel trace becomes strict cases: side_stream always, library under a forbidding policy") {

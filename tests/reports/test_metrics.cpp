@@ -53,7 +53,7 @@ TEST_CASE("speedups against the paired eager reference and each linked baseline 
   CHECK(row.baseline("compile-default")->baseline.table == "baselines");
   CHECK(row.baseline("compile-default")->baseline.row_id == compiled);
   CHECK(row.baseline("eager")->baseline.table == "timings");
-  CHECK(row.dtype == "fp32");
+  CHECK(row.dtype == kj::precision::fp32);
   CHECK(row.stack_hash == "stack-a");
 }
 
@@ -150,9 +150,9 @@ TEST_CASE("a candidate that computed at narrower numerics is also compared with 
   evaluation_fixture f;
   auto [store, stack, problem, candidate, run] = std::tie(f.db, f.stack_id, f.problem, f.candidate, f.run_id);
   baseline_record bf16 = make_baseline("kb", "eager", 1.0, problem, stack);
-  bf16.precision = "bf16";
+  bf16.precision = kj::precision::bf16;
   baseline_record tf32 = make_baseline("kt", "eager", 1.6, problem, stack);
-  tf32.precision = "tf32";
+  tf32.precision = kj::precision::tf32;
   const std::vector<std::int64_t> linked{store.insert_baseline(bf16), store.insert_baseline(tf32)};
 
   SECTION("a bf16 forward (the judge's numerics): both speedups; the run's eager stays the one counted") {
@@ -166,7 +166,7 @@ TEST_CASE("a candidate that computed at narrower numerics is also compared with 
     store.insert_evaluation(e);
     const auto rows = kj::reports::results(store, "r-test-1");
     REQUIRE(rows.size() == 1);
-    CHECK(rows[0].numerics == "bf16");
+    CHECK(rows[0].numerics == kj::precision::bf16);
     REQUIRE(rows[0].matched.has_value());
     CHECK(rows[0].matched->speedup == 2.0);
     CHECK(rows[0].matched->baseline.row_id == linked[0]);
@@ -188,7 +188,7 @@ TEST_CASE("a candidate that computed at narrower numerics is also compared with 
     REQUIRE(rows.size() == 1);
     CHECK_FALSE(rows[0].untrusted.empty());
     CHECK_FALSE(rows[0].speedup.has_value());
-    CHECK(rows[0].numerics == "tf32");
+    CHECK(rows[0].numerics == kj::precision::tf32);
     REQUIRE(rows[0].matched.has_value());
     CHECK(rows[0].matched->speedup == Approx(2.0));
   }
@@ -203,7 +203,7 @@ TEST_CASE("a candidate that computed at narrower numerics is also compared with 
     store.insert_evaluation(e);
     const auto rows = kj::reports::results(store, "r-test-1");
     REQUIRE(rows.size() == 1);
-    CHECK(rows[0].numerics == "fp16");
+    CHECK(rows[0].numerics == kj::precision::fp16);
     CHECK_FALSE(rows[0].matched.has_value());
     CHECK(kj::reports::numerics_text(rows[0]) == "computed at fp16: no eager baseline at fp16 cached");
   }
@@ -219,6 +219,6 @@ TEST_CASE("the numerics are the judge's record, not read from the findings' text
   f.db.insert_evaluation(e);
   const auto rows = kj::reports::results(f.db, "r-test-1");
   REQUIRE(rows.size() == 1);
-  CHECK(rows[0].numerics.empty());
+  CHECK_FALSE(rows[0].numerics.has_value());
   CHECK(kj::reports::numerics_text(rows[0]).empty());
 }

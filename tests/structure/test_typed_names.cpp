@@ -1,8 +1,8 @@
-// The record is typed (issue 43): a verdict or a strict verdict is compared as kj::verdict /
-// kj::strict_verdict (core/verdict.hpp), never as its name, outside the two edges where names live: the
-// worker's JSON (engine/worker/, whose Python and C++ speak names to each other) and SQL (db/). Names kj's
-// other statuses share with the verdicts (a baseline's status) are parsed where they are compared; a strict
-// case's status is kj::case_status.
+// The record is typed (issue 43): a verdict, a strict verdict or a precision is compared as kj::verdict,
+// kj::strict_verdict (core/verdict.hpp) or kj::precision (core/precision.hpp), never as its name, outside the
+// two edges where names live: the worker's JSON (engine/worker/, whose Python and C++ speak names to each
+// other) and SQL (db/). Names kj's other statuses share with the verdicts (a baseline's status) are parsed
+// where they are compared; a strict case's status is kj::case_status.
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
@@ -18,12 +18,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Every line of a C++ source outside the edges and the tests that compares something with a verdict's or a
-// strict verdict's name, as "file:line: text".
-std::vector<std::string> name_comparisons() {
-  static const std::regex compared(
-      R"re((==|!=)\s*"(correct|incorrect|compile_error|load_error|runtime_error|)re"
-      R"re(timeout|crashed|problem_error|harness_error|oom|needs_weights|no_code)")re");
+const std::regex
+    verdict_names(R"re((==|!=)\s*"(correct|incorrect|compile_error|load_error|runtime_error|)re"
+                  R"re(timeout|crashed|problem_error|harness_error|oom|needs_weights|no_code)")re");
+// kj::precision's names, either side of the comparison
+const std::regex
+    precision_names(R"re((==|!=)\s*"(fp32|tf32|fp16|bf16)"|"(fp32|tf32|fp16|bf16)"\s*(==|!=))re");
+
+// Every line of a C++ source outside the edges and the tests that compares something with one of the names
+// `compared` matches, as "file:line: text".
+std::vector<std::string> name_comparisons(const std::regex& compared) {
   static const std::vector<std::string> outside{"tests",    "build",   "db",   "docs",
                                                 "examples", "scripts", "cmake"};
   std::vector<std::string> out;
@@ -48,7 +52,7 @@ std::vector<std::string> name_comparisons() {
 } // namespace
 
 TEST_CASE("no verdict is compared by its name outside the worker's JSON and SQL") {
-  const auto found = name_comparisons();
+  const auto found = name_comparisons(verdict_names);
   std::ostringstream list;
   for (const auto& f : found)
     list << f << "\n";
@@ -56,4 +60,13 @@ TEST_CASE("no verdict is compared by its name outside the worker's JSON and SQL"
   // One left, a build's status that shares names with verdicts (engine/exec/build_cache.cpp: ok, deferred,
   // compile_error, load_error), until builds carry a typed status too. The count only goes down.
   CHECK(found.size() <= 1);
+}
+
+TEST_CASE("no precision is compared by its name outside the worker's JSON and SQL") {
+  const auto found = name_comparisons(precision_names); // kj::precision (core/precision.hpp) is
+  std::ostringstream list;
+  for (const auto& f : found)
+    list << f << "\n";
+  INFO(list.str());
+  CHECK(found.empty());
 }
