@@ -175,7 +175,7 @@ std::string settings_json(const agent_options& o, const std::string& device, con
       {"context_tokens", o.context.window_tokens},
       {"provider_context_editing", o.context.provider_editing},
       {"timing", o.judging.timing},
-      {"protocol", o.judging.protocol},
+      {"protocol", kj::name_of(o.judging.protocol)},
       {"precision", kj::name_of(o.judging.precision)},
       {"ncu", engine.settings().ncu},
       {"prompt_version", agent_prompt_version}};

@@ -116,11 +116,9 @@ action add_audit_command(CLI::App& app) {
   cmd->add_option("--device", s->options.device, "auto (cuda when torch sees a GPU, else cpu), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
-  cmd->add_option(
-         "--protocol", s->options.protocol,
-         "the compatible rule the null candidates meet: kernelbench (per --kb-version) or cuda-agent")
-      ->check(CLI::IsMember({"kernelbench", "cuda-agent"}))
-      ->capture_default_str();
+  add_protocol_option(
+      *cmd, s->options.protocol,
+      "the compatible rule the null candidates meet: kernelbench (per --kb-version) or cuda-agent");
   add_precision_option(
       *cmd, s->options.precision,
       "models and floating inputs are cast to this dtype, as kj run --precision does "

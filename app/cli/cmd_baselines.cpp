@@ -200,11 +200,9 @@ action add_baselines_command(CLI::App& app) {
                   "wall-clock limit per baseline worker in seconds (compile included)")
       ->check(seconds())
       ->capture_default_str();
-  cmd->add_option("--protocol", s->options.protocol,
-                  "whose model construction the baselines follow: kernelbench (train mode) or cuda-agent "
-                  "(eval mode); part of the cache key")
-      ->check(CLI::IsMember({"kernelbench", "cuda-agent"}))
-      ->capture_default_str();
+  add_protocol_option(*cmd, s->options.protocol,
+                      "whose model construction the baselines follow: kernelbench (train mode) or cuda-agent "
+                      "(eval mode); part of the cache key");
   add_precision_option(
       *cmd, s->options.precision,
       "models and floating inputs are cast to this dtype; tf32: fp32 with TF32 matmuls and "

@@ -147,6 +147,14 @@ CLI::Option* add_precision_option(CLI::App& cmd, kj::precision& target, const st
       ->default_str(kj::name_of(target));
 }
 
+CLI::Option* add_protocol_option(CLI::App& cmd, kj::protocol_kind& target, const std::string& help) {
+  return cmd
+      .add_option_function<std::string>(
+          "--protocol", [&target](const std::string& name) { target = *kj::parse_protocol_kind(name); }, help)
+      ->check(CLI::IsMember({"kernelbench", "cuda-agent"}))
+      ->default_str(kj::name_of(target));
+}
+
 CLI::Validator seconds() {
   return CLI::Validator(
       [](std::string& text) -> std::string {

@@ -56,6 +56,9 @@ CLI::Validator within(double low, double high, bool whole = false);
 CLI::Option* add_precision_option(CLI::App& cmd, kj::precision& target, const std::string& help,
                                   const std::vector<std::string>& names);
 
+// --protocol into a typed protocol kind (kernelbench or cuda-agent), likewise.
+CLI::Option* add_protocol_option(CLI::App& cmd, kj::protocol_kind& target, const std::string& help);
+
 // Fails with exit code 2 when KJ_PYTHON names no executable file (before any worker tries to start it).
 void check_python_override();
 

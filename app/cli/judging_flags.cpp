@@ -53,12 +53,11 @@ void add_judging_options(CLI::App& cmd, orchestrator::judging_settings& judging,
                  "wall-clock limit in seconds for compiling one candidate's extensions")
       ->check(seconds())
       ->capture_default_str();
-  cmd.add_option("--protocol", judging.protocol,
-                 "rules of the compatible verdict: kernelbench (KernelBench's eval, per --kb-version) or "
-                 "cuda-agent (weights copied by load_state_dict, eval mode, cloned inputs, assert_close "
-                 "1e-2, torch.nn.functional forbidden in ModelNew.forward)")
-      ->check(CLI::IsMember({"kernelbench", "cuda-agent"}))
-      ->capture_default_str();
+  add_protocol_option(
+      cmd, judging.protocol,
+      "rules of the compatible verdict: kernelbench (KernelBench's eval, per --kb-version) or "
+      "cuda-agent (weights copied by load_state_dict, eval mode, cloned inputs, assert_close "
+      "1e-2, torch.nn.functional forbidden in ModelNew.forward)");
   add_precision_option(cmd, judging.precision,
                        "models and floating inputs are cast to this dtype (KernelBench's precision option; "
                        "tolerance 1e-2 for fp16 and bf16)",

@@ -3,6 +3,7 @@
 
 #include "core/device_kind.hpp"
 #include "core/precision.hpp"
+#include "core/protocol.hpp"
 
 #include <cstdint>
 #include <map>
@@ -68,8 +69,8 @@ protocol_spec kernelbench_protocol(const std::string& kb_version, precision at =
 // 5 checks, assert_close(atol=rtol=1e-2), torch.nn.functional forbidden in ModelNew.forward.
 protocol_spec cuda_agent_protocol(precision at = precision::fp32);
 
-// "kernelbench" (rules of `kb_version`) or "cuda-agent"; throws std::invalid_argument for another name.
-protocol_spec make_protocol(const std::string& name, const std::string& kb_version,
+// KernelBench's (rules of `kb_version`) or CUDA Agent's.
+protocol_spec make_protocol(protocol_kind kind, const std::string& kb_version,
                             precision at = precision::fp32);
 
 // How subjects are timed (docs/methodology.md). Every field is stored with each timing row.

@@ -45,10 +45,8 @@ protocol_spec cuda_agent_protocol(precision at) {
   return spec;
 }
 
-protocol_spec make_protocol(const std::string& name, const std::string& kb_version, precision at) {
-  if (name == "kernelbench") return kernelbench_protocol(kb_version, at);
-  if (name == "cuda-agent") return cuda_agent_protocol(at);
-  throw std::invalid_argument("unknown protocol '" + name + "' (expected kernelbench or cuda-agent)");
+protocol_spec make_protocol(protocol_kind kind, const std::string& kb_version, precision at) {
+  return kind == protocol_kind::cuda_agent ? cuda_agent_protocol(at) : kernelbench_protocol(kb_version, at);
 }
 
 } // namespace kj::exec

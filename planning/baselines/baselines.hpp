@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/precision.hpp"
+#include "core/protocol.hpp"
 #include "db/store.hpp"
 #include "engine/exec/messages.hpp"
 #include "engine/scheduler/scheduler.hpp"
@@ -51,7 +52,7 @@ bool usable(const db::baseline_record& cached, double timeout_s);
 struct options {
   std::vector<std::string> modes = default_modes;
   device_kind device = device_kind::cpu;
-  std::string protocol = "kernelbench";
+  kj::protocol_kind protocol = kj::protocol_kind::kernelbench;
   kj::precision precision = kj::precision::fp32;
   exec::timing_spec timing;
   std::map<std::string, std::int64_t> overrides; // the user's --set

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/precision.hpp"
+#include "core/protocol.hpp"
 #include "db/audit_records.hpp"
 #include "kernelbench/problems.hpp"
 
@@ -19,7 +20,7 @@ struct audit_options {
   std::vector<kb::problem> problems;
   std::map<std::string, std::int64_t> overrides; // --set, on top of the built-in suite's CPU sizes
   std::string device = "auto";
-  std::string protocol = "kernelbench"; // the compatible rule: kernelbench (per --kb-version) or cuda-agent
+  kj::protocol_kind protocol = kj::protocol_kind::kernelbench; // the compatible rule (per --kb-version)
   kj::precision precision = kj::precision::fp32;
   std::filesystem::path db_path = "kj.sqlite";
   std::filesystem::path cache_dir;

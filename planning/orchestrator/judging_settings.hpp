@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/precision.hpp"
+#include "core/protocol.hpp"
 #include "engine/exec/messages.hpp"
 #include "planning/orchestrator/judgement.hpp"
 
@@ -14,9 +15,9 @@
 namespace kj::orchestrator {
 
 struct judging_settings {
-  // The compatible verdict's rules: "kernelbench" (those of the problem's KernelBench version) or
-  // "cuda-agent".
-  std::string protocol = "kernelbench";
+  // The compatible verdict's rules: KernelBench's (those of the problem's KernelBench version) or CUDA
+  // Agent's.
+  kj::protocol_kind protocol = kj::protocol_kind::kernelbench;
   kj::precision precision = kj::precision::fp32;
   std::string input_rng = "device"; // where the compatible trials draw: device or host (exec::protocol_spec)
   int trials = 0;                   // compatible trials; 0: the protocol's own count (5)

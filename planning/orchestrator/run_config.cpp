@@ -149,7 +149,7 @@ json judging_config(const judging_settings& judging) {
           {"limits", judging.limits},
           {"overrides", judging.overrides},
           {"timing", judging.timing},
-          {"protocol", judging.protocol},
+          {"protocol", kj::name_of(judging.protocol)},
           {"trials", judging.trials},
           {"library_policy", judging.trace.library_policy},
           {"max_library_share", judging.trace.max_library_share},

@@ -39,7 +39,7 @@ TEST_CASE("a resume compares the options that define the run and names each diff
   CHECK(orchestrator::config_differences(before, before).empty());
   o.sources.ids = kb::id_set::parse("1-5");
   o.judging.timing.enabled = false;
-  o.judging.protocol = "cuda-agent";
+  o.judging.protocol = kj::protocol_kind::cuda_agent;
   o.judging.timeout_s = 5; // operational: may change
   o.build_jobs = 1;        // operational
   const auto diff = orchestrator::config_differences(before, orchestrator::run_config(o, "cpu", "identity"));
@@ -85,9 +85,7 @@ TEST_CASE("a run is locked while one process works on it, and the lock goes with
     CHECK(std::string(e.what()).find("in use by another kj (pid " + std::to_string(child) + ")") !=
           std::string::npos);
   }
-  {
-    const orchestrator::run_lock other(db, "r2");
-  } // another run of the DB is free
+  { const orchestrator::run_lock other(db, "r2"); } // another run of the DB is free
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   CHECK_FALSE(orchestrator::run_lock::holder(db, "r1"));

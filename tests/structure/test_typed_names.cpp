@@ -1,8 +1,9 @@
-// The record is typed (issue 43): a verdict, a strict verdict or a precision is compared as kj::verdict,
-// kj::strict_verdict (core/verdict.hpp) or kj::precision (core/precision.hpp), never as its name, outside the
-// two edges where names live: the worker's JSON (engine/worker/, whose Python and C++ speak names to each
-// other) and SQL (db/). Names kj's other statuses share with the verdicts (a baseline's status) are parsed
-// where they are compared; a strict case's status is kj::case_status.
+// The record is typed (issue 43): a verdict, a strict verdict, a precision or a protocol is compared as
+// kj::verdict, kj::strict_verdict (core/verdict.hpp), kj::precision (core/precision.hpp) or kj::protocol_kind
+// (core/protocol.hpp), never as its name, outside the two edges where names live: the worker's JSON
+// (engine/worker/, whose Python and C++ speak names to each other) and SQL (db/). Names kj's other statuses
+// share with the verdicts (a baseline's status) are parsed where they are compared; a strict case's status is
+// kj::case_status.
 #include "tests/support/catch_compat.hpp"
 #include "tests/support/paths.hpp"
 
@@ -24,6 +25,8 @@ const std::regex
 // kj::precision's names, either side of the comparison
 const std::regex
     precision_names(R"re((==|!=)\s*"(fp32|tf32|fp16|bf16)"|"(fp32|tf32|fp16|bf16)"\s*(==|!=))re");
+// a protocol (kj::protocol_kind, or a protocol's recorded name) compared with a name
+const std::regex protocol_names(R"re(protocol[\w.()]*\s*(==|!=)\s*"|(==|!=)\s*"(cuda-agent|kernelbench-))re");
 
 // Every line of a C++ source outside the edges and the tests that compares something with one of the names
 // `compared` matches, as "file:line: text".
@@ -64,6 +67,15 @@ TEST_CASE("no verdict is compared by its name outside the worker's JSON and SQL"
 
 TEST_CASE("no precision is compared by its name outside the worker's JSON and SQL") {
   const auto found = name_comparisons(precision_names); // kj::precision (core/precision.hpp) is
+  std::ostringstream list;
+  for (const auto& f : found)
+    list << f << "\n";
+  INFO(list.str());
+  CHECK(found.empty());
+}
+
+TEST_CASE("no protocol is compared by its name outside the worker's JSON and SQL") {
+  const auto found = name_comparisons(protocol_names); // kj::protocol_kind (core/protocol.hpp) is
   std::ostringstream list;
   for (const auto& f : found)
     list << f << "\n";
