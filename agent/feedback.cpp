@@ -80,11 +80,11 @@ std::string compile_text(const std::optional<exec::build_record>& build, const s
     return fmt::format("compile {}: nothing to compile (no torch.utils.cpp_extension: it runs as plain "
                        "PyTorch)\n",
                        hash);
-  if (build->status == "ok")
+  if (build->end == exec::build_end::ok)
     return fmt::format("compile {}: ok ({})\n", hash,
                        build->cached ? "built before: the same sources"
                                      : fmt::format("{:.1f} s", build->seconds));
-  return fmt::format("compile {}: {}{}\n{}\n", hash, build->status,
+  return fmt::format("compile {}: {}{}\n{}\n", hash, exec::status_name(*build),
                      build->cached ? " (the same sources failed the same way before)" : "",
                      build_errors(build->log));
 }

@@ -141,7 +141,8 @@ tool_outcome toolbox::compile() {
   if (!current) return error("compile: there is no model_new.py yet: write it first");
   const adapters::candidate c{0, "agent", 0, m_workspace.root() / "model_new.py", current->first, ""};
   const auto build = m_judge.build(m_problem, c);
-  tool_outcome out{compile_text(build, short_hash(current->first)), build && build->status != "ok"};
+  tool_outcome out{compile_text(build, short_hash(current->first)),
+                   build && build->end != exec::build_end::ok};
   out.candidate_id = current->second;
   return out;
 }

@@ -67,9 +67,41 @@ std::string build_key(const build_key_fields& f) {
   return core::sha256_hex(fields.dump());
 }
 
-bool build_status_is_final(const std::string& status) {
-  return status == "ok" || status == "deferred" || status == "compile_error" || status == "load_error";
+std::string status_name(const build_record& r) {
+  switch (r.end) {
+  case build_end::ok:
+    return "ok";
+  case build_end::deferred:
+    return "deferred";
+  case build_end::interrupted:
+    return "interrupted";
+  case build_end::failed:
+    break;
+  }
+  return name_of(r.failure);
 }
+
+bool build_is_final(const build_record& r) {
+  return r.end == build_end::ok || r.end == build_end::deferred ||
+         (r.end == build_end::failed &&
+          (r.failure == kj::verdict::compile_error || r.failure == kj::verdict::load_error));
+}
+
+namespace {
+
+// status.json's status, parsed: a name kj never writes reads as nothing cached (the source is built again).
+std::optional<build_record> record_named(const std::string& key, const std::string& status) {
+  build_record r{.key = key};
+  if (status == "ok") return r;
+  if (status == "deferred") return r.end = build_end::deferred, r;
+  const auto v = kj::parse_verdict(status);
+  if (!v) return std::nullopt;
+  r.end = build_end::failed;
+  r.failure = *v;
+  return r;
+}
+
+} // namespace
 
 build_cache::build_cache(fs::path root) : m_root(std::move(root)) {}
 
@@ -84,12 +116,16 @@ std::optional<build_record> build_cache::lookup(const std::string& key) const {
   if (!in) return std::nullopt;
   try {
     const json j = json::parse(in);
-    build_record r{key, j.at("status"), j.value("log", ""), j.value("seconds", 0.0),
-                   j.value("created_at", "")};
-    if (!build_status_is_final(r.status)) return std::nullopt;
+    auto named = record_named(key, j.at("status").get<std::string>());
+    if (!named || !build_is_final(*named)) return std::nullopt;
+    build_record r = *named;
+    r.log = j.value("log", "");
+    r.seconds = j.value("seconds", 0.0);
+    r.created_at = j.value("created_at", "");
     r.content = j.value("content", "");
     // A compiled build is trusted only while its files are what kj hashed after building it.
-    if (r.status == "ok" && (r.content.empty() || r.content != build_content(dir(key)))) return std::nullopt;
+    if (r.end == build_end::ok && (r.content.empty() || r.content != build_content(dir(key))))
+      return std::nullopt;
     r.cached = true;
     return r;
   } catch (const json::exception&) {
@@ -98,13 +134,13 @@ std::optional<build_record> build_cache::lookup(const std::string& key) const {
 }
 
 void build_cache::store(const build_record& r) const {
-  if (!build_status_is_final(r.status)) return;
+  if (!build_is_final(r)) return;
   const fs::path folder = dir(r.key);
   fs::create_directories(folder);
   const fs::path tmp = folder / fmt::format("status.json.{}", ::getpid());
   {
     std::ofstream out(tmp);
-    out << json{{"status", r.status},
+    out << json{{"status", status_name(r)},
                 {"log", r.log},
                 {"seconds", r.seconds},
                 {"created_at", r.created_at},
@@ -133,7 +169,10 @@ build_record build_cache::build(const job_runner& runner, const std::string& key
   try {
     lock.emplace(folder / "lock");
   } catch (const lock_interrupted& e) { // Ctrl-C while another kj process builds the same source
-    build_record cut{key, "interrupted", std::string(e.what()) + "\n", 0, core::now_iso8601()};
+    build_record cut{.key = key,
+                     .end = build_end::interrupted,
+                     .log = std::string(e.what()) + "\n",
+                     .created_at = core::now_iso8601()};
     cut.interrupted = true; // says nothing of the source: never cached, never a verdict
     return cut;
   }
@@ -148,14 +187,18 @@ build_record build_cache::build(const job_runner& runner, const std::string& key
   std::string tail;
   const worker_outcome outcome = runner.run(message, launch, &tail);
   // Its own seconds: not those it stood still while a device slot timed.
-  build_record r{key, "ok", "", outcome.wall_s - outcome.stood_still_s, core::now_iso8601()};
+  build_record r{
+      .key = key, .seconds = outcome.wall_s - outcome.stood_still_s, .created_at = core::now_iso8601()};
   if (const json* built = find_event(outcome, "built"); built && built->contains("deferred")) {
-    r.status = "deferred"; // its import needs the GPU: the runner imports (and compiles) it there
+    r.end = build_end::deferred; // its import needs the GPU: the runner imports (and compiles) it there
     r.log = built->value("deferred", "") + "\n";
   } else if (!built) {
     const json* verdict = find_event(outcome, "verdict");
-    r.status = verdict && !outcome.timed_out ? verdict->value("verdict", "crashed")
-                                             : (outcome.timed_out ? "timeout" : "crashed");
+    // the build worker's verdict event names it (worker JSON: an unknown name is a crash)
+    r.end = build_end::failed;
+    r.failure = verdict && !outcome.timed_out
+                    ? kj::parse_verdict(verdict->value("verdict", "crashed")).value_or(kj::verdict::crashed)
+                    : (outcome.timed_out ? kj::verdict::timeout : kj::verdict::crashed);
     r.log = verdict ? verdict->value("error", "") + "\n" : "";
     if (!verdict) r.log = "build worker " + describe_exit(outcome) + "\n";
   }
@@ -165,7 +208,7 @@ build_record build_cache::build(const job_runner& runner, const std::string& key
             "after building it\n" +
             r.log;
   // Hashed now that the job has ended and the folder is kj's again (job_runner::run took it back).
-  if (r.status == "ok") r.content = build_content(folder);
+  if (r.end == build_end::ok) r.content = build_content(folder);
   r.interrupted = outcome.interrupted;
   if (!outcome.interrupted) store(r);
   return r;

@@ -2,6 +2,7 @@
 // of everything the compiled code depends on, whatever extension `name` the candidate passes to load_inline.
 #pragma once
 
+#include "core/verdict.hpp"
 #include "engine/exec/job_runner.hpp"
 
 #include <cstdint>
@@ -25,12 +26,17 @@ struct build_key_fields {
 };
 std::string build_key(const build_key_fields& fields);
 
+// How a build ended: compiled; deferred (its import needs the GPU: the runner imports and compiles it there);
+// failed, with the verdict it gives its candidate (compile_error, load_error, timeout, crashed, ...); or cut
+// by Ctrl-C (it says nothing of the source: never cached, never a verdict).
+enum class build_end { ok, deferred, failed, interrupted };
+
 // A build's result as the cache keeps it (status.json beside the compiled extensions).
 struct build_record {
   std::string key;
-  std::string
-      status;      // "ok", "deferred" (imported on the device), "compile_error", "load_error", "timeout", ...
-  std::string log; // the end of the compiler's and the import's output
+  build_end end = build_end::ok;
+  kj::verdict failure = kj::verdict::crashed; // when it failed
+  std::string log;                            // the end of the compiler's and the import's output
   double seconds = 0;
   std::string created_at;
   bool cached = false;      // found in the cache, not built now
@@ -43,8 +49,13 @@ struct build_record {
 // The content hash of a build folder's compiled extensions (build_record::content).
 std::string build_content(const std::filesystem::path& folder);
 
-// Statuses a source always gets again (the next build would only repeat them): they are cached.
-bool build_status_is_final(const std::string& status);
+// A build's status by name, as status.json and the DB's builds table keep it: "ok", "deferred",
+// "interrupted", or the failure's verdict name.
+std::string status_name(const build_record& record);
+
+// Whether a source always ends the same way again (the next build would only repeat it): compiled, deferred,
+// or failed to compile or to load. Those are cached.
+bool build_is_final(const build_record& record);
 
 class build_cache {
 public:

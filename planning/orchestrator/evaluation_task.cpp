@@ -186,8 +186,8 @@ scheduler::task evaluation_task(const evaluation_context& ctx, const kb::problem
       [=, &ctx](const std::vector<scheduler::build_done>& builds) -> std::optional<scheduler::device_step> {
     if (!builds.empty()) result->build = builds.front().record;
     result->record.started_at = core::now_iso8601();
-    const bool deferred = result->build && result->build->status == "deferred";
-    if (result->build && result->build->status != "ok" && !deferred) return std::nullopt;
+    const bool deferred = result->build && result->build->end == exec::build_end::deferred;
+    if (result->build && result->build->end != exec::build_end::ok && !deferred) return std::nullopt;
     exec::evaluate_job device_job = *job;
     device_job.import_on_device = deferred;
     if (deferred) device_job.timeout_s += ctx.judging.build_timeout_s; // its compile runs in this job now

@@ -288,11 +288,10 @@ void fill_evaluation(const exec::worker_outcome& outcome, const std::string& log
 }
 
 void fill_from_build(db::evaluation_record& record, const exec::build_record& build) {
-  // a build's status is a verdict's name (exec::build_record), else the build crashed
-  record.verdict =
-      build.status == "ok" ? verdict::crashed : kj::parse_verdict(build.status).value_or(verdict::crashed);
+  // a failed build's verdict (exec::build_record), else the build crashed
+  record.verdict = build.end == exec::build_end::failed ? build.failure : verdict::crashed;
   record.error =
-      fmt::format("the candidate's build ended {}{}:\n{}", build.status,
+      fmt::format("the candidate's build ended {}{}:\n{}", exec::status_name(build),
                   build.cached ? " (cached: this source failed the same way before)" : "", build.log);
   record.duration_s = build.cached ? 0 : build.seconds;
   judge_strict(record);

@@ -30,7 +30,7 @@ void db_sink::evaluation(evaluation_result& result) {
   db::store::batch batch(m_store); // the build and the evaluation: both or neither, even under kill -9
   if (result.build && result.record.candidate_id != 0)
     m_store.upsert_build({result.record.candidate_id, result.build->key, result.record.device,
-                          result.build->status, result.build->seconds, result.build->log,
+                          exec::status_name(*result.build), result.build->seconds, result.build->log,
                           result.build->created_at});
   result.evaluation_id = m_store.insert_evaluation(result.record);
   batch.commit();

@@ -194,7 +194,8 @@ TEST_CASE(
   CHECK(text.find("finding (not a verdict): torch_fallback at line 12") != std::string::npos);
   exec::build_record b{
       .key = "k",
-      .status = "compile_error",
+      .end = exec::build_end::failed,
+      .failure = kj::verdict::compile_error,
       .log = "Traceback:\n    raise CalledProcessError(1)\nx.cpp:3:1: error: expected ';'\nmore\n"};
   const std::string compiled = agent::compile_text(b, "3f2a9c1e");
   INFO(compiled);

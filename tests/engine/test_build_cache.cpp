@@ -26,7 +26,8 @@ TEST_CASE("a cached build is used while its files are what kj recorded, and buil
   const fs::path folder = cache.dir(k_key);
   put(folder / "ext" / "ops" / "ops.so", "the library kj built");
   put(folder / "ext" / "ops" / "main.cpp", "its source");
-  kj::exec::build_record built{k_key, "ok", "log", 1.0, "2026-12-03T00:00:00Z"};
+  kj::exec::build_record built{
+      .key = k_key, .log = "log", .seconds = 1.0, .created_at = "2026-12-03T00:00:00Z"};
   built.content = kj::exec::build_content(folder);
   cache.store(built);
   REQUIRE(cache.lookup(k_key).has_value());
@@ -52,11 +53,32 @@ TEST_CASE("a build kept without a content hash is not trusted, its failures are"
   kj::test::scratch_dir dir;
   const kj::exec::build_cache cache(dir / "builds");
   put(cache.dir(k_key) / "ext" / "ops" / "ops.so", "from a kj that hashed nothing");
-  cache.store({k_key, "ok", "", 1.0, ""}); // no content: an older cache's record
+  cache.store({.key = k_key, .seconds = 1.0}); // no content: an older cache's record
   CHECK_FALSE(cache.lookup(k_key).has_value());
-  cache.store({k_key, "compile_error", "error: expected ';'", 1.0, ""}); // the candidate's own, final
+  cache.store({.key = k_key,
+               .end = kj::exec::build_end::failed,
+               .failure = kj::verdict::compile_error,
+               .log = "error: expected ';'",
+               .seconds = 1.0}); // the candidate's own, final
   REQUIRE(cache.lookup(k_key).has_value());
-  CHECK(cache.lookup(k_key)->status == "compile_error");
+  CHECK(status_name(*cache.lookup(k_key)) == "compile_error");
+  cache.store(
+      {.key = k_key, .end = kj::exec::build_end::failed, .failure = kj::verdict::timeout}); // not final
+  CHECK(status_name(*cache.lookup(k_key)) == "compile_error"); // the final one stays
+}
+
+TEST_CASE("status.json's status is read back typed, and a name kj never writes is built again") {
+  kj::test::scratch_dir dir;
+  const kj::exec::build_cache cache(dir / "builds");
+  cache.store({.key = k_key, .end = kj::exec::build_end::failed, .failure = kj::verdict::load_error});
+  const auto loaded = cache.lookup(k_key);
+  REQUIRE(loaded.has_value());
+  CHECK(loaded->end == kj::exec::build_end::failed);
+  CHECK(loaded->failure == kj::verdict::load_error);
+  cache.store({.key = k_key, .end = kj::exec::build_end::deferred});
+  CHECK(cache.lookup(k_key)->end == kj::exec::build_end::deferred);
+  put(cache.dir(k_key) / "status.json", R"({"status": "linked"})"); // another tool's word
+  CHECK_FALSE(cache.lookup(k_key).has_value());
 }
 
 TEST_CASE("a relative cache folder is made absolute: the sandbox binds it from another working folder") {
