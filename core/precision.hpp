@@ -3,6 +3,8 @@
 // only there and on screen.
 #pragma once
 
+#include "core/enum_names.hpp"
+
 #include <array>
 #include <optional>
 #include <string>
@@ -20,13 +22,11 @@ enum class precision {
 inline constexpr std::array<std::string_view, 4> precision_names{"fp32", "tf32", "fp16", "bf16"};
 
 inline std::string name_of(precision p) {
-  return std::string(precision_names[static_cast<std::size_t>(p)]);
+  return name_in(precision_names, p);
 }
 
 inline std::optional<precision> parse_precision(std::string_view name) {
-  for (std::size_t i = 0; i < precision_names.size(); ++i)
-    if (precision_names[i] == name) return static_cast<precision>(i);
-  return std::nullopt;
+  return parse_in<precision>(precision_names, name);
 }
 
 // Whether its tolerance is KernelBench main's fp32 one (1e-4): fp32 and tf32 (fp32 tensors) are.

@@ -3,6 +3,8 @@
 // line, kj.toml), named again only there, in the run's options and in the protocol's recorded name.
 #pragma once
 
+#include "core/enum_names.hpp"
+
 #include <array>
 #include <optional>
 #include <string>
@@ -15,13 +17,11 @@ enum class protocol_kind { kernelbench, cuda_agent };
 inline constexpr std::array<std::string_view, 2> protocol_kind_names{"kernelbench", "cuda-agent"};
 
 inline std::string name_of(protocol_kind k) {
-  return std::string(protocol_kind_names[static_cast<std::size_t>(k)]);
+  return name_in(protocol_kind_names, k);
 }
 
 inline std::optional<protocol_kind> parse_protocol_kind(std::string_view name) {
-  for (std::size_t i = 0; i < protocol_kind_names.size(); ++i)
-    if (protocol_kind_names[i] == name) return static_cast<protocol_kind>(i);
-  return std::nullopt;
+  return parse_in<protocol_kind>(protocol_kind_names, name);
 }
 
 } // namespace kj

@@ -2,6 +2,8 @@
 // strict verdict; and the one rule for what counts as correct.
 #pragma once
 
+#include "core/enum_names.hpp"
+
 #include <array>
 #include <optional>
 #include <string>
@@ -37,9 +39,7 @@ inline std::string name_of(verdict v) {
 }
 
 inline std::optional<verdict> parse_verdict(std::string_view name) {
-  for (std::size_t i = 0; i < verdict_names.size(); ++i)
-    if (verdict_names[i] == name) return static_cast<verdict>(i);
-  return std::nullopt;
+  return parse_in<verdict>(verdict_names, name);
 }
 
 // The strict verdict (docs/methodology.md): the strict case classes all passed, one failed, kj itself could
@@ -58,9 +58,7 @@ inline std::string name_of(strict_verdict v) {
 }
 
 inline std::optional<strict_verdict> parse_strict_verdict(std::string_view name) {
-  for (std::size_t i = 0; i < strict_verdict_names.size(); ++i)
-    if (strict_verdict_names[i] == name) return static_cast<strict_verdict>(i);
-  return std::nullopt;
+  return parse_in<strict_verdict>(strict_verdict_names, name);
 }
 
 // One strict case's status (schema v2, harness_error since v10): it passed, failed, told nothing (the
@@ -72,13 +70,11 @@ inline constexpr std::array<std::string_view, 4> case_status_names{"pass", "fail
                                                                    "harness_error"};
 
 inline std::string name_of(case_status s) {
-  return std::string(case_status_names[static_cast<std::size_t>(s)]);
+  return name_in(case_status_names, s);
 }
 
 inline std::optional<case_status> parse_case_status(std::string_view name) {
-  for (std::size_t i = 0; i < case_status_names.size(); ++i)
-    if (case_status_names[i] == name) return static_cast<case_status>(i);
-  return std::nullopt;
+  return parse_in<case_status>(case_status_names, name);
 }
 
 // The one rule every count of correct candidates uses (results, reports, the paper table, a run's exit code,
