@@ -93,7 +93,10 @@ namespace {
 std::optional<build_record> record_named(const std::string& key, const std::string& status) {
   build_record r{.key = key};
   if (status == "ok") return r;
-  if (status == "deferred") return r.end = build_end::deferred, r;
+  if (status == "deferred") {
+    r.end = build_end::deferred;
+    return r;
+  }
   const auto v = kj::parse_verdict(status);
   if (!v) return std::nullopt;
   r.end = build_end::failed;
@@ -173,7 +176,6 @@ build_record build_cache::build(const job_runner& runner, const std::string& key
                      .end = build_end::interrupted,
                      .log = std::string(e.what()) + "\n",
                      .created_at = core::now_iso8601()};
-    cut.interrupted = true; // says nothing of the source: never cached, never a verdict
     return cut;
   }
   if (auto cached = lookup(key)) return *cached;
@@ -209,8 +211,8 @@ build_record build_cache::build(const job_runner& runner, const std::string& key
             r.log;
   // Hashed now that the job has ended and the folder is kj's again (job_runner::run took it back).
   if (r.end == build_end::ok) r.content = build_content(folder);
-  r.interrupted = outcome.interrupted;
-  if (!outcome.interrupted) store(r);
+  if (outcome.interrupted) r.end = build_end::interrupted; // says nothing of the source: never cached
+  store(r);
   return r;
 }
 

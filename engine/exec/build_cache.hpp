@@ -39,8 +39,7 @@ struct build_record {
   std::string log;                            // the end of the compiler's and the import's output
   double seconds = 0;
   std::string created_at;
-  bool cached = false;      // found in the cache, not built now
-  bool interrupted = false; // cut by Ctrl-C: says nothing of the source (never cached, never a verdict)
+  bool cached = false; // found in the cache, not built now
   // sha256 over every file the build left in its folder (names, kinds, contents), taken by kj once the build
   // had ended and its folder was kj's again; a cached "ok" is used only while the folder still matches.
   std::string content;

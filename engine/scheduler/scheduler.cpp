@@ -159,8 +159,8 @@ bool scheduler::run(std::vector<task> tasks) const {
         const bool last = --e.builds_left == 0;
         s.changed.notify_all();
         // A build cut by Ctrl-C says nothing of the candidate: its evaluation is left for the resume.
-        const bool cut =
-            exec::interrupt_requested() || e.builds[b].outcome.interrupted || e.builds[b].record.interrupted;
+        const bool cut = exec::interrupt_requested() || e.builds[b].outcome.interrupted ||
+                         e.builds[b].record.end == exec::build_end::interrupted;
         if (cut) s.stop = true;
         if (last && !s.stop) {
           lock.unlock();
