@@ -11,6 +11,7 @@
 #include "planning/orchestrator/problem_sources.hpp"
 #include "planning/orchestrator/run.hpp"
 #include "planning/orchestrator/run_config.hpp"
+#include "planning/orchestrator/run_session.hpp"
 #include "planning/orchestrator/run_setup.hpp"
 #include "planning/orchestrator/summary.hpp"
 
@@ -108,26 +109,24 @@ std::int64_t open_run(db::store& store, const agent_options& o, const std::strin
 
 // The compiled baselines of every problem (cached, or measured first for a list of modes) and the basis its
 // speedups are judged against: compile-default when known, else the fastest compiled mode, else eager.
-void add_baselines(db::store& store, const agent_options& o, device_kind device, const json& env,
-                   const db::stack_record& stack, std::int64_t stack_id, std::vector<problem_setup>& setups) {
+void add_baselines(db::store& store, const agent_options& o, const orchestrator::run_session& session,
+                   const fs::path& cache, std::int64_t stack_id, std::vector<problem_setup>& setups) {
   std::vector<std::string> modes{"compile-default", "max-autotune", "max-autotune-no-cudagraphs"};
   if (o.baselines == "none" || !o.judging.timing.enabled) return;
-  baselines::options opts = baselines::options_for(o.judging, device);
+  baselines::options opts = baselines::options_for(o.judging, session.device);
   opts.modes = o.baselines == "cached" ? modes : baselines::parse_modes(o.baselines);
   std::erase(opts.modes, "eager");
   opts.measure_missing = o.baselines != "cached";
-  const fs::path cache = exec::cache_dir_or_default(o.cache_dir);
   const exec::job_runner runner{cache, false};
   const exec::build_cache builds(cache / "builds");
   const scheduler::scheduler runs(
-      runner, builds,
-      {.slots = scheduler::device_slots(device, orchestrator::resolve_gpus(o.gpus, env)), .overlap = false});
+      runner, builds, {.slots = scheduler::device_slots(session.device, session.gpus), .overlap = false});
   std::vector<baselines::problem_ref> refs;
   for (const auto& s : setups)
     refs.push_back({s.problem, s.problem_id});
   results::db_sink to_db(store);
-  for (const auto& r :
-       baselines::ensure(store, runs, refs, {stack_id, stack.stack_hash, stack.device_name}, opts, to_db))
+  for (const auto& r : baselines::ensure(
+           store, runs, refs, {stack_id, session.stack.stack_hash, session.stack.device_name}, opts, to_db))
     for (auto& s : setups)
       if (s.problem == r.problem && r.record.status == "ok" && r.record.headline_ms())
         s.profiling.baselines.push_back({r.mode, *r.record.headline_ms()});
@@ -207,15 +206,16 @@ model_settings model_settings_of(const agent_options& o, const llm::price_table&
   return m;
 }
 
-judge_settings judge_settings_of(const agent_options& o, const std::string& device, const json& env,
-                                 const std::vector<int>& gpus) {
+// The session's device, environment and GPUs and the cache folder it checked: resolved once, in open_session.
+judge_settings judge_settings_of(const agent_options& o, const orchestrator::run_session& session,
+                                 const fs::path& cache_dir) {
   judge_settings j;
-  j.evaluate.device = device;
-  j.evaluate.env = env;
+  j.evaluate.device = to_string(session.device);
+  j.evaluate.env = session.env;
   j.evaluate.judging = o.judging;
-  j.evaluate.cache_dir = exec::cache_dir_or_default(o.cache_dir);
-  j.gpus = gpus;
-  if (device == "cuda") j.ncu = find_ncu(o.ncu);
+  j.evaluate.cache_dir = cache_dir;
+  j.gpus = session.gpus;
+  if (session.device == device_kind::cuda) j.ncu = find_ncu(o.ncu);
   return j;
 }
 
@@ -260,11 +260,8 @@ int execute_agent(const agent_options& o) {
   const orchestrator::run_session session = orchestrator::open_session(
       {o.device, o.gpus, o.judging, cache_dir, o.run_uid, "the agent's candidates"});
   const json& env = session.env;
-  const device_kind kind = session.device;
-  const std::string device = to_string(kind); // the agent's settings and prompts name it
-  const std::vector<int>& gpus = session.gpus;
-  const db::stack_record& stack = session.stack;
-  const std::int64_t stack_id = store.upsert_stack(stack);
+  const std::string device = to_string(session.device); // the agent's settings and prompts name it
+  const std::int64_t stack_id = store.upsert_stack(session.stack);
   const std::string& run_uid = session.run_uid;
   const std::int64_t run_id = open_run(store, o, run_uid, device, stack_id);
   const std::vector<std::int64_t> problem_ids = orchestrator::record_problems(store, problems);
@@ -273,11 +270,11 @@ int execute_agent(const agent_options& o) {
   std::vector<problem_setup> setups;
   for (std::size_t i = 0; i < problems.size(); ++i)
     setups.push_back({&problems[i], problem_ids[i], {}, {}});
-  add_baselines(store, o, kind, env, stack, stack_id, setups);
+  add_baselines(store, o, session, cache_dir, stack_id, setups);
   const peaks hardware = device_peaks(env, device, o.judging.precision, o.peaks);
   for (auto& s : setups)
     s.profiling.hardware = hardware;
-  judge engine(judge_settings_of(o, device, env, gpus));
+  judge engine(judge_settings_of(o, session, cache_dir));
   recorder rec(store, run_id, stack_id);
   const model_settings model = model_settings_of(o, prices);
   const std::string settings = settings_json(o, device, engine);
