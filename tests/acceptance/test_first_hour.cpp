@@ -81,6 +81,14 @@ TEST_CASE("a new user's first hour: runs, two models, mistakes, Ctrl-C, report, 
   const auto first_json = json::parse(kj({"results", "--format", "json"}).out);
   REQUIRE(first_json.size() == 1);
   CHECK(first_json[0].value("speedup_noisy", false));
+  // --quick's timing, as the run stored it (docs/usage.md, "A quick first look")
+  const json quick = json::parse(kj({"runs", "--format", "json"}).out).at(0)["config"]["timing"];
+  CHECK(quick["min_samples"] == 5);
+  CHECK(quick["min_time_ms"] == 20.0);
+  CHECK(quick["max_time_ms"] == 200.0);
+  CHECK(quick["target_rel_ci"] == 0.02);
+  CHECK(quick["rounds"] == 1);
+  CHECK(quick["floor"] == false);
 
   // A mistyped model folder: exit 2 naming it, and no run left behind.
   const auto typo = run({"--ids", "2-3", "--candidates", "modelAA"});
