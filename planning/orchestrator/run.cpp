@@ -149,8 +149,9 @@ namespace {
 
 // What the rest of a run needs, once the run is recorded.
 struct run_state {
-  const run_options& options;
-  const fs::path& cache_dir;
+  const run_options&
+      options; // the judging phase's operational settings (jobs, progress, --maxfail, baselines)
+  const run_inputs& inputs;
   const std::vector<kb::problem>& problems;
   std::vector<adapters::candidate> candidates; // imported ones; an adapter's are generated under the run
   const json& env;
@@ -185,28 +186,28 @@ std::size_t announce(const run_plan& plan, const run_options& options, device_ki
 // Plans the run's tasks and judges them: returns the exit code (0, 130 after Ctrl-C, 1 after --maxfail).
 int judge(db::store& store, run_state& st, const run_handle& run, run_guard& guard) {
   const run_options& options = st.options;
+  const run_inputs& inputs = st.inputs;
   const std::vector<std::int64_t> problem_ids = record_problems(store, st.problems);
   exec::install_interrupt_handlers();
-  if (options.generation.active()) { // an LLM adapter records its exchanges under the run
-    auto generated =
-        adapters::generate_candidates(store, run.id, st.problems, problem_ids, options.generation,
-                                      to_string(st.device), exec::interrupt_requested);
+  if (inputs.generation.active()) { // an LLM adapter records its exchanges under the run
+    auto generated = adapters::generate_candidates(store, run.id, st.problems, problem_ids, inputs.generation,
+                                                   to_string(st.device), exec::interrupt_requested);
     store.set_run_producer(run.id, generated.producer);
     st.candidates = std::move(generated.candidates);             // -k chose the problems before
     if (st.candidates.empty() && !exec::interrupt_requested()) { // every call failed: nothing to judge
       guard.fail("the model answered none of the requests (their errors are above)");
       fmt::print(stderr, "kj: {}/{} answered none of the requests: nothing to judge (exit 1)\n",
-                 options.generation.adapter, options.generation.model);
+                 inputs.generation.adapter, inputs.generation.model);
       return 1;
     }
   }
-  auto candidates = select_shard(options.part, st.problems, std::move(st.candidates));
+  auto candidates = select_shard(inputs.part, st.problems, std::move(st.candidates));
   if (exec::interrupt_requested()) {
     guard.release();
-    return stopped(store, run, options.db_path, false);
+    return stopped(store, run, inputs.db_path, false);
   }
-  const exec::job_runner runner{st.cache_dir, options.keep_scratch};
-  const exec::build_cache builds(st.cache_dir / "builds");
+  const exec::job_runner runner{st.inputs.cache_dir, options.keep_scratch};
+  const exec::build_cache builds(st.inputs.cache_dir / "builds");
   const results::progress_mode mode = results::progress_mode_for(options.progress);
   results::heartbeat beat(mode);
   // CPU timing must not share the machine with a compiler: there every build comes first. On a GPU the
@@ -220,12 +221,12 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
                                     {st.stack_id, st.stack.stack_hash, st.stack.device_name}, st.device);
   if (exec::interrupt_requested()) {
     guard.release();
-    return stopped(store, run, options.db_path, false);
+    return stopped(store, run, inputs.db_path, false);
   }
 
   evaluation_context ctx = context_of(options.judging, st.env, st.device, builds);
   ctx.warm_judges = !options.fresh_judges;
-  ctx.pch = precompiled_header_for(st.env, st.device, st.cache_dir);
+  ctx.pch = precompiled_header_for(st.env, st.device, st.inputs.cache_dir);
   device_use use{.slots = std::max<std::size_t>(1, scheduler::device_slots(st.device, st.gpus).size())};
   results::db_sink to_db(store);
   results::progress_sink progress(mode != results::progress_mode::lines);
@@ -256,10 +257,10 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
   use.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   sinks.end(!finished);
   guard.release();
-  if (!finished) return stopped(store, run, options.db_path, maxfail.tripped());
+  if (!finished) return stopped(store, run, inputs.db_path, maxfail.tripped());
   store.set_run_status(run.id, "finished");
-  print_run_summary(store, run.uid, options.db_path, use);
-  if (options.generation.active()) adapters::write_cost_table(store.llm_costs(run.uid), std::cout);
+  print_run_summary(store, run.uid, inputs.db_path, use);
+  if (inputs.generation.active()) adapters::write_cost_table(store.llm_costs(run.uid), std::cout);
   return 0;
 }
 
@@ -298,52 +299,65 @@ fs::path first_missing(const fs::path& path) {
 } // namespace
 
 int execute_run(const run_options& options) {
+  // The front door: what the setup reads of the options is resolved here, once (the producer, the run's
+  // defining options, the cache folder); every setup step below takes `inputs` or `request`.
+  const run_inputs inputs{.producer = default_producer(options),
+                          .config = run_config(options),
+                          .cache_dir = exec::cache_dir_or_default(options.cache_dir),
+                          .db_path = options.db_path,
+                          .sources = options.sources,
+                          .candidates = options.candidates,
+                          .filter = options.filter,
+                          .generation = options.generation,
+                          .part = options.part,
+                          .force = options.force,
+                          .command_line = options.command_line};
+  const session_request request{options.device,   options.gpus,    options.judging,
+                                inputs.cache_dir, options.run_uid, "candidates"};
   // Bad input is found before anything runs: sources, candidates, DB path, cache folder. A cache folder this
   // command made is taken back when it is refused as exposed (every run would be refused there, so none uses
   // it); other mistakes leave the cache in place.
-  const fs::path made = first_missing(exec::cache_dir_or_default(options.cache_dir));
-  const fs::path cache_dir = session_cache_dir(options.cache_dir);
+  const fs::path made = first_missing(inputs.cache_dir);
+  check_cache_dir(inputs.cache_dir);
   const auto refuse_exposed_cache = [&](const std::vector<fs::path>& exposed) {
     try {
-      refuse_exposed(options, cache_dir, exposed);
+      refuse_exposed(inputs, exposed);
     } catch (const kb::source_error&) {
       std::error_code ec;
-      if (!made.empty() && !exec::exposed_under(cache_dir, exposed).empty()) fs::remove_all(made, ec);
+      if (!made.empty() && !exec::exposed_under(inputs.cache_dir, exposed).empty()) fs::remove_all(made, ec);
       throw;
     }
   };
   refuse_exposed_cache(exec::system_folders());
-  if (const std::string& c = options.candidates;
+  if (const std::string& c = inputs.candidates;
       !c.empty() && c != "identity" && c != "examples" && !fs::exists(c))
     throw kb::source_error(fmt::format("--candidates {}: no such folder or file", c));
-  std::vector<kb::problem> problems = load_all_problems(options.sources, cache_dir);
-  if (options.generation.active()) // the model is asked only for what -k keeps
-    problems = filter_problems(options.filter, std::move(problems),
-                               options.generation.adapter + "/" + options.generation.model);
+  std::vector<kb::problem> problems = load_all_problems(inputs.sources, inputs.cache_dir);
+  if (inputs.generation.active()) // the model is asked only for what -k keeps
+    problems = filter_problems(inputs.filter, std::move(problems),
+                               inputs.generation.adapter + "/" + inputs.generation.model);
   if (options.baselines != "cached" && options.baselines != "none") baselines::parse_modes(options.baselines);
 
-  const run_session session =
-      open_session({options.device, options.gpus, options.judging, cache_dir, options.run_uid, "candidates"});
+  const run_session session = open_session(request);
   {
     std::vector<fs::path> python;
     for (const auto& p : session.env.value("python_paths", std::vector<std::string>{}))
       python.emplace_back(p);
     refuse_exposed_cache(python);
   }
-  const json& env = session.env;
   const device_kind device = session.device;
-  if (options.collect_only) return collect_only(options, problems, device);
   // Imported candidates are read before the database is opened: a mistyped folder leaves no file, no run.
-  const std::string producer = default_producer(options);
   std::vector<adapters::candidate> imported;
-  if (!options.generation.active())
-    imported = filter_candidates(options.filter, problems,
-                                 import_candidates(options, problems, to_string(device), producer));
-  db::store store = db::store::open(options.db_path);
-  json config = run_config(options, to_string(device), producer);
+  if (!inputs.generation.active())
+    imported =
+        filter_candidates(inputs.filter, problems, import_candidates(inputs, problems, to_string(device)));
+  if (options.collect_only) return collect_only(inputs, problems, std::move(imported), device);
+  db::store store = db::store::open(inputs.db_path);
+  json config = inputs.config;
+  config["device"] = to_string(device);
   const std::string& run_uid = session.run_uid;
-  const run_lock lock(options.db_path, run_uid);
-  run_state st{options, cache_dir, problems, {}, env, device, session.gpus, session.stack};
+  const run_lock lock(inputs.db_path, run_uid);
+  run_state st{options, inputs, problems, {}, session.env, device, session.gpus, session.stack};
   if (options.rerun_failed) {
     st.passed = passed_before(store, config, run_uid);
     if (!st.passed) {
@@ -353,7 +367,7 @@ int execute_run(const run_options& options) {
   }
   st.candidates = std::move(imported);
   st.stack_id = store.upsert_stack(session.stack);
-  const run_handle run = open_run(store, options, run_uid, config, producer, to_string(device), st.stack_id);
+  const run_handle run = open_run(store, inputs, run_uid, config, to_string(device), st.stack_id);
   run_guard guard(store, run);
   try {
     return judge(store, st, run, guard);

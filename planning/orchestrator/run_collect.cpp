@@ -3,7 +3,6 @@
 #include "planning/orchestrator/run_collect.hpp"
 
 #include "engine/scheduler/scheduler.hpp"
-#include "planning/orchestrator/run_config.hpp"
 #include "planning/orchestrator/run_setup.hpp"
 #include "planning/orchestrator/shard.hpp"
 
@@ -12,20 +11,18 @@
 
 namespace kj::orchestrator {
 
-int collect_only(const run_options& options, const std::vector<kb::problem>& problems, device_kind device) {
-  if (options.generation.active()) {
+int collect_only(const run_inputs& inputs, const std::vector<kb::problem>& problems,
+                 std::vector<adapters::candidate> imported, device_kind device) {
+  if (inputs.generation.active()) {
     fmt::print("--collect-only: {} would be asked for {} sample(s) of each of {} problems; nothing is sent, "
                "judged or recorded\n",
-               options.generation.adapter + "/" + options.generation.model, options.generation.samples,
+               inputs.generation.adapter + "/" + inputs.generation.model, inputs.generation.samples,
                problems.size());
     return 0;
   }
-  const std::string producer = default_producer(options);
+  const std::string& producer = inputs.producer;
   // --shard: the shard's part of the plan, as the run would judge it (select_shard says how many it keeps).
-  const auto candidates =
-      select_shard(options.part, problems,
-                   filter_candidates(options.filter, problems,
-                                     import_candidates(options, problems, to_string(device), producer)));
+  const auto candidates = select_shard(inputs.part, problems, std::move(imported));
   fmt::print("{:>2} {:>4} {:<30} {:<16} {:<6} {}\n", "L", "id", "problem", "producer", "build", "candidate");
   std::set<std::size_t> covered;
   std::size_t builds = 0;

@@ -3,15 +3,16 @@
 
 #include "core/device_kind.hpp"
 #include "kernelbench/problems.hpp"
-#include "planning/orchestrator/run.hpp"
+#include "planning/orchestrator/run_setup.hpp"
 
 #include <vector>
 
 namespace kj::orchestrator {
 
-// Prints one line per candidate (problem, producer, whether it is compiled, its file) and the problems left
-// without one; returns the exit code (0). Throws kb::source_error as a run would (no candidate, a bad
-// folder).
-int collect_only(const run_options& options, const std::vector<kb::problem>& problems, device_kind device);
+// Prints one line per candidate of the run's shard (problem, producer, whether it is compiled, its file) and
+// the problems left without one; returns the exit code (0). `candidates`: imported and filtered as the run
+// would judge them (none for an LLM adapter's run, which says what it would ask instead).
+int collect_only(const run_inputs& inputs, const std::vector<kb::problem>& problems,
+                 std::vector<adapters::candidate> candidates, device_kind device);
 
 } // namespace kj::orchestrator

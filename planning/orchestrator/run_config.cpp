@@ -161,9 +161,9 @@ json judging_config(const judging_settings& judging) {
           {"seccomp", exec::have_seccomp()}};
 }
 
-json run_config(const run_options& options, const std::string& device, const std::string& producer) {
+json run_config(const run_options& options) {
+  const std::string producer = default_producer(options);
   json config{{"config_version", 2},
-              {"device", device},
               {"candidates", is_named_producer(options.candidates) ? options.candidates
                                                                    : absolute_text(options.candidates)},
               {"producer", producer},

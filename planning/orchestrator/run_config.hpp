@@ -21,8 +21,9 @@ std::string resolve_candidates(const std::string& given);
 std::string default_producer(const run_options& options);
 
 // The resolved options as runs.config_json stores them (config_version 2: also the problem selection, the
-// producer, the strict flag and the -k filter, with paths made absolute).
-nlohmann::json run_config(const run_options& options, const std::string& device, const std::string& producer);
+// producer, the strict flag and the -k filter, with paths made absolute), but the device: the session adds
+// it ("device") once it knows which one the run judges on.
+nlohmann::json run_config(const run_options& options);
 
 // How candidates are judged, as a run's config records it (kj run's and kj agent's alike): the judging
 // settings whole, the sandbox and seccomp.

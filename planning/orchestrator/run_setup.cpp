@@ -49,13 +49,15 @@ json parse_config(const std::string& text) {
 
 } // namespace
 
-std::vector<adapters::candidate> import_candidates(const run_options& options,
+std::vector<adapters::candidate> import_candidates(const run_inputs& inputs,
                                                    const std::vector<kb::problem>& problems,
-                                                   const std::string& device, const std::string& producer) {
-  std::string which = options.candidates;
+                                                   const std::string& device) {
+  const std::string& producer = inputs.producer;
+  std::string which = inputs.candidates;
   if (which.empty()) {
-    const bool only_builtin = options.sources.builtin && options.sources.kernelbench_dir.empty() &&
-                              options.sources.files.empty() && options.sources.ops6k_path.empty();
+    const kb::source_options& sources = inputs.sources;
+    const bool only_builtin = sources.builtin && sources.kernelbench_dir.empty() && sources.files.empty() &&
+                              sources.ops6k_path.empty();
     if (!only_builtin)
       throw kb::source_error("no candidates given: pass --candidates DIR (KernelBench-style files) or "
                              "--candidates identity");
@@ -106,10 +108,11 @@ std::vector<adapters::candidate> filter_candidates(const std::string& pattern,
 
 std::vector<kb::problem> filter_problems(const std::string& pattern, std::vector<kb::problem> problems,
                                          const std::string& producer) {
-  if (pattern.empty() || lower(producer).find(lower(pattern)) != std::string::npos) return problems;
+  const std::string needle = lower(pattern);
+  if (pattern.empty() || lower(producer).find(needle) != std::string::npos) return problems;
   const std::size_t total = problems.size();
   std::erase_if(problems, [&](const kb::problem& p) {
-    return lower(fmt::format("L{}/{}", p.level, p.file_name)).find(lower(pattern)) == std::string::npos;
+    return lower(fmt::format("L{}/{}", p.level, p.file_name)).find(needle) == std::string::npos;
   });
   if (problems.empty())
     throw kb::source_error(
@@ -118,22 +121,22 @@ std::vector<kb::problem> filter_problems(const std::string& pattern, std::vector
   return problems;
 }
 
-run_handle open_run(db::store& store, const run_options& options, const std::string& run_uid,
-                    const json& config, const std::string& producer, const std::string& device,
-                    std::int64_t stack_id) {
+run_handle open_run(db::store& store, const run_inputs& inputs, const std::string& run_uid,
+                    const json& config, const std::string& device, std::int64_t stack_id) {
   const auto existing = store.find_run(run_uid);
   if (!existing) {
-    const std::int64_t id = store.create_run({run_uid, "", "running", device, options.command_line,
-                                              version_string(), config.dump(), stack_id, producer, ""});
+    const std::int64_t id =
+        store.create_run({run_uid, "", "running", device, inputs.command_line, version_string(),
+                          config.dump(), stack_id, inputs.producer, ""});
     fmt::print(stderr, "kj: run {} (in {}; resume it with kj run --run-id {} and the same options)\n",
-               run_uid, options.db_path.string(), run_uid);
+               run_uid, inputs.db_path.string(), run_uid);
     return {id, run_uid, true};
   }
   const db::run_record run = store.get_run(*existing).value();
-  check_resumed_shard(run, options.part, !store.run_parts(*existing).empty());
+  check_resumed_shard(run, inputs.part, !store.run_parts(*existing).empty());
   json stored = parse_config(run.config_json);
   const auto differences = config_differences(stored, config);
-  if (!differences.empty() && !options.force)
+  if (!differences.empty() && !inputs.force)
     throw kb::source_error(fmt::format(
         "--run-id {}: this command's options differ from the run's:\n  {}\nresume with the run's options "
         "(its command line: {}), start a new run (another --run-id), or pass --force to extend the run "
@@ -145,10 +148,10 @@ run_handle open_run(db::store& store, const run_options& options, const std::str
              run.status == "running" ? ": its kj stopped without ending it, e.g. killed" : "");
   if (!differences.empty()) {
     const std::string note = fmt::format("{} --force: {} ({})", core::now_iso8601(),
-                                         fmt::join(differences, "; "), options.command_line);
+                                         fmt::join(differences, "; "), inputs.command_line);
     fmt::print(stderr, "kj: --force: the run goes on with: {}\n", fmt::join(differences, "; "));
     stored["forced"].push_back(
-        {{"at", core::now_iso8601()}, {"command_line", options.command_line}, {"differences", differences}});
+        {{"at", core::now_iso8601()}, {"command_line", inputs.command_line}, {"differences", differences}});
     store.set_run_config(*existing, stored.dump());
     store.set_run_detail(*existing, run.detail.empty() ? note : run.detail + "\n" + note);
   }
@@ -199,12 +202,11 @@ void run_guard::fail(const std::string& why) {
 // Candidates must not read results or each other: a results DB, a candidates folder or the cache (builds,
 // scratch) under a folder the sandbox exposes read-only to them (the system's, Python's) is refused, naming
 // both. Without a namespace sandbox every path is readable anyway (a warning says so).
-void refuse_exposed(const run_options& options, const fs::path& cache_dir,
-                    const std::vector<fs::path>& exposed) {
+void refuse_exposed(const run_inputs& inputs, const std::vector<fs::path>& exposed) {
   if (exec::sandbox_kind() != "bwrap") return;
   std::vector<std::pair<std::string, fs::path>> mine{
-      {"--db", options.db_path}, {"the cache folder (--cache-dir, KJ_CACHE_DIR)", cache_dir}};
-  if (const std::string& c = options.candidates; !c.empty() && c != "identity" && c != "examples")
+      {"--db", inputs.db_path}, {"the cache folder (--cache-dir, KJ_CACHE_DIR)", inputs.cache_dir}};
+  if (const std::string& c = inputs.candidates; !c.empty() && c != "identity" && c != "examples")
     mine.emplace_back("--candidates", c);
   for (const auto& [what, path] : mine)
     if (const fs::path above = exec::exposed_under(path, exposed); !above.empty())

@@ -7,6 +7,7 @@
 #include "kernelbench/problems.hpp"
 #include "planning/orchestrator/judging_settings.hpp"
 #include "planning/orchestrator/run.hpp"
+#include "planning/orchestrator/shard.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -16,12 +17,29 @@
 
 namespace kj::orchestrator {
 
-// The candidates of --candidates (a folder, a file, identity, examples) under `producer`, read before the run
-// is recorded; files that match no selected problem are summed up in one line. Throws kb::source_error when
-// no candidate is left.
-std::vector<adapters::candidate> import_candidates(const run_options& options,
+// What the setup of `kj run` acts on, resolved once from its options at the front door (execute_run): the
+// producer label, the defining options as the run's config records them (the device is added once the
+// session knows it), the cache folder. Every setup step below takes this, not the options.
+struct run_inputs {
+  std::string producer;            // default_producer
+  nlohmann::json config;           // run_config, without the device
+  std::filesystem::path cache_dir; // exec::cache_dir_or_default
+  std::filesystem::path db_path;
+  kb::source_options sources;
+  std::string candidates; // as --candidates gave it
+  std::string filter;     // -k
+  adapters::generation_options generation;
+  shard part;
+  bool force = false;
+  std::string command_line;
+};
+
+// The candidates of --candidates (a folder, a file, identity, examples) under the run's producer, read before
+// the run is recorded; files that match no selected problem are summed up in one line. Throws
+// kb::source_error when no candidate is left.
+std::vector<adapters::candidate> import_candidates(const run_inputs& inputs,
                                                    const std::vector<kb::problem>& problems,
-                                                   const std::string& device, const std::string& producer);
+                                                   const std::string& device);
 
 // Whether a problem or candidate matches -k PATTERN: a case-insensitive substring of "L<level>/<file name>",
 // the candidate's file name or its producer. An empty pattern matches everything.
@@ -44,10 +62,10 @@ struct run_handle {
 };
 
 // Creates the run, or resumes it: a run's shard and defining options must match (kb::source_error naming each
-// difference) unless `options.force`, which records the differences in the run's detail and config.
-run_handle open_run(db::store& store, const run_options& options, const std::string& run_uid,
-                    const nlohmann::json& config, const std::string& producer, const std::string& device,
-                    std::int64_t stack_id);
+// difference) unless `inputs.force`, which records the differences in the run's detail and config. `config`
+// is the inputs' config with the session's device.
+run_handle open_run(db::store& store, const run_inputs& inputs, const std::string& run_uid,
+                    const nlohmann::json& config, const std::string& device, std::int64_t stack_id);
 
 // The run --rerun-failed takes its failures from: the newest other run whose defining options are this
 // command's (-k aside); throws kb::source_error when there is none.
@@ -72,8 +90,7 @@ private:
 
 // Refuses (kb::source_error) a --db, --candidates folder or cache folder under one of `exposed` (what the
 // candidates' sandbox exposes read-only), naming both; nothing is refused without a namespace sandbox.
-void refuse_exposed(const run_options& options, const std::filesystem::path& cache_dir,
-                    const std::vector<std::filesystem::path>& exposed);
+void refuse_exposed(const run_inputs& inputs, const std::vector<std::filesystem::path>& exposed);
 
 // Refuses (kb::source_error) a --timeout or --build-timeout below 10 s or 4 x what kj's own worker took to
 // start on this machine (`env`'s kj_boot, from the probe), and a --memory-limit below twice its resident

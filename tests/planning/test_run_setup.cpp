@@ -35,14 +35,14 @@ TEST_CASE("a resume compares the options that define the run and names each diff
   orchestrator::run_options o;
   o.sources.builtin = true;
   o.sources.ids = kb::id_set::parse("1-3");
-  const auto before = orchestrator::run_config(o, "cpu", "identity");
+  const auto before = orchestrator::run_config(o);
   CHECK(orchestrator::config_differences(before, before).empty());
   o.sources.ids = kb::id_set::parse("1-5");
   o.judging.timing.enabled = false;
   o.judging.protocol = kj::protocol_kind::cuda_agent;
   o.judging.timeout_s = 5; // operational: may change
   o.build_jobs = 1;        // operational
-  const auto diff = orchestrator::config_differences(before, orchestrator::run_config(o, "cpu", "identity"));
+  const auto diff = orchestrator::config_differences(before, orchestrator::run_config(o));
   REQUIRE(diff.size() == 3);
   CHECK(diff[0] == "--ids: 1-3 in the run, 1-5 now");
   CHECK(diff[1] == "--protocol: kernelbench in the run, cuda-agent now");
@@ -54,10 +54,10 @@ TEST_CASE("a resume compares the options that define the run and names each diff
 TEST_CASE("a resume that dropped --quick is told so, not only the timing options it set") {
   orchestrator::run_options o;
   o.sources.builtin = true;
-  const auto full = orchestrator::run_config(o, "cpu", "identity");
+  const auto full = orchestrator::run_config(o);
   o.judging.timing.min_samples = 5; // what --quick sets
   o.judging.timing.rounds = 1;
-  const auto diff = orchestrator::config_differences(orchestrator::run_config(o, "cpu", "identity"), full);
+  const auto diff = orchestrator::config_differences(orchestrator::run_config(o), full);
   REQUIRE(diff.size() == 3);
   CHECK(diff.back().find("give --quick again if the run had it") != std::string::npos);
 }
