@@ -21,12 +21,6 @@ using nlohmann::json;
 
 namespace kj::orchestrator {
 
-fs::path session_cache_dir(const fs::path& requested) {
-  const fs::path cache_dir = exec::cache_dir_or_default(requested);
-  check_cache_dir(cache_dir);
-  return cache_dir;
-}
-
 run_session open_session(const session_request& request) {
   fmt::print(stderr, "kj: starting a worker to probe Python, torch and the device...\n");
   if (const std::string sandbox = exec::sandbox_kind(); sandbox != "bwrap")

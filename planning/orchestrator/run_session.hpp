@@ -19,7 +19,7 @@ struct session_request {
   std::string device = "auto";     // --device: auto, cpu or cuda
   std::vector<int> gpus;           // --gpus: empty, every visible GPU
   const judging_settings& judging; // its timeouts and memory limit are checked against kj's own start
-  std::filesystem::path cache_dir; // resolved (session_cache_dir)
+  std::filesystem::path cache_dir; // resolved (exec::cache_dir_or_default) and checked (check_cache_dir)
   std::string run_uid;             // --run-id; empty: a new one
   std::string candidates_are;      // who runs in the sandbox, for its warning ("candidates", ...)
 };
@@ -31,10 +31,6 @@ struct run_session {
   db::stack_record stack;
   std::string run_uid;
 };
-
-// The cache folder (--cache-dir, else KJ_CACHE_DIR or the default), checked writable: kb::source_error (exit
-// code 2) naming it, not a raw filesystem error from the first job.
-std::filesystem::path session_cache_dir(const std::filesystem::path& requested);
 
 // Probes the environment and resolves the rest; throws kb::source_error on bad input (a device or GPU torch
 // does not see, --gpus on a CPU run, limits below what kj needs).
@@ -54,7 +50,9 @@ void check_precision_device(precision at, device_kind device);
 // The GPUs to use: `requested` when given (each must be visible), else every GPU the probe saw.
 std::vector<int> resolve_gpus(const std::vector<int>& requested, const nlohmann::json& env);
 
-// The cache folder must be writable before any worker starts (session_cache_dir checks it).
+// The cache folder (--cache-dir, else KJ_CACHE_DIR or the default: exec::cache_dir_or_default) must be
+// writable before any worker starts: kb::source_error (exit code 2) naming it, not a raw filesystem error
+// from the first job. Each command's front door checks it.
 void check_cache_dir(const std::filesystem::path& cache_dir);
 
 // A new run id: "r<UTC date>-<time>-<4 hex digits>".
