@@ -7,6 +7,7 @@ set(_kj_alone
     "acceptance:kj run compares with the cached baselines whose key matches, and measures missing ones on request"
     "acceptance:kj run on the built-in suite gives every CPU example its expected verdict"
     "acceptance:kj run over hostile and honest candidates gives every expected verdict and keeps the judge whole"
+    "acceptance:kj run over the outside hack corpus records what each public source's hack must get"
     "acceptance:same-named extensions with different code, built in parallel, are each judged on their own code"
     "acceptance:every output of a tuple is compared, dtypes must match, and a torch fallback is reported"
     "acceptance:a killed and resumed run, and a sharded and merged one, judge what an uninterrupted run does"
