@@ -149,8 +149,8 @@ namespace {
 
 // What the rest of a run needs, once the run is recorded.
 struct run_state {
-  const run_options&
-      options; // the judging phase's operational settings (jobs, progress, --maxfail, baselines)
+  // The judging phase's operational settings (build jobs, progress, --maxfail, baselines, fresh judges).
+  const run_options& options;
   const run_inputs& inputs;
   const std::vector<kb::problem>& problems;
   std::vector<adapters::candidate> candidates; // imported ones; an adapter's are generated under the run
@@ -206,8 +206,8 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
     guard.release();
     return stopped(store, run, inputs.db_path, false);
   }
-  const exec::job_runner runner{st.inputs.cache_dir, options.keep_scratch};
-  const exec::build_cache builds(st.inputs.cache_dir / "builds");
+  const exec::job_runner runner{inputs.cache_dir, options.keep_scratch};
+  const exec::build_cache builds(inputs.cache_dir / "builds");
   const results::progress_mode mode = results::progress_mode_for(options.progress);
   results::heartbeat beat(mode);
   // CPU timing must not share the machine with a compiler: there every build comes first. On a GPU the
@@ -226,7 +226,7 @@ int judge(db::store& store, run_state& st, const run_handle& run, run_guard& gua
 
   evaluation_context ctx = context_of(options.judging, st.env, st.device, builds);
   ctx.warm_judges = !options.fresh_judges;
-  ctx.pch = precompiled_header_for(st.env, st.device, st.inputs.cache_dir);
+  ctx.pch = precompiled_header_for(st.env, st.device, inputs.cache_dir);
   device_use use{.slots = std::max<std::size_t>(1, scheduler::device_slots(st.device, st.gpus).size())};
   results::db_sink to_db(store);
   results::progress_sink progress(mode != results::progress_mode::lines);
