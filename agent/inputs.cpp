@@ -32,7 +32,7 @@ llm::price_table load_prices(const agent_options& o) {
   try {
     const auto& p = o.generation.prices_path;
     return llm::price_table::load(p.empty() ? llm::price_table::default_path() : p);
-  } catch (const llm::llm_error& e) {
+  } catch (const llm::price_error& e) {
     throw kb::source_error(e.what());
   }
 }

@@ -3,6 +3,7 @@
 // workspace folders. The steps after the front door take these, never the options.
 #pragma once
 
+#include "adapters/llm/prices.hpp"
 #include "agent/planner.hpp"
 #include "planning/orchestrator/run_session.hpp"
 

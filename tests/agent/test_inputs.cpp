@@ -3,7 +3,9 @@
 #include "agent/inputs.hpp"
 #include "agent/prompt.hpp"
 #include "tests/support/catch_compat.hpp"
+#include "tests/support/paths.hpp"
 
+#include <fstream>
 #include <string>
 
 using namespace kj;
@@ -77,4 +79,19 @@ TEST_CASE("kj agent's skill document is read whole, and an unreadable one is nam
     what = e.what();
   }
   CHECK(what == "cannot read the skill document /nonexistent/SKILL.md");
+}
+
+TEST_CASE("kj agent's price table is read at its front door, and a malformed one is bad input naming it") {
+  const kj::test::scratch_dir dir;
+  const auto file = dir / "prices.json";
+  std::ofstream(file) << "{not json";
+  auto o = scripted_openai();
+  o.generation.prices_path = file;
+  std::string what;
+  try {
+    (void)agent::load_prices(o);
+  } catch (const kb::source_error& e) {
+    what = e.what();
+  }
+  CHECK(what.find(file.string()) != std::string::npos);
 }
