@@ -2,6 +2,7 @@
 # that check timings, or whose attack races another job within a window of time, take both of CI's two cores
 # (PROCESSORS 2): `ctest -L slow -j 2` (scripts/test) runs each of them alone and the others two at a time. A test
 # that only compiles on both cores shares them: alone, one core would idle while it judges (CPU judging is serial).
+# The baselines' comparison shares too: its speedups are checked against a host that may have moved (host_moved).
 # A name here that no longer matches a test makes ctest report an error: rename both together.
 set(_kj_alone
     "acceptance:kj run on the built-in suite gives every CPU example its expected verdict"
