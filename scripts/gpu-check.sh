@@ -4,7 +4,7 @@
 # (scripts/gpu/acceptance.sh), build, tests, corpus, baselines-gpu, suite, kb-identity, kb-compat,
 # strict-cost, rep-<name> (any number of repeatability runs), kb-method, kb-own, timing-report, baselines,
 # baselines-again, baselines-l4, diag-pin, compare-aa, scale-gpus, scale-shards, ray-gpu (scripts/gpu/ray_gpu.sh),
-# agent-gpu, speed, sweep, cuda-l1, identity-bias, triton, numerics (docs/gpu-machine.md says what each does). Headers the machine lacks (sqlite3.h, OpenSSL) come from .gpu-carry/root (Debian packages unpacked with
+# agent-gpu, speed, profile, sweep, cuda-l1, identity-bias, triton, numerics (docs/gpu-machine.md says what each does). Headers the machine lacks (sqlite3.h, OpenSSL) come from .gpu-carry/root (Debian packages unpacked with
 # dpkg -x) and the KernelBench problems from .gpu-carry/KernelBench.
 # The DB is $OUT/kj.sqlite, seeded from .gpu-carry/kj.sqlite when that exists (runs of an earlier call).
 set -uo pipefail

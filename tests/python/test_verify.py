@@ -219,3 +219,16 @@ def test_a_candidate_blaming_the_problem_only_fails_its_case():
 def test_an_unknown_class_is_refused():
     with pytest.raises(ValueError):
         verifier().run_class("nonsense")
+
+
+GIB = 1 << 30
+
+
+@pytest.mark.parametrize("need, held, budget, free, on_device", [
+    (4 * GIB, 2 * GIB, 8 * GIB, 70 * GIB, True),     # within kj's budget
+    (32 * GIB, 13 * GIB, 25 * GIB, 60 * GIB, True),  # past it, the device has the room (L1 19 at full size, H100)
+    (32 * GIB, 13 * GIB, 25 * GIB, 36 * GIB, False), # past it, not 2 GiB to spare
+    (4 * GIB, 2 * GIB, 8 * GIB, 4 * GIB, False),     # within the budget, but the device is full
+])
+def test_the_float64_reference_runs_on_the_device_where_it_has_room(need, held, budget, free, on_device):
+    assert kj_verify.fp64_on_device(need, held, budget, free) == on_device
