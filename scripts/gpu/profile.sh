@@ -27,7 +27,7 @@ stage_profile() {
   for spec in ${PROFILE_RUNS:-"full:1:19,23:" "aa:1:1-4:--no-strict,--trials,1,--max-time-ms,500" "l2:2:1-3:"}; do
     IFS=: read -r name level ids opts <<<"$spec"
     log "profile: $name (L$level $ids ${opts//,/ })"
-    rm -rf "/tmp/kj-prof/$name"
+    rm -rf "/tmp/kj-prof/$name" && mkdir -p "/tmp/kj-prof/$name"
     # shellcheck disable=SC2086
     python3 scripts/gpu/profile_watch.py "$spy" "/tmp/kj-prof/$name" -- "$kj" run --device cuda \
       --kernelbench "$CARRY/KernelBench" --level "$level" --ids "$ids" --candidates identity ${opts//,/ } \

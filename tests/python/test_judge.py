@@ -348,3 +348,19 @@ def test_the_problem_is_blamed_only_when_it_fails_alone_in_the_sandbox_asked_onc
     works = judge.RemoteCandidate(lambda m: "{}", "cpu", control=lambda m: json.dumps({"ok": True}))
     assert works.problem_alone({"kind": "trial", "seed": 3}, None, exc) is None  # the candidate's failure
     assert judge.RemoteCandidate(lambda m: "{}", "cpu").problem_alone({}, None, exc) is None  # no control
+
+
+@pytest.mark.parametrize("forward", [
+    lambda: torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(), torch.nn.Linear(30, 5))(torch.rand(2, 3, 32, 32)),
+    lambda: torch.bmm(torch.rand(3, 4, 5), torch.rand(3, 5, 6)) + 1,
+    lambda: torch.nn.functional.linear(torch.rand(64, 128), torch.rand(32, 128), torch.rand(32)),
+])
+def test_the_flop_count_is_torchs_own(forward):
+    from torch.utils.flop_counter import FlopCounterMode
+
+    ours, torchs = judge.FlopCount(), FlopCounterMode(display=False)
+    with ours, torch.no_grad():
+        forward()
+    with torchs, torch.no_grad():
+        forward()
+    assert ours.flops == torchs.get_total_flops() > 0
