@@ -232,3 +232,19 @@ GIB = 1 << 30
 ])
 def test_the_float64_reference_runs_on_the_device_where_it_has_room(need, held, budget, free, on_device):
     assert kj_verify.fp64_on_device(need, held, budget, free) == on_device
+
+
+def test_a_float64_reference_the_device_had_no_room_for_runs_on_the_host(monkeypatch):
+    v = verifier()
+    placed = []
+
+    def run64(recipe, device):
+        placed.append(device.type)
+        if device.type == "cuda":
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 32.00 GiB")
+        return ["host"]
+
+    monkeypatch.setattr(v, "_run64", run64)
+    v.models64[torch.device("cuda")] = "a float64 copy on the device"
+    assert v._run64_or_host(v.recipe(1), torch.device("cuda"), 1 << 20) == ["host"]
+    assert placed == ["cuda", "cpu"] and torch.device("cuda") not in v.models64
