@@ -18,7 +18,7 @@ for eid, name, verdict, strict, seconds in rows.fetchall():
 PY
 }
 stage_profile() {
-  local spy=/tmp/kj-pyspy/bin/py-spy spec name level ids opts
+  local spy=/tmp/kj-pyspy/bin/py-spy spec name level ids opts went
   if [[ ! -x $spy ]]; then
     python3 -m pip install -q --no-index --no-deps --prefix /tmp/kj-pyspy "$CARRY"/whl/py_spy-*.whl >/dev/null 2>&1
   fi
@@ -32,9 +32,10 @@ stage_profile() {
     python3 scripts/gpu/profile_watch.py "$spy" "/tmp/kj-prof/$name" -- "$kj" run --device cuda \
       --kernelbench "$CARRY/KernelBench" --level "$level" --ids "$ids" --candidates identity ${opts//,/ } \
       --db "$OUT/kj.sqlite" --run-id "prof-$name" --progress never >"/tmp/kj-prof/$name.txt" 2>"/tmp/kj-prof/$name.err"
-    { echo "=== $name: L$level $ids ${opts//,/ }"; grep -h "where the time went" "/tmp/kj-prof/$name.err" "/tmp/kj-prof/$name.txt"
-      profile_phases "prof-$name"; cat "/tmp/kj-prof/$name.txt"; } >>"$OUT/profile.txt"
-     grep -h "where the time went" "/tmp/kj-prof/$name.err" "/tmp/kj-prof/$name.txt" | tee -a "$OUT/summary.txt"
+    went=$(grep -h "where the time went" "/tmp/kj-prof/$name.err" "/tmp/kj-prof/$name.txt" | tail -1)
+    echo "$went" >>"$OUT/summary.txt"
+    { echo "=== $name: L$level $ids ${opts//,/ }"; echo "$went"; profile_phases "prof-$name"
+      cat "/tmp/kj-prof/$name.txt"; } >>"$OUT/profile.txt"
   done
   tar -C /tmp -czf "$OUT/profile.tar.gz" kj-prof
 }
