@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 namespace kj::scheduler {
@@ -22,11 +24,31 @@ int default_build_jobs(std::size_t beside_slots) {
   return static_cast<int>(std::clamp<long>(free, 1, 8));
 }
 
+std::string worker_gpu(int gpu, const char* visible) {
+  if (!visible || !*visible) return std::to_string(gpu);
+  std::vector<std::string> entries; // "3,5", "GPU-8a1f...,GPU-77c0...", "MIG-..."
+  std::string_view rest = visible;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    std::string_view entry = rest.substr(0, comma);
+    while (!entry.empty() && entry.front() == ' ')
+      entry.remove_prefix(1);
+    while (!entry.empty() && entry.back() == ' ')
+      entry.remove_suffix(1);
+    entries.emplace_back(entry);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+  }
+  // torch numbers only what the list shows; a number past it was refused before (resolve_gpus)
+  return gpu >= 0 && static_cast<std::size_t>(gpu) < entries.size() ? entries[static_cast<std::size_t>(gpu)]
+                                                                    : std::to_string(gpu);
+}
+
 std::vector<device_slot> device_slots(device_kind device, const std::vector<int>& gpus) {
   if (device != device_kind::cuda) return {{"cpu", {}}};
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   std::vector<device_slot> slots;
   for (int gpu : gpus.empty() ? std::vector<int>{0} : gpus)
-    slots.push_back({"cuda:" + std::to_string(gpu), {{"CUDA_VISIBLE_DEVICES", std::to_string(gpu)}}});
+    slots.push_back({"cuda:" + std::to_string(gpu), {{"CUDA_VISIBLE_DEVICES", worker_gpu(gpu, visible)}}});
   return slots;
 }
 

@@ -98,8 +98,13 @@ private:
 // 1, at least 1 (each build then compiles one file at a time: MAX_JOBS=1).
 int default_build_jobs(std::size_t beside_slots = 0);
 
-// The device slots for a device: one "cpu" slot, or one per listed GPU (CUDA_VISIBLE_DEVICES=<id>).
+// The device slots for a device: one "cpu" slot, or one per listed GPU (CUDA_VISIBLE_DEVICES=<id>). GPU
+// numbers are torch's, as kj's own process sees them: where kj itself runs under CUDA_VISIBLE_DEVICES (a
+// user's shell, a Ray task, a Slurm job), GPU i is the list's i-th entry, never the machine's GPU i.
 std::vector<device_slot> device_slots(device_kind device, const std::vector<int>& gpus);
+// The CUDA_VISIBLE_DEVICES value that shows a worker torch's GPU `gpu` of a process that sees `visible` (its
+// own CUDA_VISIBLE_DEVICES; null or empty when unset: every GPU, numbered as the driver numbers them).
+std::string worker_gpu(int gpu, const char* visible);
 
 // Whether a candidate compiles anything at import (it uses torch.utils.cpp_extension).
 bool needs_build(const std::string& candidate_source);

@@ -7,7 +7,9 @@
 #include "tests/support/paths.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <thread>
 
 using namespace kj::test;
@@ -28,9 +30,35 @@ kj::results::evaluation_result judged(const std::string& verdict, const std::str
   return r;
 }
 
+// CUDA_VISIBLE_DEVICES as kj's own process sees it, while it lives (null: unset); as before afterwards.
+struct visible_devices {
+  explicit visible_devices(const char* value) {
+    const char* now = std::getenv("CUDA_VISIBLE_DEVICES");
+    m_had = now != nullptr;
+    if (now) m_saved = now;
+    if (value)
+      ::setenv("CUDA_VISIBLE_DEVICES", value, 1);
+    else
+      ::unsetenv("CUDA_VISIBLE_DEVICES");
+  }
+  ~visible_devices() {
+    if (m_had)
+      ::setenv("CUDA_VISIBLE_DEVICES", m_saved.c_str(), 1);
+    else
+      ::unsetenv("CUDA_VISIBLE_DEVICES");
+  }
+  visible_devices(const visible_devices&) = delete;
+  visible_devices& operator=(const visible_devices&) = delete;
+
+private:
+  bool m_had = false;
+  std::string m_saved;
+};
+
 } // namespace
 
 TEST_CASE("one device slot per listed GPU, each with its CUDA_VISIBLE_DEVICES") {
+  const visible_devices every(nullptr); // kj itself sees every GPU
   const auto slots = kj::scheduler::device_slots(kj::device_kind::cuda, {0, 2});
   REQUIRE(slots.size() == 2);
   CHECK(slots[0].name == "cuda:0");
@@ -41,6 +69,23 @@ TEST_CASE("one device slot per listed GPU, each with its CUDA_VISIBLE_DEVICES") 
   REQUIRE(cpu.size() == 1);
   CHECK(cpu[0].name == "cpu");
   CHECK(cpu[0].environment.empty());
+}
+
+TEST_CASE("under CUDA_VISIBLE_DEVICES, a slot's GPU is the list's entry (a Ray task, a Slurm job, a user's "
+          "shell)") {
+  using kj::scheduler::worker_gpu;
+  CHECK(worker_gpu(1, nullptr) == "1");
+  CHECK(worker_gpu(1, "") == "1");
+  CHECK(worker_gpu(0, "3") == "3"); // torch's GPU 0 is the machine's GPU 3: never GPU 0
+  CHECK(worker_gpu(1, "3,5") == "5");
+  CHECK(worker_gpu(1, "GPU-8a1f, GPU-77c0") == "GPU-77c0");
+  CHECK(worker_gpu(0, "MIG-4b2e") == "MIG-4b2e");
+  const visible_devices shown("6,2");
+  const auto slots = kj::scheduler::device_slots(kj::device_kind::cuda, {1, 0});
+  REQUIRE(slots.size() == 2);
+  CHECK(slots[0].name == "cuda:1"); // named by torch's number, as --gpus and the results name it
+  CHECK(slots[0].environment.at("CUDA_VISIBLE_DEVICES") == "2");
+  CHECK(slots[1].environment.at("CUDA_VISIBLE_DEVICES") == "6");
 }
 
 TEST_CASE("the GPUs of a run: every visible one by default, listed ones checked") {
