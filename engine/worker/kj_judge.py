@@ -28,7 +28,8 @@ _INITIAL_FLAGS = backend_flags()
 _INITIAL_DTYPE = torch.get_default_dtype()
 _INITIAL_ENVIRON = dict(os.environ)
 _INITIAL_THREADS = torch.get_num_threads()
-_INITIAL_DETERMINISTIC = torch.are_deterministic_algorithms_enabled()
+_INITIAL_DETERMINISTIC = (torch.are_deterministic_algorithms_enabled(),
+                          torch.is_deterministic_algorithms_warn_only_enabled())
 _INITIAL_GRAD = torch.is_grad_enabled()
 
 
@@ -50,7 +51,7 @@ def between_jobs():
     set_backend_flags(_INITIAL_FLAGS)
     torch.set_default_dtype(_INITIAL_DTYPE)
     torch.set_num_threads(_INITIAL_THREADS)
-    torch.use_deterministic_algorithms(_INITIAL_DETERMINISTIC)
+    _restore_deterministic()
     torch.set_grad_enabled(_INITIAL_GRAD)
     if hasattr(torch, "set_default_device"):
         torch.set_default_device(None)  # none, as at its start
@@ -68,6 +69,17 @@ def between_jobs():
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
+
+
+def _restore_deterministic():
+    """torch.use_deterministic_algorithms as at the judge's start. The call imports torch._inductor (and with it
+    Dynamo and sympy: 5.7 s of a judge's first evaluation on an H100) to set Inductor's flag, so it is made only
+    when a flag moved or Inductor is loaded (a problem module imported it, and may have set its flag)."""
+    import sys
+
+    now = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    if now != _INITIAL_DETERMINISTIC or "torch._inductor.config" in sys.modules:
+        torch.use_deterministic_algorithms(_INITIAL_DETERMINISTIC[0], warn_only=_INITIAL_DETERMINISTIC[1])
 
 
 class FlopCount(TorchDispatchMode):
