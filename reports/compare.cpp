@@ -164,8 +164,14 @@ void classify(comparison_row& row, const compare_options& options) {
     return;
   }
   row.verdict = change_class::too_noisy;
-  row.reason = fmt::format("the interval [{:.3f}, {:.3f}] reaches beyond the {:.0f}% minimum effect",
-                           effect_ci.low, effect_ci.high, 100 * options.min_effect);
+  // Say which interval: the table shows the absolute one, and the paired reference's may lie elsewhere.
+  row.reason =
+      fmt::format("the interval [{:.3f}, {:.3f}]{} reaches beyond the {:.0f}% minimum effect", effect_ci.low,
+                  effect_ci.high,
+                  controlled ? fmt::format(" against the paired eager reference (which moved x{:.3f})",
+                                           *row.control_ratio)
+                             : "",
+                  100 * options.min_effect);
 }
 
 comparison_row pair_row(const std::string& key, const result_row& base, const result_row& head,

@@ -84,6 +84,29 @@ TEST_CASE("across stacks a host-bound slowdown is too noisy to call, a GPU-bound
   }
 }
 
+TEST_CASE("a too-noisy reason says when its interval is the one against the paired reference") {
+  // L1 10 on an H100 (the twenty-second session's A/A pair): the candidate x0.987 [0.981, 0.993], its eager
+  // reference about 5% faster in the head; the reason named [1.040, 1.054] without saying against what.
+  const auto base_rows = synthetic_rows(20, 3, "a", "stack-a");
+  auto head_rows = synthetic_rows(20, 4, "b", "stack-a");
+  for (auto& t : head_rows[2].timings) // problem 3 is GPU-bound (9 is the host-bound one)
+    if (t.subject == "reference_eager") {
+      for (double& ms : t.samples_ms)
+        ms *= 0.95;
+      t.median_ms = *t.median_ms * 0.95;
+    }
+  const auto c = kj::reports::compare(derive_all(base_rows), derive_all(head_rows), {});
+  bool seen = false;
+  for (const auto& row : c.rows)
+    if (row.number == 3) {
+      seen = true;
+      INFO(row.reason << " ratio " << *row.ratio);
+      CHECK(row.verdict == change_class::too_noisy);
+      CHECK(row.reason.find("against the paired eager reference (which moved x0.9") != std::string::npos);
+    }
+  CHECK(seen);
+}
+
 TEST_CASE("verdict changes are broken or fixed, and unmatched problems are listed") {
   auto base_rows = synthetic_rows(6, 1, "a", "s");
   auto head_rows = synthetic_rows(5, 2, "b", "s");
