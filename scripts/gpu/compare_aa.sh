@@ -1,23 +1,23 @@
 # Sourced by scripts/gpu-check.sh: `compare-aa`.
 stage_compare_aa() {
-  # kj compare's acceptance (docs/reports.md): identity candidates over CMP_SELECT (>= 50 KernelBench problems)
-  # run twice (cmp-a, cmp-b: an A/A pair, compared and --calibrate'd as soon as both are whole), then a candidate
-  # set 5-10% slower on every third problem (cmp-slow, scripts/make_slow_candidates.py), compared with cmp-a. Runs
-  # resume by id: when the call's time runs out, copy $OUT/kj.sqlite to .gpu-carry/kj.sqlite and call it again.
+  # kj compare's acceptance (docs/reports.md): identity candidates over levels CMP_LEVELS (default 1,2), ids CMP_IDS
+  # (default 1-30: 60 KernelBench problems) run twice (cmp-a, cmp-b: an A/A pair, compared and --calibrate'd as
+  # soon as both are whole), then a candidate set 5-10% slower on every third problem (cmp-slow,
+  # scripts/make_slow_candidates.py), compared with cmp-a. Each run is one `kj run` (a run's options are its own:
+  # a second level into the same run id is refused), resumed by id: when the call's time runs out, copy
+  # $OUT/kj.sqlite to .gpu-carry/kj.sqlite and call it again.
   # Back in $OUT: compare-aa.md, compare-slow.md, calibrate.txt and compare.tar.gz (JSON, HTML, logs).
-  sel=${CMP_SELECT:-"1:1-30 2:1-30"}
-  log "compare-aa: identity reruns and a slower set on $sel"
+  levels=${CMP_LEVELS:-1,2} ids=${CMP_IDS:-1-30}
+  log "compare-aa: identity reruns and a slower set on levels $levels, ids $ids"
   W=/tmp/kj-cmp && mkdir -p $W
-  cmp_run() { # cmp_run RUN-ID CANDIDATES: every item of $sel into run RUN-ID, within the call's budget
-    local item left
-    for item in $sel; do
-      left=$((${KJ_CALL_S:-570} - ($(date +%s) - t0) - 40))
-      ((left < 30)) && { log "compare-aa: out of time in $1; copy kj.sqlite to .gpu-carry and call again"; return 1; }
-      timeout -s INT "$left" "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level "${item%%:*}" \
-        --ids "${item#*:}" --candidates "$2" --no-strict --trials 1 --max-time-ms "${CMP_MAX_MS:-500}" \
-        --db "$OUT/kj.sqlite" --run-id "$1" >/dev/null 2>>"$W/$1.err" ||
-        { log "compare-aa: $1 stopped (out of time?); copy kj.sqlite to .gpu-carry and call again"; return 1; }
-    done
+  cmp_run() { # cmp_run RUN-ID CANDIDATES: the selection into run RUN-ID, within the call's budget
+    local left=$((${KJ_CALL_S:-570} - ($(date +%s) - t0) - 40))
+    ((left < 30)) && { log "compare-aa: out of time before $1; copy kj.sqlite to .gpu-carry and call again"; return 1; }
+    timeout -s INT "$left" "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level "$levels" \
+      --ids "$ids" --candidates "$2" --no-strict --trials 1 --max-time-ms "${CMP_MAX_MS:-500}" \
+      --db "$OUT/kj.sqlite" --run-id "$1" >/dev/null 2>>"$W/$1.err" && return 0
+    log "compare-aa: $1 stopped (exit $?; 130: out of the call's time): $(grep -m1 -E "^kj: .*(error|differ|refus)" "$W/$1.err")"
+    return 1
   }
   cmp_run cmp-a identity && cmp_run cmp-b identity || return 0 # the DB still comes back
   # the A/A pair's comparison and calibration (the false-alarm rate) first: they need no third run
@@ -27,14 +27,9 @@ stage_compare_aa() {
   "$kj" compare cmp-a cmp-b --db "$OUT/kj.sqlite" --calibrate --inject 0.05,0.10 --json "$W/calibrate.json" \
     >"$OUT/calibrate.txt"
   grep -E "^A/A|^injected|^calibration" "$OUT/calibrate.txt" | tee -a "$OUT/summary.txt"
-  rm -rf /tmp/kj-slow /tmp/kj-slow.slowed.json /tmp/kj-problems*.json
-  k=0
-  for item in $sel; do
-    "$kj" problems --kernelbench "$CARRY/KernelBench" --level "${item%%:*}" --ids "${item#*:}" --no-shapes \
-      --format json >"/tmp/kj-problems-$((k++)).json"
-  done
-  python3 -c 'import json, sys; print(json.dumps([p for f in sys.argv[1:] for p in json.load(open(f))]))' \
-    /tmp/kj-problems-*.json >/tmp/kj-problems.json
+  rm -rf /tmp/kj-slow /tmp/kj-slow.slowed.json /tmp/kj-problems.json
+  "$kj" problems --kernelbench "$CARRY/KernelBench" --level "$levels" --ids "$ids" --no-shapes --format json \
+    >/tmp/kj-problems.json
   "$kj" results --db "$OUT/kj.sqlite" --run cmp-a --format json >/tmp/kj-cmp-a.json
   python3 scripts/make_slow_candidates.py --problems /tmp/kj-problems.json --results /tmp/kj-cmp-a.json \
     --out /tmp/kj-slow | tee -a "$OUT/summary.txt"
