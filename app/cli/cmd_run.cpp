@@ -94,7 +94,8 @@ action add_run_command(CLI::App& app, int argc, char** argv) {
       ->capture_default_str();
   cmd->add_option("--gpus", s->options.gpus,
                   "CUDA: the GPUs to judge on, e.g. 0,1: one device slot each, which judges one candidate "
-                  "at a time with CUDA_VISIBLE_DEVICES set to its GPU (default: every GPU torch sees)")
+                  "at a time with CUDA_VISIBLE_DEVICES set to its GPU (default: every GPU torch sees); "
+                  "numbered as torch numbers them under kj's own CUDA_VISIBLE_DEVICES, if set")
       ->delimiter(',')
       ->check(at_least(0, true));
   s->sources.add_to(*cmd);
