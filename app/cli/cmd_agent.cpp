@@ -101,7 +101,8 @@ action add_agent_command(CLI::App& app, int argc, char** argv) {
   cmd->add_option(
          "--gpus", s->options.gpus,
          "CUDA: the GPUs the tools judge on, e.g. 0,1: one device slot each, shared by the trajectories "
-         "(default: every GPU torch sees)")
+         "(default: every GPU torch sees; numbered as torch numbers them under kj's own "
+         "CUDA_VISIBLE_DEVICES, if set)")
       ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
   s->sources.add_to(*cmd);

@@ -38,9 +38,10 @@ std::string worker_gpu(int gpu, const char* visible) {
     entries.emplace_back(entry);
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
   }
-  // torch numbers only what the list shows; a number past it was refused before (resolve_gpus)
-  return gpu >= 0 && static_cast<std::size_t>(gpu) < entries.size() ? entries[static_cast<std::size_t>(gpu)]
-                                                                    : std::to_string(gpu);
+  // torch numbers only what the list shows (up to its first invalid entry); resolve_gpus refused any other
+  if (gpu < 0 || static_cast<std::size_t>(gpu) >= entries.size())
+    throw std::invalid_argument("GPU " + std::to_string(gpu) + " is not in CUDA_VISIBLE_DEVICES=" + visible);
+  return entries[static_cast<std::size_t>(gpu)];
 }
 
 std::vector<device_slot> device_slots(device_kind device, const std::vector<int>& gpus) {

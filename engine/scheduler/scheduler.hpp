@@ -103,7 +103,7 @@ int default_build_jobs(std::size_t beside_slots = 0);
 // user's shell, a Ray task, a Slurm job), GPU i is the list's i-th entry, never the machine's GPU i.
 std::vector<device_slot> device_slots(device_kind device, const std::vector<int>& gpus);
 // The CUDA_VISIBLE_DEVICES value that shows a worker torch's GPU `gpu` of a process that sees `visible` (its
-// own CUDA_VISIBLE_DEVICES; null or empty when unset: every GPU, numbered as the driver numbers them).
+// own CUDA_VISIBLE_DEVICES; null when unset: every GPU, as CUDA numbers them). A GPU past the list throws.
 std::string worker_gpu(int gpu, const char* visible);
 
 // Whether a candidate compiles anything at import (it uses torch.utils.cpp_extension).

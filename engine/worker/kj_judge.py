@@ -28,8 +28,10 @@ _INITIAL_FLAGS = backend_flags()
 _INITIAL_DTYPE = torch.get_default_dtype()
 _INITIAL_ENVIRON = dict(os.environ)
 _INITIAL_THREADS = torch.get_num_threads()
-_INITIAL_DETERMINISTIC = (torch.are_deterministic_algorithms_enabled(),
-                          torch.is_deterministic_algorithms_warn_only_enabled())
+# torch's own getter and setter, bound now: a problem module that replaces torch's Python functions changes nothing
+_GET_DETERMINISTIC = (torch._C._get_deterministic_algorithms, torch._C._get_deterministic_algorithms_warn_only)
+_SET_DETERMINISTIC = torch._C._set_deterministic_algorithms
+_INITIAL_DETERMINISTIC = tuple(get() for get in _GET_DETERMINISTIC)
 _INITIAL_GRAD = torch.is_grad_enabled()
 
 
@@ -72,14 +74,17 @@ def between_jobs():
 
 
 def _restore_deterministic():
-    """torch.use_deterministic_algorithms as at the judge's start. The call imports torch._inductor (and with it
-    Dynamo and sympy: 5.7 s of a judge's first evaluation on an H100) to set Inductor's flag, so it is made only
-    when a flag moved or Inductor is loaded (a problem module imported it, and may have set its flag)."""
+    """The deterministic-algorithms flags as at the judge's start. torch.use_deterministic_algorithms would import
+    torch._inductor (and with it Dynamo and sympy: 5.7 s of a judge's first evaluation on an H100) to set Inductor's
+    flag too, so the flags are set through torch._C, and Inductor's flag only where a problem module loaded
+    Inductor (to what use_deterministic_algorithms gives it)."""
     import sys
 
-    now = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
-    if now != _INITIAL_DETERMINISTIC or "torch._inductor.config" in sys.modules:
-        torch.use_deterministic_algorithms(_INITIAL_DETERMINISTIC[0], warn_only=_INITIAL_DETERMINISTIC[1])
+    if tuple(get() for get in _GET_DETERMINISTIC) != _INITIAL_DETERMINISTIC:
+        _SET_DETERMINISTIC(_INITIAL_DETERMINISTIC[0], warn_only=_INITIAL_DETERMINISTIC[1])
+    inductor = sys.modules.get("torch._inductor.config")
+    if inductor is not None:
+        inductor.deterministic = _INITIAL_DETERMINISTIC[0]
 
 
 class FlopCount(TorchDispatchMode):

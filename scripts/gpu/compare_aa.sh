@@ -5,9 +5,10 @@ stage_compare_aa() {
   # soon as both are whole), then a candidate set 5-10% slower on every third problem (cmp-slow,
   # scripts/make_slow_candidates.py), compared with cmp-a. Each run is one `kj run` (a run's options are its own:
   # a second level into the same run id is refused), resumed by id: when the call's time runs out, copy
-  # $OUT/kj.sqlite to .gpu-carry/kj.sqlite and call it again.
+  # $OUT/kj.sqlite to .gpu-carry/kj.sqlite and call it again with the same CMP_LEVELS, CMP_IDS and CMP_MAX_MS (other
+  # options into a run id the carried DB holds are refused: start from a .gpu-carry without kj.sqlite).
   # Back in $OUT: compare-aa.md, compare-slow.md, calibrate.txt and compare.tar.gz (JSON, HTML, logs).
-  levels=${CMP_LEVELS:-1,2} ids=${CMP_IDS:-1-30}
+  local levels=${CMP_LEVELS:-1,2} ids=${CMP_IDS:-1-30}
   log "compare-aa: identity reruns and a slower set on levels $levels, ids $ids"
   W=/tmp/kj-cmp && mkdir -p $W
   cmp_run() { # cmp_run RUN-ID CANDIDATES: the selection into run RUN-ID, within the call's budget
@@ -15,8 +16,8 @@ stage_compare_aa() {
     ((left < 30)) && { log "compare-aa: out of time before $1; copy kj.sqlite to .gpu-carry and call again"; return 1; }
     timeout -s INT "$left" "$kj" run --device cuda --kernelbench "$CARRY/KernelBench" --level "$levels" \
       --ids "$ids" --candidates "$2" --no-strict --trials 1 --max-time-ms "${CMP_MAX_MS:-500}" \
-      --db "$OUT/kj.sqlite" --run-id "$1" >/dev/null 2>>"$W/$1.err" && return 0
-    log "compare-aa: $1 stopped (exit $?; 130: out of the call's time): $(grep -m1 -E "^kj: .*(error|differ|refus)" "$W/$1.err")"
+      --db "$OUT/kj.sqlite" --run-id "$1" >"$W/$1.out" 2>"$W/$1.err" && return 0
+    log "compare-aa: $1 stopped (exit $?; 124: out of the call's time): $(grep -E "^kj: .*(error|differ|refus)" "$W/$1.err" | tail -n1)"
     return 1
   }
   cmp_run cmp-a identity && cmp_run cmp-b identity || return 0 # the DB still comes back

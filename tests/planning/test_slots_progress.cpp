@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -80,6 +81,7 @@ TEST_CASE("under CUDA_VISIBLE_DEVICES, a slot's GPU is the list's entry (a Ray t
   CHECK(worker_gpu(1, "3,5") == "5");
   CHECK(worker_gpu(1, "GPU-8a1f, GPU-77c0") == "GPU-77c0");
   CHECK(worker_gpu(0, "MIG-4b2e") == "MIG-4b2e");
+  CHECK_THROWS_AS(worker_gpu(2, "3,5"), std::invalid_argument); // never the machine's GPU 2
   const visible_devices shown("6,2");
   const auto slots = kj::scheduler::device_slots(kj::device_kind::cuda, {1, 0});
   REQUIRE(slots.size() == 2);
