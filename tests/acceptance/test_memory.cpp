@@ -121,7 +121,11 @@ TEST_CASE("outputs larger than the first arena keep their request's answers: tim
   CHECK(honest["verdict"] == "correct");
   CHECK(honest["strict_verdict"] == "pass");
   CHECK(honest["error"] == "");
-  CHECK(honest["speedup"].is_number());
+  // A speedup, unless the shared CI machine moved under every attempt at a comparable pair (two tests at once
+  // on two cores): kj then keeps the timing, marked untrusted, and credits none (as suite_check allows).
+  const bool host_moved = honest.value("untrusted", std::string()).starts_with("the host's speed moved") &&
+                          honest["speedup"].is_null();
+  CHECK((honest["speedup"].is_number() || host_moved));
   // Its timed outputs were fetched through a grown arena and checked: the last call of every round at least.
   const auto store = kj::db::store::open_read_only(dir / "kj.sqlite");
   const auto evaluation = store.get_evaluation(honest["evaluation_id"].get<std::int64_t>());
