@@ -28,10 +28,9 @@ _INITIAL_FLAGS = backend_flags()
 _INITIAL_DTYPE = torch.get_default_dtype()
 _INITIAL_ENVIRON = dict(os.environ)
 _INITIAL_THREADS = torch.get_num_threads()
-# torch's own getter and setter, bound now: a problem module that replaces torch's Python functions changes nothing
-_GET_DETERMINISTIC = (torch._C._get_deterministic_algorithms, torch._C._get_deterministic_algorithms_warn_only)
+# torch's own setter, bound now: a problem module that replaces torch's Python functions changes nothing
 _SET_DETERMINISTIC = torch._C._set_deterministic_algorithms
-_INITIAL_DETERMINISTIC = tuple(get() for get in _GET_DETERMINISTIC)
+_INITIAL_DETERMINISTIC = (torch._C._get_deterministic_algorithms(), torch._C._get_deterministic_algorithms_warn_only())
 _INITIAL_GRAD = torch.is_grad_enabled()
 
 
@@ -80,8 +79,7 @@ def _restore_deterministic():
     Inductor (to what use_deterministic_algorithms gives it)."""
     import sys
 
-    if tuple(get() for get in _GET_DETERMINISTIC) != _INITIAL_DETERMINISTIC:
-        _SET_DETERMINISTIC(_INITIAL_DETERMINISTIC[0], warn_only=_INITIAL_DETERMINISTIC[1])
+    _SET_DETERMINISTIC(_INITIAL_DETERMINISTIC[0], warn_only=_INITIAL_DETERMINISTIC[1])  # cheap: no need to ask first
     inductor = sys.modules.get("torch._inductor.config")
     if inductor is not None:
         inductor.deterministic = _INITIAL_DETERMINISTIC[0]
