@@ -5,6 +5,7 @@
 #include "db/store.hpp"
 #include "tests/acceptance/kj_user.hpp"
 #include "tests/support/corpus.hpp"
+#include "tests/support/suite_check.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -100,9 +101,10 @@ TEST_CASE(
   REQUIRE(r.exit_code == 0);
   const auto rows = u.results();
   REQUIRE(rows.size() == 1);
-  INFO(rows[0]["error"].get<std::string>());
+  INFO(rows[0].dump());
   CHECK(rows[0]["verdict"] == "correct");
-  CHECK(rows[0]["speedup"].is_number());
+  // a speedup, unless the loaded CI host moved under every comparable pair (then none is credited)
+  CHECK((rows[0]["speedup"].is_number() || speedup_withheld_for_host(rows[0])));
 }
 
 TEST_CASE(
