@@ -271,7 +271,7 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     phase.enter("load_candidate",
                 {{"applied_overrides", to_json(applied)}}); // the runner: start, sandbox, load
     if (pool) {
-      link = pool->connect(spec_of(job, clock), plugin);
+      link = pool->connect(spec_of(job, clock), plugin, job.more_jobs);
     } else {
       link = launched ? std::move(launched) : launch_runner(job, clock);
       link->connect(plugin);
@@ -279,9 +279,10 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     runner_link& runner = *link;
     if (!runner.load().value("ok", false))
       throw load_failure(job, runtime, session, runner.load(), plugin, phase);
-    // The next job's runner starts while this one is judged: only where runners have a PID namespace of their
-    // own (without one, a candidate of the same uid could reach it through /proc).
-    // Not for the slot's last job: a runner nobody takes only costs the machine a Python start.
+    // The next job's runner starts while this one is judged (from the second job on, connect started it
+    // already): only where runners have a PID namespace of their own (without one, a candidate of the same
+    // uid could reach it through /proc). Not for the slot's last job: a runner nobody takes only costs the
+    // machine a Python start.
     if (pool && job.more_jobs && runner.isolation_note().empty() && exec::sandbox_kind() == "bwrap")
       pool->start_next(spec_of(job, clock));
     session.attr("remote") = judge.attr("RemoteCandidate")(

@@ -2,6 +2,7 @@
 #include "engine/worker/runner_pool.hpp"
 
 #include "engine/exec/process.hpp"
+#include "engine/exec/sandbox.hpp"
 
 #include <csignal>
 #include <cstdlib>
@@ -35,28 +36,50 @@ void runner_pool::remove_used() {
   m_used.clear();
 }
 
-std::unique_ptr<runner_link> runner_pool::connect(const runner_spec& job, const cuda::plugin* plugin) {
+std::unique_ptr<runner_link> runner_pool::connect(const runner_spec& job, const cuda::plugin* plugin,
+                                                  bool more_jobs) {
   remove_used(); // the last job's runner is gone: its folders go too
   m_held = false;
   std::unique_ptr<runner_link> link;
-  if (m_spare && m_spare->launched_like(job)) {
+  const bool adopted = m_spare && m_spare->launched_like(job);
+  if (adopted) {
     link = std::move(m_spare);
     m_used.push_back(m_spare_dir);
     m_spare_dir.clear();
     if (fault("spare")) link->kill_for_test();
     link->adopt(job);
-    link->connect(plugin);
-    if (!link->failed_before_load()) return link;
-    link.reset(); // it died waiting: kj's, and a fresh runner takes the candidate
+  } else {
+    drop_spare();
+    link = launch_own(job);
   }
-  drop_spare();
+  // Where the last job's runner had a PID namespace of its own, the next job's runner starts before this one
+  // has finished its own start: a short evaluation no longer waits for it. It stands still while this one
+  // connects (frozen: on CUDA it goes on importing, and starts its device after; on the CPU it is stopped),
+  // so this runner's calibration and load share nothing with it.
+  if (more_jobs && m_isolated) start_next(job);
+  connect_quietly(*link, plugin);
+  // A spare that died waiting is kj's failure: a fresh runner takes the candidate.
+  if (adopted && link->failed_before_load()) {
+    link.reset(); // first: its end kills what is left of its processes, never the fresh runner's
+    link = launch_own(job);
+    connect_quietly(*link, plugin);
+  }
+  m_isolated = link->isolation_note().empty() && exec::sandbox_kind() == "bwrap";
+  if (!m_isolated) drop_spare(); // a candidate in kj's PID namespace would see the next one's runner
+  return link;
+}
+
+std::unique_ptr<runner_link> runner_pool::launch_own(const runner_spec& job) {
   runner_spec own = job; // a folder of its own, like every runner of a serving judge
   own.scratch = m_root / ("runner-" + std::to_string(m_next++));
   own.environment = m_environment;
   m_used.push_back(own.scratch);
-  link = std::make_unique<runner_link>(std::move(own));
-  link->connect(plugin);
-  return link;
+  return std::make_unique<runner_link>(std::move(own));
+}
+
+void runner_pool::connect_quietly(runner_link& link, const cuda::plugin* plugin) {
+  const frozen spare(this);
+  link.connect(plugin);
 }
 
 void runner_pool::start_next(const runner_spec& job) {

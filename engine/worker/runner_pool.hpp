@@ -23,10 +23,13 @@ public:
 
   // The job's runner, loaded (load() tells how that went): the spare when it was started as this job would
   // start it, else a fresh one. A spare that died before its candidate arrived (kj's runner failed before the
-  // load) is replaced by a fresh runner, never blamed on the candidate.
-  std::unique_ptr<runner_link> connect(const runner_spec& job, const cuda::plugin* plugin);
-  // Starts the next job's runner now, as `job`'s was started (once this job's runner is loaded: its start
-  // stays off the handshake's calibration), unless give_back() was called in this job.
+  // load) is replaced by a fresh runner, never blamed on the candidate. With `more_jobs`, where the last
+  // job's runner was isolated (its own PID namespace in a bwrap sandbox), the next job's runner is started
+  // first, and stands still (freeze) while this one connects.
+  std::unique_ptr<runner_link> connect(const runner_spec& job, const cuda::plugin* plugin, bool more_jobs);
+  // Starts the next job's runner now, as `job`'s was started (once this job's runner is loaded, or frozen
+  // while it connects: its start stays off the handshake's calibration), unless give_back() was called in
+  // this job or a spare is there already.
   void start_next(const runner_spec& job);
   // While the judge times, the spare stands still: its start shares neither the cores nor the device with
   // a timing.
@@ -52,8 +55,11 @@ public:
 private:
   void drop_spare();
   void remove_used();
+  std::unique_ptr<runner_link> launch_own(const runner_spec& job);
+  void connect_quietly(runner_link& link, const cuda::plugin* plugin);
   std::map<std::string, std::string> m_environment; // the judge's at its start: every runner starts from it
   bool m_held = false;                              // give_back() in this job
+  bool m_isolated = false; // the last job's runner had a PID namespace of its own (bwrap)
   std::filesystem::path m_root;
   unsigned m_next = 0;
   std::unique_ptr<runner_link> m_spare;
