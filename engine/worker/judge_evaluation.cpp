@@ -283,7 +283,7 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     // already): only where runners have a PID namespace of their own (without one, a candidate of the same
     // uid could reach it through /proc). Not for the slot's last job: a runner nobody takes only costs the
     // machine a Python start.
-    if (pool && job.more_jobs && runner.isolation_note().empty() && exec::sandbox_kind() == "bwrap")
+    if (pool && job.more_jobs && runner.isolation_note().empty() && exec::sandbox_pid_namespace())
       pool->start_next(spec_of(job, clock));
     session.attr("remote") = judge.attr("RemoteCandidate")(
         py::cpp_function(

@@ -49,6 +49,22 @@ json sanitized(json reply) {
   return reply;
 }
 
+// The pool's `pause` around a calibration, undone on every way out.
+class paused_neighbours {
+public:
+  explicit paused_neighbours(const std::function<void(bool)>& pause) : m_pause(pause) {
+    if (m_pause) m_pause(true);
+  }
+  ~paused_neighbours() {
+    if (m_pause) m_pause(false);
+  }
+  paused_neighbours(const paused_neighbours&) = delete;
+  paused_neighbours& operator=(const paused_neighbours&) = delete;
+
+private:
+  const std::function<void(bool)>& m_pause;
+};
+
 } // namespace
 
 std::vector<int> runner_link::processes() const {
@@ -265,7 +281,11 @@ void runner_link::handshake() {
                       ready.value("seccomp_error", std::string())}};
     return;
   }
-  calibrate(); // before the candidate is loaded: only kj's code has run in the runner
+  {
+    const paused_neighbours quiet(
+        m_neighbours.pause); // the next job's runner stands still while it is measured
+    calibrate();             // before the candidate is loaded: only kj's code has run in the runner
+  }
   int status = 0;
   if (!m_dead && ::waitpid(m_pid, &status, WNOHANG) == m_pid) { // its sandbox ended: the runner follows it
     m_dead = true;
@@ -295,6 +315,7 @@ void runner_link::handshake() {
       // where CUDA IPC handles work (recorded with the evaluation).
       m_share_fd = false;
       m_isolation_note = std::string("no PID namespace for the runner: ") + e.what();
+      if (m_neighbours.leaving_namespace) m_neighbours.leaving_namespace();
       restart();
       return;
     }

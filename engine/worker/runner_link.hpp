@@ -142,6 +142,18 @@ public:
   // A CUDA runner started ahead that is still importing Python and torch goes on (the CPU's work), and starts
   // its device only once the judge no longer times (runner_start.cpp).
   void freeze(bool stopped);
+  // Stops (SIGSTOP) or resumes a runner started ahead for a moment (another runner's calibration); one that
+  // freeze() stopped is left as it is.
+  void pause(bool paused);
+  // A serving judge's pool around this runner's (re)starts (runner_pool): `pause` around the handshake's
+  // calibration, so that the next job's runner stands still while it is measured; `leaving_namespace` before
+  // the runner starts again in kj's PID namespace (its device cannot share memory by descriptor), so that the
+  // next job's runner is gone before the candidate is loaded there.
+  struct neighbours {
+    std::function<void(bool)> pause;
+    std::function<void()> leaving_namespace;
+  };
+  void set_neighbours(neighbours n) { m_neighbours = std::move(n); }
   // Starts a fresh runner (after a crash), loading the same problem and candidate; false when that fails.
   bool restart();
   // What the runner printed: its first and last bytes.
@@ -224,6 +236,7 @@ private:
   bool m_share_fd = true;       // CUDA arenas go by descriptor, and the runner has a PID namespace
   std::string m_isolation_note; // why the runner shares kj's PID namespace, when it does
   handshake_sample m_calibration;
+  neighbours m_neighbours;
   std::uint64_t m_vault_bytes = 0, m_vault_ptr = 0; // the judge's own copy of the snapshot slots
   int m_vault_fd = -1;
 };

@@ -52,20 +52,24 @@ std::unique_ptr<runner_link> runner_pool::connect(const runner_spec& job, const 
     drop_spare();
     link = launch_own(job);
   }
-  // Where the last job's runner had a PID namespace of its own, the next job's runner starts before this one
-  // has finished its own start: a short evaluation no longer waits for it. It stands still while this one
-  // connects (frozen: on CUDA it goes on importing, and starts its device after; on the CPU it is stopped),
-  // so this runner's calibration and load share nothing with it.
+  // Where the last job's runner had a PID namespace of its own, the next job's runner starts now, before this
+  // one has finished its own start: a short evaluation then no longer waits for a runner still importing
+  // torch. It stands still while this one's calibration is measured (neighbours), and goes before a candidate
+  // is loaded in kj's PID namespace.
   if (more_jobs && m_isolated) start_next(job);
-  connect_quietly(*link, plugin);
-  // A spare that died waiting is kj's failure: a fresh runner takes the candidate.
-  if (adopted && link->failed_before_load()) {
-    link.reset(); // first: its end kills what is left of its processes, never the fresh runner's
-    link = launch_own(job);
-    connect_quietly(*link, plugin);
+  try {
+    connect_one(*link, plugin);
+    if (adopted &&
+        link->failed_before_load()) { // it died waiting: kj's, and a fresh runner takes the candidate
+      link.reset(); // first: its end kills what is left of its processes, never the fresh runner's
+      link = launch_own(job);
+      connect_one(*link, plugin);
+    }
+  } catch (...) {
+    isolated(false);
+    throw;
   }
-  m_isolated = link->isolation_note().empty() && exec::sandbox_kind() == "bwrap";
-  if (!m_isolated) drop_spare(); // a candidate in kj's PID namespace would see the next one's runner
+  isolated(link->isolation_note().empty() && exec::sandbox_pid_namespace());
   return link;
 }
 
@@ -77,9 +81,18 @@ std::unique_ptr<runner_link> runner_pool::launch_own(const runner_spec& job) {
   return std::make_unique<runner_link>(std::move(own));
 }
 
-void runner_pool::connect_quietly(runner_link& link, const cuda::plugin* plugin) {
-  const frozen spare(this);
+void runner_pool::connect_one(runner_link& link, const cuda::plugin* plugin) {
+  link.set_neighbours({.pause =
+                           [this](bool on) {
+                             if (m_spare) m_spare->pause(on);
+                           },
+                       .leaving_namespace = [this] { isolated(false); }});
   link.connect(plugin);
+}
+
+void runner_pool::isolated(bool yes) {
+  m_isolated = yes;
+  if (!yes) drop_spare(); // a candidate in kj's PID namespace would see the next job's runner
 }
 
 void runner_pool::start_next(const runner_spec& job) {
@@ -105,7 +118,7 @@ void runner_pool::start_next(const runner_spec& job) {
   try {
     m_spare = std::make_unique<runner_link>(std::move(spec), runner_link::started_ahead_t{});
   } catch (const std::exception&) { // the next job starts its own
-    m_spare.reset();
+    drop_spare();
   }
 }
 

@@ -24,12 +24,11 @@ public:
   // The job's runner, loaded (load() tells how that went): the spare when it was started as this job would
   // start it, else a fresh one. A spare that died before its candidate arrived (kj's runner failed before the
   // load) is replaced by a fresh runner, never blamed on the candidate. With `more_jobs`, where the last
-  // job's runner was isolated (its own PID namespace in a bwrap sandbox), the next job's runner is started
-  // first, and stands still (freeze) while this one connects.
+  // job's runner had a PID namespace of its own, the next job's runner is started first; it stands still
+  // while this one's calibration is measured, and is ended before a candidate loads in kj's PID namespace.
   std::unique_ptr<runner_link> connect(const runner_spec& job, const cuda::plugin* plugin, bool more_jobs);
-  // Starts the next job's runner now, as `job`'s was started (once this job's runner is loaded, or frozen
-  // while it connects: its start stays off the handshake's calibration), unless give_back() was called in
-  // this job or a spare is there already.
+  // Starts the next job's runner now, as `job`'s was started (it stands still during a handshake's
+  // calibration), unless give_back() was called in this job or a spare is there already.
   void start_next(const runner_spec& job);
   // While the judge times, the spare stands still: its start shares neither the cores nor the device with
   // a timing.
@@ -56,10 +55,11 @@ private:
   void drop_spare();
   void remove_used();
   std::unique_ptr<runner_link> launch_own(const runner_spec& job);
-  void connect_quietly(runner_link& link, const cuda::plugin* plugin);
+  void connect_one(runner_link& link, const cuda::plugin* plugin);
+  void isolated(bool yes); // what the last runner showed: without a PID namespace, no spare is kept
   std::map<std::string, std::string> m_environment; // the judge's at its start: every runner starts from it
   bool m_held = false;                              // give_back() in this job
-  bool m_isolated = false; // the last job's runner had a PID namespace of its own (bwrap)
+  bool m_isolated = false;                          // the last job's runner had a PID namespace of its own
   std::filesystem::path m_root;
   unsigned m_next = 0;
   std::unique_ptr<runner_link> m_spare;

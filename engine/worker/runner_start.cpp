@@ -80,4 +80,14 @@ void runner_link::freeze(bool stopped) {
       ::kill(pid, stopped ? SIGSTOP : SIGCONT);
 }
 
+void runner_link::pause(bool paused) {
+  {
+    const std::lock_guard lock(m_gate_mutex);
+    if (m_pid <= 0 || m_dead || m_stopped_by_freeze) return; // freeze() holds it, and will let it go
+  }
+  for (int pass = 0; pass < 2; ++pass) // twice, as freeze does
+    for (int pid : processes())
+      ::kill(pid, paused ? SIGSTOP : SIGCONT);
+}
+
 } // namespace kj::worker
