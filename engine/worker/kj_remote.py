@@ -44,8 +44,11 @@ class RemoteCandidate:
     def forward(self, recipe, sizes=None, check_inputs=False, phase="case"):
         if self.allow is not None and self.draw_cap is not None:
             self.allow(self.draw_cap(sizes or {}))
-        reply = self.call({"op": "forward", "recipe": recipe, "sizes": sizes or {}, "check_inputs": check_inputs,
-                           "phase": phase})
+        message = {"op": "forward", "recipe": recipe, "sizes": sizes or {}, "check_inputs": check_inputs,
+                   "phase": phase}
+        if check_inputs:  # the most the input check's copy may hold on the device: the reference's outputs' bytes
+            message["pristine_device_bytes"] = int(self.memory.output_bytes)
+        reply = self.call(message)
         return self.outputs(reply), reply
 
     def problem_alone(self, recipe, sizes, exc):

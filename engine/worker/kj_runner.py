@@ -13,8 +13,9 @@ import sys
 import torch
 
 from kj_common import (EMPTY_MODEL, KjError, Problem, SizedProblems, apply_overrides, backend_flags,
-                       capture_graph, enter_precision, first_line, flat_chunks, format_exception, is_build_failure,
-                       is_out_of_memory, load_module, precision_dtype, set_seed, tensor_bytes, to_device)
+                       capture_graph, enter_precision, first_line, format_exception, is_build_failure,
+                       is_out_of_memory, load_module, precision_dtype, same_bits, set_seed, tensor_bytes,
+                       to_device)
 from kj_recipes import draw
 
 LARGE = 256 << 20  # bytes from which a runner returns its cached device memory after a forward
@@ -145,14 +146,27 @@ class RunnerSession(SizedProblems):
     def inputs_for(self, recipe, sizes):
         return draw(self.problem_at(sizes), recipe, self.device)
 
-    def prepare_forward(self, recipe, sizes, check_inputs):
+    def prepare_forward(self, recipe, sizes, check_inputs, device_room=0):
         """(model, inputs, pristine) of one checked call: the model at `sizes`, the recipe's inputs and, for the input
-        check, a pristine copy of them (`_pristine`: on the device where it leaves the room, else on the host). The runner's C++ makes the call itself, by the one entry it
+        check, a pristine copy of them (`pristine`; `device_room`: the judge's bound on its bytes on the device). The runner's C++ makes the call itself, by the one entry it
         times calls with too (runner_call.hpp): a checked call and a timed one look alike from inside forward."""
         model = self.model_for(sizes)
         inputs = self.inputs_for(recipe, sizes)
-        pristine = [_pristine(x) if isinstance(x, torch.Tensor) else None for x in inputs] if check_inputs else None
+        pristine = self.pristine(inputs, device_room) if check_inputs else None
         return model, inputs, pristine
+
+    def pristine(self, inputs, device_room):
+        """Copies of the inputs for the input check, in the candidate's process as the inputs are: all on the
+        device where `pristine_on_device` (decided once for all of them), else on the host; whole before the
+        candidate's code runs (a write on a stream of its own could otherwise land before a queued copy read)."""
+        nbytes = tensor_bytes([x for x in inputs if isinstance(x, torch.Tensor)])
+        on_device = self.device.type == "cuda" and pristine_on_device(
+            nbytes, device_room, torch.cuda.mem_get_info(self.device)[0])
+        copies = [None if not isinstance(x, torch.Tensor)
+                  else x.detach().clone(memory_format=torch.contiguous_format) if on_device and x.is_cuda
+                  else x.to("cpu", copy=True) for x in inputs]
+        self.sync()
+        return copies
 
     def forward_error(self, exc):
         """The KjError a forward's exception is: the candidate's runtime_error (out of memory named), or a KjError of
@@ -176,7 +190,7 @@ class RunnerSession(SizedProblems):
         changed = None
         if check_inputs:
             changed = [i for i, (a, b) in enumerate(zip(inputs, pristine))
-                       if isinstance(a, torch.Tensor) and not _same_bits(a, b)]
+                       if isinstance(a, torch.Tensor) and (b is None or not same_bits(a, b))]
         overlap = self.overlap(output, model, inputs)
         return changed, overlap, tensor_bytes(inputs) >= LARGE
 
@@ -278,34 +292,12 @@ class CalibrationSession:
         pass
 
 
-def pristine_on_device(nbytes, free):
-    """Whether an input's pristine copy stays on the device: when it takes at most a quarter of what is free there,
-    so that the candidate's forward keeps three times its inputs' room (KernelBench's eval holds I + R + C + W in
-    one process). On the host, a full-size level-1 input (6.4 GB) took 1.4 s an evaluation to copy and compare."""
-    return nbytes <= free // 4
-
-
-def _pristine(x):
-    """A copy of input `x` for the input check: beside it on its device where `pristine_on_device`, else on the
-    host. Either way it lives in the candidate's process, as the inputs do."""
-    if x.is_cuda:
-        free, _ = torch.cuda.mem_get_info(x.device)
-        if pristine_on_device(x.numel() * x.element_size(), free):
-            return x.detach().clone()
-    return x.to("cpu", copy=True)
-
-
-def _same_bits(a, pristine):
-    """Whether tensor `a` still holds the bytes of its pristine copy (on its device or on the host), a chunk at a
-    time: a NaN left alone is unchanged, and no full-size temporary is made."""
-    if pristine is None or a.shape != pristine.shape or a.dtype != pristine.dtype:
-        return False
-    if a.numel() == 0:
-        return True
-    for x, y in flat_chunks(a.detach().contiguous().view(torch.uint8), pristine.contiguous().view(torch.uint8)):
-        if not torch.equal(x.to(y.device), y):
-            return False
-    return True
+def pristine_on_device(nbytes, room, free):
+    """Whether the input check's copies (`nbytes`) stay on the device: at most `room`, the reference outputs' bytes
+    (KernelBench's eval holds them beside the candidate's forward; kj's judge holds nothing then, so kj's device
+    use stays within KernelBench's), and at most a quarter of what is free there. Else on the host, where a
+    full-size level-1 input (6.4 GB) took 1.4 s an evaluation to copy and compare."""
+    return nbytes <= room and nbytes <= free // 4
 
 
 class forbid_functional:

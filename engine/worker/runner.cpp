@@ -204,10 +204,12 @@ private:
   // timed one (runner_call.hpp), then the input check; the inputs are gone before the outputs are exported.
   json forward(const json& r) {
     const bool check_inputs = r.value("check_inputs", false);
+    // the judge's bound on the input check's copies on the device (the reference outputs' bytes); 0: the host
+    const std::uint64_t device_room = r.value("pristine_device_bytes", std::uint64_t{0});
     py::object model, inputs, pristine;
     {
       py::tuple prepared = m_session.attr("prepare_forward")(
-          to_python(r["recipe"]), to_python(r.value("sizes", json::object())), check_inputs);
+          to_python(r["recipe"]), to_python(r.value("sizes", json::object())), check_inputs, device_room);
       model = prepared[0];
       inputs = prepared[1];
       pristine = prepared[2];
