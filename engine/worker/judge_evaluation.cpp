@@ -279,10 +279,10 @@ void evaluate(const exec::evaluate_job& job, std::unique_ptr<runner_link> launch
     runner_link& runner = *link;
     if (!runner.load().value("ok", false))
       throw load_failure(job, runtime, session, runner.load(), plugin, phase);
-    // The next job's runner starts while this one is judged (from the second job on, connect started it
-    // already): only where runners have a PID namespace of their own (without one, a candidate of the same
-    // uid could reach it through /proc). Not for the slot's last job: a runner nobody takes only costs the
-    // machine a Python start.
+    // The next job's runner starts while this one is judged (after a runner that had a PID namespace of its
+    // own, connect started it already): only where runners have a PID namespace of their own (without one, a
+    // candidate of the same uid could reach it through /proc). Not for the slot's last job: a runner nobody
+    // takes only costs the machine a Python start.
     if (pool && job.more_jobs && runner.isolation_note().empty() && exec::sandbox_pid_namespace())
       pool->start_next(spec_of(job, clock));
     session.attr("remote") = judge.attr("RemoteCandidate")(
