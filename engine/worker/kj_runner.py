@@ -148,8 +148,9 @@ class RunnerSession(SizedProblems):
 
     def prepare_forward(self, recipe, sizes, check_inputs, device_room=0):
         """(model, inputs, pristine) of one checked call: the model at `sizes`, the recipe's inputs and, for the input
-        check, a pristine copy of them (`pristine`; `device_room`: the judge's bound on its bytes on the device). The runner's C++ makes the call itself, by the one entry it
-        times calls with too (runner_call.hpp): a checked call and a timed one look alike from inside forward."""
+        check, a pristine copy of them (`pristine`; `device_room`: the judge's bound on its bytes on the device). The
+        runner's C++ makes the call itself, by the one entry it times calls with too (runner_call.hpp): a checked
+        call and a timed one look alike from inside forward."""
         model = self.model_for(sizes)
         inputs = self.inputs_for(recipe, sizes)
         pristine = self.pristine(inputs, device_room) if check_inputs else None

@@ -282,9 +282,10 @@ void runner_link::handshake() {
     return;
   }
   {
-    const paused_neighbours quiet(
-        m_neighbours.pause); // the next job's runner stands still while it is measured
-    calibrate();             // before the candidate is loaded: only kj's code has run in the runner
+    // Before the candidate is loaded: only kj's code has run in the runner. The next job's runner stands
+    // still while it is measured.
+    const paused_neighbours quiet(m_neighbours.pause);
+    calibrate();
   }
   int status = 0;
   if (!m_dead && ::waitpid(m_pid, &status, WNOHANG) == m_pid) { // its sandbox ended: the runner follows it

@@ -194,7 +194,8 @@ private:
   nlohmann::json death() const;
   void watch();
   void capture(int fd);
-  std::vector<int> processes() const; // the candidate's, or its own tree while it waits for one
+  std::vector<int> processes() const;      // the candidate's, or its own tree while it waits for one
+  void stop_or_resume(bool stopped) const; // SIGSTOP or SIGCONT to every process of processes()
   void kill_processes();
 
   runner_spec m_spec;

@@ -59,9 +59,10 @@ std::unique_ptr<runner_link> runner_pool::connect(const runner_spec& job, const 
   if (more_jobs && m_isolated) start_next(job);
   try {
     connect_one(*link, plugin);
-    if (adopted &&
-        link->failed_before_load()) { // it died waiting: kj's, and a fresh runner takes the candidate
-      link.reset(); // first: its end kills what is left of its processes, never the fresh runner's
+    // A spare that died waiting is kj's failure: a fresh runner takes the candidate. The dead one ends first:
+    // its end kills what is left of its processes, never the fresh runner's.
+    if (adopted && link->failed_before_load()) {
+      link.reset();
       link = launch_own(job);
       connect_one(*link, plugin);
     }

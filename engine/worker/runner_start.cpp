@@ -73,7 +73,10 @@ void runner_link::freeze(bool stopped) {
     }
   }
   if (!stopped) m_gate.notify_all();
-  if (!signal) return;
+  if (signal) stop_or_resume(stopped);
+}
+
+void runner_link::stop_or_resume(bool stopped) const {
   // Twice: a process that forked between the listing and its signal has its child listed the second time.
   for (int pass = 0; pass < 2; ++pass)
     for (int pid : processes())
@@ -85,9 +88,7 @@ void runner_link::pause(bool paused) {
     const std::lock_guard lock(m_gate_mutex);
     if (m_pid <= 0 || m_dead || m_stopped_by_freeze) return; // freeze() holds it, and will let it go
   }
-  for (int pass = 0; pass < 2; ++pass) // twice, as freeze does
-    for (int pid : processes())
-      ::kill(pid, paused ? SIGSTOP : SIGCONT);
+  stop_or_resume(paused);
 }
 
 } // namespace kj::worker
